@@ -1,0 +1,69 @@
+package cudart
+
+import "time"
+
+// Backend is a raw machine that runs PTX: the GPU driver or the emulator.
+// Addresses are device byte addresses. A Backend need not be safe for
+// concurrent use: the Device serialises every call. New wraps a Backend into
+// a Device.
+type Backend interface {
+	// Info describes the machine.
+	Info() Info
+	// LoadModule loads (JIT-compiles, or parses) a PTX module.
+	LoadModule(name string, ptx []byte) (ModuleHandle, error)
+	// UnloadModule releases a module.
+	UnloadModule(m ModuleHandle) error
+	// Alloc returns the address of a new allocation of n bytes, aligned to at
+	// least 256 bytes.
+	Alloc(n int) (uint64, error)
+	// Free releases an allocation made by Alloc.
+	Free(addr uint64) error
+	// CopyHtoD copies src to device address dst.
+	CopyHtoD(dst uint64, src []byte) error
+	// CopyDtoH copies len(dst) bytes from device address src.
+	CopyDtoH(dst []byte, src uint64) error
+	// Launch runs entry of m with params, each marshalled at its real size
+	// (4 or 8 bytes, little-endian; pointers as 8-byte addresses), and
+	// returns once the kernel has completed or failed.
+	Launch(m ModuleHandle, entry string, g Geometry, params [][]byte) error
+	// Close releases the machine.
+	Close() error
+}
+
+// ModuleHandle is a backend's loaded module.
+type ModuleHandle any
+
+// Protector is implemented by backends that can trap accesses to a region,
+// such as the emulator: the Device marks every guard band so that a kernel
+// touching one is reported at the faulting instruction, not only afterwards.
+type Protector interface {
+	Protect(addr uint64, n int, what string)
+	Unprotect(addr uint64)
+}
+
+// Labeler is implemented by backends that name allocations in their
+// diagnostics (the emulator's out-of-bounds reports).
+type Labeler interface {
+	Label(addr uint64, n int, name string)
+}
+
+// WriteRecorder is implemented by backends that count, per launch, how many
+// times each byte range was stored to (the emulator). WriteCounts returns one
+// count per element of size elem in [addr, addr+n) for the last launch.
+type WriteRecorder interface {
+	WriteCounts(addr uint64, n, elem int) ([]uint32, error)
+}
+
+// Timer is implemented by backends that time launches on the device itself
+// (CUDA events). Elapsed runs launch iters times between two device events
+// and returns the device time of all of them.
+type Timer interface {
+	Elapsed(iters int, launch func() error) (time.Duration, error)
+}
+
+// Aborter is implemented by backends whose running launch can be stopped
+// (the emulator). After a watchdog timeout the Device calls Abort; a backend
+// that cannot abort leaves the Device unusable (ErrPoisoned).
+type Aborter interface {
+	Abort()
+}

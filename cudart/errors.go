@@ -1,0 +1,59 @@
+package cudart
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors: every error returned by a Device wraps exactly one of
+// these (or a backend's own code wrapped by ErrDriver), so callers can use
+// errors.Is.
+var (
+	ErrNoDevice      = errors.New("no device")
+	ErrInvalid       = errors.New("invalid argument")
+	ErrDriver        = errors.New("driver error")
+	ErrLaunch        = errors.New("launch failed")
+	ErrTimeout       = errors.New("watchdog: launch did not complete")
+	ErrDeadlock      = errors.New("deadlock")
+	ErrOutOfBounds   = errors.New("out-of-bounds access")
+	ErrGuardBand     = errors.New("guard band overwritten")
+	ErrInputModified = errors.New("input buffer modified")
+	ErrRace          = errors.New("data race")
+	ErrUnsupported   = errors.New("not supported by this backend")
+	ErrClosed        = errors.New("device closed")
+	ErrPoisoned      = errors.New("device unusable after an earlier timeout")
+)
+
+// Error is an error from a device operation: "cudart: launch rmsnorm_fwd: …".
+type Error struct {
+	Op   string // "launch", "alloc", "load", "copy", …
+	Name string // kernel entry or buffer; may be empty
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Name != "" {
+		return fmt.Sprintf("cudart: %s %s: %v", e.Op, e.Name, e.Err)
+	}
+	return fmt.Sprintf("cudart: %s: %v", e.Op, e.Err)
+}
+
+// Unwrap returns the wrapped error.
+func (e *Error) Unwrap() error { return e.Err }
+
+func wrap(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *Error
+	if errors.As(err, &ce) && ce.Op == op && ce.Name == name {
+		return err
+	}
+	return &Error{Op: op, Name: name, Err: err}
+}
+
+// Errorf builds an error wrapping code (one of the sentinels) with a message;
+// backends use it so their errors stay testable with errors.Is.
+func Errorf(code error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", code, fmt.Sprintf(format, args...))
+}

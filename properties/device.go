@@ -1,0 +1,75 @@
+package properties
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// BackendFlag selects the device backend: "gpu", "emu", or "auto" (the GPU
+// when the binary was built with -tags cuda and a device is present, the
+// emulator otherwise).
+var BackendFlag = flag.String("backend", "auto", "device backend: gpu, emu or auto")
+
+var (
+	devOnce sync.Once
+	dev     cudart.Device
+	devErr  error
+)
+
+// Device returns the process-wide device every contract launches on, opened
+// on first use from -backend. It is safe for concurrent use.
+func Device() (cudart.Device, error) {
+	devOnce.Do(func() {
+		name := *BackendFlag
+		if name == "auto" && !cudart.Registered("gpu") && gpuVisible() {
+			fmt.Fprintln(os.Stderr, "ptxprop: a GPU is visible but this binary was built without -tags cuda; using the PTX emulator (set GOFLAGS=-tags=cuda to test on the GPU)")
+		}
+		dev, devErr = cudart.Open(name, cudart.DefaultOptions())
+	})
+	return dev, devErr
+}
+
+// DeviceFor returns the device for t, or skips prediction id with the reason
+// when no backend can run it.
+func DeviceFor(t TB, id string) cudart.Device {
+	t.Helper()
+	d, err := Device()
+	if err != nil {
+		Skip(t, id, fmt.Sprintf("no device backend: %v", err))
+		return nil
+	}
+	return d
+}
+
+// Emulated reports whether the process-wide device is the PTX emulator; the
+// shape limits of generators depend on it.
+func Emulated() bool {
+	d, err := Device()
+	return err == nil && d.Info().Backend == "emu"
+}
+
+// ShapeLimits are the generator limits for the current backend.
+func ShapeLimits() Limits {
+	if Emulated() {
+		return EmuLimits
+	}
+	return GPULimits
+}
+
+// gpuVisible reports whether an NVIDIA device node exists.
+func gpuVisible() bool {
+	_, err := os.Stat("/dev/nvidia0")
+	return err == nil
+}
+
+// CloseDevice releases the process-wide device.
+func CloseDevice() error {
+	if dev != nil {
+		return dev.Close()
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package properties
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func init() {
+	Register(Prediction{ID: "TEST-HARNESS-PASS", Title: "harness self-test (passing)", Statement: "x·1 = x"})
+	Register(Prediction{ID: "TEST-HARNESS-FAIL", Title: "harness self-test (failing)", Statement: "every n < 1000"})
+}
+
+// The harness must see a failure, keep the minimal counterexample rapid drew
+// and the command that reproduces it — and must not report a pass as one.
+func TestHarnessRecordsOutcomes(t *testing.T) {
+	ResetOutcomes()
+	t.Cleanup(ResetOutcomes)
+	// The deliberately failing property must not leave a fail file behind.
+	old := flag.Lookup("rapid.nofailfile").Value.String()
+	flag.Set("rapid.nofailfile", "true")
+	t.Cleanup(func() { flag.Set("rapid.nofailfile", old) })
+	pass := RunQuiet("TestPass", func(tb TB) {
+		Check(tb, "TEST-HARNESS-PASS", func(rt *rapid.T, o *Obs) {
+			x := rapid.Float32Range(-10, 10).Draw(rt, "x")
+			o.Within("x", []float32{x * 1}, []float64{float64(x)}, []float64{0})
+		})
+	})
+	fail := RunQuiet("TestFail", func(tb TB) {
+		Check(tb, "TEST-HARNESS-FAIL", func(rt *rapid.T, o *Obs) {
+			n := rapid.IntRange(0, 1<<20).Draw(rt, "n")
+			o.Context(0, "n=%d", n)
+			if n >= 1000 {
+				o.Fatalf("n too large")
+			}
+		})
+	})
+	if pass.Failed() {
+		t.Fatalf("passing property reported failed: %v", pass.Logs())
+	}
+	if !fail.Failed() {
+		t.Fatalf("failing property not reported failed")
+	}
+	out := Outcomes()
+	p, f := out["TEST-HARNESS-PASS"], out["TEST-HARNESS-FAIL"]
+	if p.Status != Discharged || p.Checks == 0 || p.Stats.Compared != p.Checks {
+		t.Errorf("pass outcome = %+v", p)
+	}
+	if f.Status != Falsified {
+		t.Fatalf("fail outcome status = %q, reason %q", f.Status, f.Reason)
+	}
+	if len(f.Counterexample) != 1 || f.Counterexample[0] != "n: 1000" {
+		t.Errorf("counterexample = %q, want the shrunk draw [n: 1000]", f.Counterexample)
+	}
+	if !strings.Contains(f.Repro, "-run=") || !strings.Contains(f.Repro, "rapid.") {
+		t.Errorf("repro = %q", f.Repro)
+	}
+	if !strings.Contains(f.Reason, "n too large") {
+		t.Errorf("reason = %q", f.Reason)
+	}
+}

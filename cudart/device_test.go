@@ -1,0 +1,242 @@
+package cudart
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memBackend is a Backend over host memory whose "kernels" are Go functions,
+// so the Device's own machinery can be tested without PTX.
+type memBackend struct {
+	mu      sync.Mutex
+	mem     map[uint64][]byte
+	next    uint64
+	loads   int
+	kernels map[string]func(b *memBackend, params [][]byte) error
+	block   chan struct{}
+}
+
+func newMem() *memBackend {
+	return &memBackend{mem: map[uint64][]byte{}, next: 1 << 20, kernels: map[string]func(*memBackend, [][]byte) error{}}
+}
+
+func (m *memBackend) Info() Info { return Info{Backend: "mem", Name: "test"} }
+func (m *memBackend) LoadModule(name string, ptx []byte) (ModuleHandle, error) {
+	m.loads++
+	return string(ptx), nil
+}
+func (m *memBackend) UnloadModule(ModuleHandle) error { return nil }
+func (m *memBackend) Alloc(n int) (uint64, error) {
+	a := m.next
+	m.mem[a] = make([]byte, n)
+	m.next += uint64(n+255) &^ 255
+	return a, nil
+}
+func (m *memBackend) Free(a uint64) error { delete(m.mem, a); return nil }
+
+// at returns the slice of memory starting at address a.
+func (m *memBackend) at(a uint64) []byte {
+	for base, b := range m.mem {
+		if a >= base && a < base+uint64(len(b)) {
+			return b[a-base:]
+		}
+	}
+	return nil
+}
+func (m *memBackend) CopyHtoD(dst uint64, src []byte) error { copy(m.at(dst), src); return nil }
+func (m *memBackend) CopyDtoH(dst []byte, src uint64) error { copy(dst, m.at(src)); return nil }
+func (m *memBackend) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
+	if m.block != nil {
+		<-m.block
+	}
+	return m.kernels[entry](m, p)
+}
+func (m *memBackend) Close() error { return nil }
+
+func ptr(p []byte) uint64 { return binary.LittleEndian.Uint64(p) }
+
+func f32At(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
+func putF32(b []byte, i int, v float32) {
+	binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+}
+
+// scale(x, y, n, a): y[i] = a·x[i] for i < n (optionally off by one).
+func scaleKernel(extra int) func(*memBackend, [][]byte) error {
+	return func(m *memBackend, p [][]byte) error {
+		x, y := m.at(ptr(p[0])), m.at(ptr(p[1]))
+		n := int(binary.LittleEndian.Uint32(p[2]))
+		a := math.Float32frombits(binary.LittleEndian.Uint32(p[3]))
+		for i := 0; i < n+extra; i++ {
+			putF32(y, i, a*f32At(x, i))
+		}
+		return nil
+	}
+}
+
+func setup(t *testing.T, k func(*memBackend, [][]byte) error) (Device, Module, Buffer, Buffer) {
+	t.Helper()
+	mb := newMem()
+	mb.kernels["scale"] = k
+	d := New(mb, DefaultOptions())
+	t.Cleanup(func() { d.Close() })
+	m, err := d.Load("scale", []byte("ptx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := d.Alloc(F32, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, _ := d.Alloc(F32, 8)
+	if err := d.Write(x, []float32{1, 2, 3, 4, 5, 6, 7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	return d, m, x, y
+}
+
+func TestLaunchRoundTrip(t *testing.T) {
+	d, m, x, y := setup(t, scaleKernel(0))
+	if err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(8), ScalarF32(2)); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 8)
+	if err := d.Read(got, y); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != float32(2*(i+1)) {
+			t.Fatalf("y[%d] = %g", i, v)
+		}
+	}
+}
+
+func TestUnwrittenOutputStaysPoisoned(t *testing.T) {
+	d, m, x, y := setup(t, scaleKernel(0))
+	// A full launch first, so the poison seen afterwards is the launch's own.
+	for _, n := range []uint32{8, 7} {
+		if err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(n), ScalarF32(2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([]float32, 8)
+	d.Read(got, y)
+	if math.Float32bits(got[7]) != PoisonF32 {
+		t.Fatalf("unwritten element = %08x, want poison %08x", math.Float32bits(got[7]), PoisonF32)
+	}
+}
+
+func TestGuardBandOverrun(t *testing.T) {
+	d, m, x, y := setup(t, scaleKernel(1))
+	err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(8), ScalarF32(2))
+	if !errors.Is(err, ErrGuardBand) {
+		t.Fatalf("err = %v, want ErrGuardBand", err)
+	}
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Op != "launch" || ce.Name != "scale" {
+		t.Fatalf("err = %#v, want a *Error for launch scale", err)
+	}
+}
+
+func TestInputModified(t *testing.T) {
+	d, m, x, y := setup(t, func(mb *memBackend, p [][]byte) error {
+		putF32(mb.at(ptr(p[0])), 3, 0) // writes its input
+		return scaleKernel(0)(mb, p)
+	})
+	err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(8), ScalarF32(2))
+	if !errors.Is(err, ErrInputModified) {
+		t.Fatalf("err = %v, want ErrInputModified", err)
+	}
+}
+
+func TestParamsMarshalledAtRealSize(t *testing.T) {
+	var sizes []int
+	d, m, x, y := setup(t, func(mb *memBackend, p [][]byte) error {
+		for _, b := range p {
+			sizes = append(sizes, len(b))
+		}
+		return nil
+	})
+	d.SetOptions(Options{})
+	err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(1)}, In(x), Out(y), ScalarU32(1), ScalarF32(1), ScalarF64(1), ScalarU64(1), ScalarI32(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{8, 8, 4, 4, 8, 8, 4}
+	for i := range want {
+		if sizes[i] != want[i] {
+			t.Fatalf("param sizes %v, want %v", sizes, want)
+		}
+	}
+}
+
+func TestModuleCacheKeyedByText(t *testing.T) {
+	mb := newMem()
+	d := New(mb, DefaultOptions())
+	defer d.Close()
+	a1, _ := d.Load("k", []byte("theta=1e4"))
+	b1, _ := d.Load("k", []byte("theta=1e6"))
+	a2, _ := d.Load("k", []byte("theta=1e4"))
+	if a1.Hash != a2.Hash || a1.Hash == b1.Hash || mb.loads != 2 {
+		t.Fatalf("hashes %s %s %s, loads %d", a1.Hash[:8], b1.Hash[:8], a2.Hash[:8], mb.loads)
+	}
+	if s := d.Stats(); s.ModuleLoads != 2 || s.CacheHits != 1 {
+		t.Fatalf("stats %v", s)
+	}
+}
+
+func TestWatchdog(t *testing.T) {
+	mb := newMem()
+	mb.kernels["hang"] = func(*memBackend, [][]byte) error { return nil }
+	mb.block = make(chan struct{})
+	defer close(mb.block)
+	opts := DefaultOptions()
+	opts.Watchdog = 50 * time.Millisecond
+	d := New(mb, opts)
+	m, _ := d.Load("hang", []byte("x"))
+	err := d.Launch(m, "hang", Geometry{Grid: D1(1), Block: D1(1)})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	if _, err := d.Alloc(F32, 1); !errors.Is(err, ErrPoisoned) {
+		t.Fatalf("after timeout: %v, want ErrPoisoned", err)
+	}
+}
+
+func TestWatchReentrantLock(t *testing.T) {
+	var mu sync.Mutex
+	err := Watch(50*time.Millisecond, "launcher", func() error {
+		mu.Lock()
+		mu.Lock() // the upstream self-deadlock
+		return nil
+	})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	d, m, x, _ := setup(t, scaleKernel(0))
+	if _, err := d.Alloc(F32, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Alloc 0: %v", err)
+	}
+	if err := d.Write(x, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("oversized write: %v", err)
+	}
+	if err := d.Write(x, []int32{1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("kind mismatch: %v", err)
+	}
+	if err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(2048)}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("block 2048: %v", err)
+	}
+	d.Free(x)
+	if err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(1)}, In(x)); !errors.Is(err, ErrInvalid) {
+		t.Errorf("freed buffer: %v", err)
+	}
+	if _, err := Open("nope", DefaultOptions()); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown backend: %v", err)
+	}
+}

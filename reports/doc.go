@@ -1,0 +1,39 @@
+// Package reports defines the ptxprop contract report: the versioned JSON
+// record of one run of the property suite (package properties) and of the
+// mutation analysis (package falsify), together with its JSON Schema, an
+// atomic writer, a locked read-modify-write for several test binaries, and
+// renderers for the terminal (Summary), for documents (Markdown) and for CI
+// (Diff).
+//
+// # Conventions
+//
+// A report is versioned data in the manner of Go's cmd/internal/test2json:
+//
+//   - Every file carries schema_version, currently "ptxprop.contract-report/v1"
+//     (SchemaVersion). Read refuses any other version with an error wrapping
+//     ErrSchemaVersion. Adding a field or an enum value is a schema change:
+//     update the Go types, schema/contract-report.v1.json and its tests together.
+//   - Field names are snake_case; enum values are lower case. The enum types
+//     (Backend, PredictionStatus, MutantKind, MutantStatus, Flag) refuse to
+//     marshal or unmarshal a value outside their constants, so an invalid
+//     status can never reach a file.
+//   - A field that is absent means "not measured". Where zero is a meaningful
+//     measurement and absence is not zero (a copy bandwidth, a naive-CPU error
+//     ratio, a rapid seed), the field is a pointer with omitempty.
+//   - Times are RFC 3339 in UTC; durations are float seconds (suffix _s);
+//     rates are per second; bandwidths are bytes per second.
+//   - Error statistics may be NaN or ±Inf (a kernel that writes NaN has
+//     an infinite error); they are encoded as the JSON strings "NaN", "+Inf"
+//     and "-Inf". Every other float must be finite and non-negative.
+//   - A file is written whole or not at all: Write marshals first, writes a
+//     temporary file in the target directory, fsyncs it and renames it over
+//     the target. Update adds a lock file (path + ".lock") so that separate
+//     processes adding predictions and mutants to one report lose nothing.
+//
+// The schema is embedded (Schema, SchemaID); the package validates with Go
+// code (Report.Validate) that mirrors it and is tested against it, so it
+// needs no JSON Schema library at run time.
+//
+// Package reports is a leaf: it imports nothing else of ptxprop. Nothing in it
+// panics on bad input or calls os.Exit; every failure is a returned error.
+package reports

@@ -1,0 +1,97 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// extFloat is a float64 whose JSON form admits NaN and ±Inf as the strings
+// "NaN", "+Inf" and "-Inf" (schema: $defs/ext_float).
+type extFloat float64
+
+func (f extFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	switch {
+	case math.IsNaN(x):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(x, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return json.Marshal(x)
+}
+
+func (f *extFloat) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		switch s {
+		case "NaN":
+			*f = extFloat(math.NaN())
+		case "+Inf":
+			*f = extFloat(math.Inf(1))
+		case "-Inf":
+			*f = extFloat(math.Inf(-1))
+		default:
+			return fmt.Errorf("invalid number %q (want a JSON number, \"NaN\", \"+Inf\" or \"-Inf\")", s)
+		}
+		return nil
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	*f = extFloat(x)
+	return nil
+}
+
+// errorStatsJSON is the wire form of ErrorStats; keep its tags identical.
+type errorStatsJSON struct {
+	MaxAbs           extFloat  `json:"max_abs"`
+	MaxRel           extFloat  `json:"max_rel"`
+	MaxULP           extFloat  `json:"max_ulp"`
+	MaxRatio         extFloat  `json:"max_ratio"`
+	ToleranceFormula string    `json:"tolerance_formula,omitempty"`
+	NaiveRatio       *extFloat `json:"naive_ratio,omitempty"`
+}
+
+// MarshalJSON encodes e, writing NaN and ±Inf as "NaN", "+Inf" and "-Inf".
+func (e ErrorStats) MarshalJSON() ([]byte, error) {
+	w := errorStatsJSON{
+		MaxAbs:           extFloat(e.MaxAbs),
+		MaxRel:           extFloat(e.MaxRel),
+		MaxULP:           extFloat(e.MaxULP),
+		MaxRatio:         extFloat(e.MaxRatio),
+		ToleranceFormula: e.ToleranceFormula,
+	}
+	if e.NaiveRatio != nil {
+		x := extFloat(*e.NaiveRatio)
+		w.NaiveRatio = &x
+	}
+	return marshalJSON(w)
+}
+
+// UnmarshalJSON decodes e, accepting "NaN", "+Inf" and "-Inf" for numbers.
+// It rejects unknown fields, like the schema; Parse checks required ones.
+func (e *ErrorStats) UnmarshalJSON(b []byte) error {
+	var w errorStatsJSON
+	if err := strictUnmarshal(b, &w); err != nil {
+		return fmt.Errorf("error_stats: %w", err)
+	}
+	*e = ErrorStats{
+		MaxAbs:           float64(w.MaxAbs),
+		MaxRel:           float64(w.MaxRel),
+		MaxULP:           float64(w.MaxULP),
+		MaxRatio:         float64(w.MaxRatio),
+		ToleranceFormula: w.ToleranceFormula,
+	}
+	if w.NaiveRatio != nil {
+		x := float64(*w.NaiveRatio)
+		e.NaiveRatio = &x
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// tb is what the helpers need of *testing.T and *rapid.T.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+const (
+	shaA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	shaB = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"
+)
+
+// sampleReport is a report with every field set somewhere.
+func sampleReport() *Report {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	return &Report{
+		SchemaVersion: SchemaVersion,
+		Run: Run{
+			Start:             start,
+			End:               start.Add(83 * time.Second),
+			GitCommit:         "0123456789abcdef0123456789abcdef01234567",
+			GoVersion:         "go1.26.8",
+			Host:              "h200-node",
+			Backend:           BackendGPU,
+			Device:            "NVIDIA H200",
+			ComputeCapability: "9.0",
+			DriverVersion:     "570.86.15",
+			CUDAVersion:       "12.8",
+			SMCount:           132,
+			CopyBandwidth:     ptr(3.2e12),
+			RapidSeed:         ptr(uint64(math.MaxUint64)),
+			RapidChecks:       10000,
+			CommandLine:       []string{"properties.test", "-rapid.checks=10000"},
+			Notes:             []string{"nightly", "error < tol & \"quoted\""},
+		},
+		Predictions: []Prediction{
+			{
+				ID:              "FALSIFY-DIM-001",
+				Title:           "Output shape follows input shape",
+				Statement:       "For every rows×hidden, rmsnorm writes exactly rows×hidden outputs.",
+				Kernels:         []string{"rmsnorm_fwd"},
+				Status:          Discharged,
+				Checks:          10000,
+				ErrorStats:      &ErrorStats{MaxAbs: 1e-7, MaxRel: 3e-7, MaxULP: 2, MaxRatio: 0.31, ToleranceFormula: "4·eps32·(|x|·|w| + 1)", NaiveRatio: ptr(0.5)},
+				Duration:        0.813,
+				ChecksPerSecond: 12300,
+			},
+			{
+				ID:           "FALSIFY-RMS-002",
+				Title:        "Backward matches the float64 derivative",
+				Kernels:      []string{"rmsnorm_bwd", "rmsnorm_fwd"},
+				Status:       Falsified,
+				Reason:       "max error above bound\nat row 3, element 31",
+				Checks:       37,
+				ChecksFailed: 1,
+				Counterexample: &Counterexample{
+					Text:  "[rapid] draw rows: 1\n[rapid] draw hidden: 33\n",
+					Draws: []Draw{{Label: "rows", Value: "1"}, {Label: "hidden", Value: "33"}},
+				},
+				Reproduction: &Reproduction{
+					Command:  "go test ./properties -run '^TestRMSNormBackward$' -rapid.seed=18446744073709551615",
+					FailFile: "testdata/rapid/TestRMSNormBackward/TestRMSNormBackward-20260102-030405-1.fail",
+				},
+				ErrorStats:       &ErrorStats{MaxAbs: math.Inf(1), MaxRel: math.NaN(), MaxULP: math.Inf(1), MaxRatio: math.Inf(1)},
+				Duration:         0.012,
+				Flags:            []Flag{FlagUnproven, FlagNonDeterministic},
+				NonDeterministic: "failed on the first run, passed on replay",
+			},
+			{ID: "FALSIFY-X-003", Status: Skipped, Reason: "no GPU"},
+		},
+		Mutants: []Mutant{
+			{Name: "drop-eps", Description: "omit epsilon", Kind: MutantNamed, Kernel: "rmsnorm_fwd", Status: MutantKilled, KilledBy: "FALSIFY-DIM-001", ChecksToKill: 3,
+				Counterexample: &Counterexample{Draws: []Draw{{Label: "hidden", Value: "1"}}}},
+			{Name: "ptx:add->sub@12", Kind: MutantGeneric, Kernel: "rmsnorm_bwd", Operator: "add->sub", Site: "rmsnorm_bwd.ptx:12", Status: MutantSurvived},
+			{Name: "ptx:rnd@40", Kind: MutantGeneric, Operator: "rn->rz", Site: "rmsnorm_fwd.ptx:40", Status: MutantEquivalent, Reason: "rounding of an exact value"},
+		},
+		Kernels: []Kernel{
+			{Name: "rmsnorm_fwd", Entry: "rmsnorm_fwd", Source: "kernels/rmsnorm.cu", PTX: "kernels/ptx/rmsnorm.ptx", PTXSHA256: shaA, SourceSHA256: shaB},
+			{Name: "rmsnorm_bwd", Entry: "rmsnorm_bwd"},
+		},
+	}
+}
+
+// minimalReport has only what is required.
+func minimalReport() *Report {
+	return New(Run{Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), GoVersion: "go1.26", Backend: BackendEmu})
+}
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+// compiledSchema compiles the embedded schema with format assertions on.
+func compiledSchema(t tb) *jsonschema.Schema {
+	t.Helper()
+	schemaOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema()))
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		if err := c.AddResource(SchemaID, doc); err != nil {
+			schemaErr = err
+			return
+		}
+		schema, schemaErr = c.Compile(SchemaID)
+	})
+	if schemaErr != nil {
+		t.Fatalf("compile schema: %v", schemaErr)
+	}
+	return schema
+}
+
+// schemaValidate validates JSON text against the schema.
+func schemaValidate(t tb, data []byte) error {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("schema validator cannot parse JSON: %v\n%s", err, data)
+	}
+	return compiledSchema(t).Validate(doc)
+}
+
+// mustMarshal is Marshal that fails the test on error.
+func mustMarshal(t testing.TB, r *Report) []byte {
+	t.Helper()
+	b, err := Marshal(r)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	return b
+}
+
+// toDoc decodes JSON into a generic document for editing.
+func toDoc(t testing.TB, b []byte) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func fromDoc(t testing.TB, m map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func lines(s string) []string { return strings.Split(strings.TrimRight(s, "\n"), "\n") }

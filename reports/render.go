@@ -1,0 +1,460 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Summary writes a short report for the terminal: one line per prediction,
+// status first, in report order, e.g.
+//
+//	discharged    FALSIFY-DIM-001  10000 checks  worst err/tol 0.31  (12.3k checks/s)
+//	falsified     FALSIFY-RMS-002     37 checks  1 failed  worst err/tol 4.2  (3.1k checks/s)  -- max error above bound
+//
+// then a totals line, and when r has mutants a mutation score line
+// (killed/(total−equivalent)) and the unproven predictions; then one
+// "reproduce ID: command" line per prediction that has a reproduction, and
+// one "nondeterministic ID: …" line per non-deterministic finding.
+func Summary(w io.Writer, r *Report) error {
+	if r == nil {
+		r = &Report{}
+	}
+	var b strings.Builder
+	idw, cw := 0, 0
+	for _, p := range r.Predictions {
+		idw = max(idw, len(p.ID))
+		cw = max(cw, len(strconv.Itoa(p.Checks)))
+	}
+	for _, p := range r.Predictions {
+		fields := []string{fmt.Sprintf("%*d checks", cw, p.Checks)}
+		if p.ChecksFailed > 0 {
+			fields = append(fields, fmt.Sprintf("%d failed", p.ChecksFailed))
+		}
+		if p.ErrorStats != nil {
+			fields = append(fields, "worst err/tol "+formatFloat(p.ErrorStats.MaxRatio))
+		}
+		if rate := checksPerSecond(&p); rate > 0 {
+			fields = append(fields, "("+formatSI(rate)+" checks/s)")
+		}
+		if len(p.Flags) > 0 {
+			fields = append(fields, "["+joinFlags(p.Flags, " ")+"]")
+		}
+		if p.Reason != "" {
+			fields = append(fields, "-- "+firstLine(p.Reason))
+		}
+		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", statusWidth, p.Status, idw, p.ID, strings.Join(fields, "  "))
+	}
+	b.WriteString(totalsLine(r))
+	b.WriteByte('\n')
+	if len(r.Mutants) > 0 {
+		b.WriteString(mutationLine(r))
+		b.WriteByte('\n')
+		if ids := r.Unproven(); len(ids) > 0 {
+			fmt.Fprintf(&b, "unproven: %s\n", strings.Join(ids, ", "))
+		}
+	}
+	for _, p := range r.Predictions {
+		if p.Reproduction != nil {
+			fmt.Fprintf(&b, "reproduce %s: %s", p.ID, p.Reproduction.Command)
+			if p.Reproduction.FailFile != "" {
+				fmt.Fprintf(&b, "  (fail file %s)", p.Reproduction.FailFile)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	for _, p := range r.Predictions {
+		if p.NonDeterministic != "" {
+			fmt.Fprintf(&b, "nondeterministic %s: %s\n", p.ID, firstLine(p.NonDeterministic))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// statusWidth is the width of the longest prediction status.
+var statusWidth = func() int {
+	n := 0
+	for _, s := range predictionStatuses {
+		n = max(n, len(s))
+	}
+	return n
+}()
+
+// totalsLine counts predictions by status and names the backend, e.g.
+// "3 predictions: 2 discharged, 1 falsified; backend gpu (NVIDIA H200, sm 9.0); 1m23s".
+func totalsLine(r *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s", len(r.Predictions), plural(len(r.Predictions), "prediction", "predictions"))
+	var counts []string
+	for _, s := range predictionStatuses {
+		n := 0
+		for _, p := range r.Predictions {
+			if p.Status == s {
+				n++
+			}
+		}
+		if n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	if len(counts) > 0 {
+		b.WriteString(": " + strings.Join(counts, ", "))
+	}
+	if r.Run.Backend != "" {
+		fmt.Fprintf(&b, "; backend %s", r.Run.Backend)
+		var dev []string
+		if r.Run.Device != "" {
+			dev = append(dev, r.Run.Device)
+		}
+		if r.Run.ComputeCapability != "" {
+			dev = append(dev, "sm "+r.Run.ComputeCapability)
+		}
+		if len(dev) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(dev, ", "))
+		}
+	}
+	if d, ok := runDuration(&r.Run); ok {
+		fmt.Fprintf(&b, "; %v", d)
+	}
+	return b.String()
+}
+
+// mutationLine is e.g.
+// "mutation score 7/9 = 77.8% (10 mutants: 7 killed, 2 survived, 1 equivalent)".
+func mutationLine(r *Report) string {
+	killed, counted := r.MutationScore()
+	score := "n/a"
+	if counted > 0 {
+		score = fmt.Sprintf("%d/%d = %.1f%%", killed, counted, 100*float64(killed)/float64(counted))
+	}
+	var counts []string
+	for _, s := range mutantStatuses {
+		n := 0
+		for _, m := range r.Mutants {
+			if m.Status == s {
+				n++
+			}
+		}
+		if n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	return fmt.Sprintf("mutation score %s (%d %s: %s)", score, len(r.Mutants),
+		plural(len(r.Mutants), "mutant", "mutants"), strings.Join(counts, ", "))
+}
+
+func runDuration(run *Run) (time.Duration, bool) {
+	if run.Start.IsZero() || run.End.IsZero() {
+		return 0, false
+	}
+	return run.End.Sub(run.Start).Round(100 * time.Millisecond), true
+}
+
+// checksPerSecond is p.ChecksPerSecond, or derived from checks and duration.
+func checksPerSecond(p *Prediction) float64 {
+	if p.ChecksPerSecond > 0 {
+		return p.ChecksPerSecond
+	}
+	if p.Duration > 0 && p.Checks > 0 {
+		return float64(p.Checks) / p.Duration
+	}
+	return 0
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func joinFlags(fs []Flag, sep string) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = string(f)
+	}
+	return strings.Join(s, sep)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i]) + " …"
+	}
+	return s
+}
+
+// formatFloat prints x with 3 significant digits: 0.31, 4.2, 1.23e+04, NaN, +Inf.
+func formatFloat(x float64) string {
+	if math.IsInf(x, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// formatSI prints a non-negative rate with an SI prefix: 850, 12.3k, 1.5M, 3.2T.
+func formatSI(x float64) string {
+	switch {
+	case x >= 1e12:
+		return fmt.Sprintf("%.1fT", x/1e12)
+	case x >= 1e9:
+		return fmt.Sprintf("%.1fG", x/1e9)
+	case x >= 1e6:
+		return fmt.Sprintf("%.1fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// Markdown writes r as a Markdown document: the run, a table of predictions
+// with details of failures (counterexample, reproduction), the mutants with
+// the prediction that killed each (the kill matrix) and the kills per
+// prediction, and the kernels with their hashes.
+func Markdown(w io.Writer, r *Report) error {
+	if r == nil {
+		r = &Report{}
+	}
+	var b strings.Builder
+	b.WriteString("# ptxprop contract report\n\n")
+	fmt.Fprintf(&b, "Schema `%s`. %s.\n\n", r.SchemaVersion, totalsLine(r))
+
+	b.WriteString("## Run\n\n")
+	run := &r.Run
+	rows := [][2]string{}
+	add := func(k, v string) {
+		if v != "" {
+			rows = append(rows, [2]string{k, v})
+		}
+	}
+	if !run.Start.IsZero() {
+		add("Start", run.Start.Format(time.RFC3339))
+	}
+	if !run.End.IsZero() {
+		add("End", run.End.Format(time.RFC3339))
+	}
+	if d, ok := runDuration(run); ok {
+		add("Duration", d.String())
+	}
+	add("Backend", string(run.Backend))
+	add("Device", run.Device)
+	add("Compute capability", run.ComputeCapability)
+	if run.SMCount > 0 {
+		add("SM count", strconv.Itoa(run.SMCount))
+	}
+	add("Driver version", run.DriverVersion)
+	add("CUDA version", run.CUDAVersion)
+	if run.CopyBandwidth != nil {
+		add("Copy bandwidth", formatSI(*run.CopyBandwidth)+"B/s")
+	}
+	add("Git commit", code(run.GitCommit))
+	add("Go version", run.GoVersion)
+	add("Host", run.Host)
+	if run.RapidSeed != nil {
+		add("Rapid seed", strconv.FormatUint(*run.RapidSeed, 10))
+	}
+	if run.RapidChecks > 0 {
+		add("Rapid checks", strconv.Itoa(run.RapidChecks))
+	}
+	add("Command line", code(strings.Join(run.CommandLine, " ")))
+	table(&b, []string{"Field", "Value"}, func(yield func([]string)) {
+		for _, row := range rows {
+			yield(row[:])
+		}
+	})
+	if len(run.Notes) > 0 {
+		b.WriteString("Notes:\n\n")
+		for _, n := range run.Notes {
+			fmt.Fprintf(&b, "- %s\n", cell(n))
+		}
+		b.WriteByte('\n')
+	}
+
+	b.WriteString("## Predictions\n\n")
+	if len(r.Predictions) == 0 {
+		b.WriteString("No predictions.\n\n")
+	} else {
+		table(&b, []string{"Status", "ID", "Title", "Kernels", "Checks", "Failed", "Worst err/tol",
+			"Max abs", "Max rel", "Max ULP", "Naive ratio", "Checks/s", "Flags"}, func(yield func([]string)) {
+			for _, p := range r.Predictions {
+				ratio, abs, rel, ulp, naive := "", "", "", "", ""
+				if e := p.ErrorStats; e != nil {
+					ratio, abs, rel, ulp = formatFloat(e.MaxRatio), formatFloat(e.MaxAbs), formatFloat(e.MaxRel), formatFloat(e.MaxULP)
+					if e.NaiveRatio != nil {
+						naive = formatFloat(*e.NaiveRatio)
+					}
+				}
+				rate := ""
+				if x := checksPerSecond(&p); x > 0 {
+					rate = formatSI(x)
+				}
+				yield([]string{"**" + string(p.Status) + "**", code(p.ID), p.Title, strings.Join(p.Kernels, ", "),
+					strconv.Itoa(p.Checks), strconv.Itoa(p.ChecksFailed), ratio, abs, rel, ulp, naive, rate,
+					joinFlags(p.Flags, ", ")})
+			}
+		})
+		for _, p := range r.Predictions {
+			predictionDetails(&b, &p)
+		}
+	}
+
+	b.WriteString("## Mutants (kill matrix)\n\n")
+	if len(r.Mutants) == 0 {
+		b.WriteString("No mutants.\n\n")
+	} else {
+		fmt.Fprintf(&b, "%s.\n\n", capitalize(mutationLine(r)))
+		if ids := r.Unproven(); len(ids) > 0 {
+			fmt.Fprintf(&b, "Unproven predictions (killed no mutant): %s.\n\n", cell(strings.Join(ids, ", ")))
+		}
+		table(&b, []string{"Status", "Mutant", "Kind", "Kernel", "Operator", "Site", "Killed by", "Checks to kill", "Reason"},
+			func(yield func([]string)) {
+				for _, m := range r.Mutants {
+					ctk := ""
+					if m.ChecksToKill > 0 {
+						ctk = strconv.Itoa(m.ChecksToKill)
+					}
+					yield([]string{"**" + string(m.Status) + "**", code(m.Name), string(m.Kind), m.Kernel, m.Operator,
+						m.Site, code(m.KilledBy), ctk, m.Reason})
+				}
+			})
+		if len(r.Predictions) > 0 {
+			b.WriteString("Kills per prediction:\n\n")
+			table(&b, []string{"Prediction", "Kills", "Mutants killed"}, func(yield func([]string)) {
+				for _, p := range r.Predictions {
+					var names []string
+					for _, m := range r.Mutants {
+						if m.Status == MutantKilled && m.KilledBy == p.ID {
+							names = append(names, m.Name)
+						}
+					}
+					yield([]string{code(p.ID), strconv.Itoa(len(names)), strings.Join(names, ", ")})
+				}
+			})
+		}
+	}
+
+	b.WriteString("## Kernels\n\n")
+	if len(r.Kernels) == 0 {
+		b.WriteString("No kernels.\n")
+	} else {
+		table(&b, []string{"Name", "Entry", "Source", "PTX", "PTX SHA-256", "Source SHA-256"}, func(yield func([]string)) {
+			for _, k := range r.Kernels {
+				yield([]string{code(k.Name), code(k.Entry), k.Source, k.PTX, code(k.PTXSHA256), code(k.SourceSHA256)})
+			}
+		})
+	}
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+// predictionDetails writes a section for a prediction with anything to show
+// beyond its table row: a reason, a counterexample, a reproduction, a
+// non-deterministic finding.
+func predictionDetails(b *strings.Builder, p *Prediction) {
+	if p.Reason == "" && p.Counterexample == nil && p.Reproduction == nil && p.NonDeterministic == "" {
+		return
+	}
+	fmt.Fprintf(b, "### %s (%s)\n\n", p.ID, p.Status)
+	if p.Title != "" {
+		fmt.Fprintf(b, "**%s**\n\n", cell(p.Title))
+	}
+	if p.Statement != "" {
+		fmt.Fprintf(b, "%s\n\n", p.Statement)
+	}
+	if p.Reason != "" {
+		fence(b, "Reason:", p.Reason)
+	}
+	if e := p.ErrorStats; e != nil && e.ToleranceFormula != "" {
+		fmt.Fprintf(b, "Tolerance: %s\n\n", code(e.ToleranceFormula))
+	}
+	if c := p.Counterexample; c != nil {
+		if len(c.Draws) > 0 {
+			b.WriteString("Counterexample:\n\n")
+			table(b, []string{"Draw", "Value"}, func(yield func([]string)) {
+				for _, d := range c.Draws {
+					yield([]string{d.Label, code(d.Value)})
+				}
+			})
+		}
+		if c.Text != "" {
+			fence(b, "Counterexample output:", c.Text)
+		}
+	}
+	if rp := p.Reproduction; rp != nil {
+		fence(b, "Reproduce:", rp.Command)
+		if rp.FailFile != "" {
+			fmt.Fprintf(b, "Fail file: %s\n\n", code(rp.FailFile))
+		}
+	}
+	if p.NonDeterministic != "" {
+		fence(b, "Non-deterministic:", p.NonDeterministic)
+	}
+}
+
+// table writes a Markdown table; rows yields the cells of each row.
+func table(b *strings.Builder, header []string, rows func(yield func([]string))) {
+	b.WriteString("|")
+	for _, h := range header {
+		b.WriteString(" " + h + " |")
+	}
+	b.WriteString("\n|")
+	for range header {
+		b.WriteString(" --- |")
+	}
+	b.WriteByte('\n')
+	rows(func(row []string) {
+		b.WriteString("|")
+		for _, c := range row {
+			if c == "" {
+				b.WriteString(" |")
+			} else {
+				b.WriteString(" " + cell(c) + " |")
+			}
+		}
+		b.WriteByte('\n')
+	})
+	b.WriteByte('\n')
+}
+
+// cell makes s safe inside a table cell: one line, no bare pipes.
+func cell(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", "<br>")
+}
+
+// code wraps s in a code span long enough for the backticks inside it.
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	ticks := "`"
+	for strings.Contains(s, ticks) {
+		ticks += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return ticks + s + ticks
+}
+
+// fence writes a label and s in a fenced code block longer than any fence in s.
+func fence(b *strings.Builder, label, s string) {
+	f := "```"
+	for strings.Contains(s, f) {
+		f += "`"
+	}
+	fmt.Fprintf(b, "%s\n\n%s\n%s\n%s\n\n", label, f, strings.TrimRight(s, "\n"), f)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

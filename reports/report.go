@@ -1,0 +1,295 @@
+package reports
+
+import (
+	"os"
+	"runtime"
+	"slices"
+	"time"
+)
+
+// SchemaVersion is the value of schema_version in every report this package
+// writes and the only one Read accepts.
+const SchemaVersion = "ptxprop.contract-report/v1"
+
+// Report is one contract report: the run it describes, the verdict on each
+// prediction, the mutants and which prediction killed them, and the kernels
+// the predictions are about. Predictions, Mutants and Kernels keep the order
+// in which they were added; IDs, mutant names and kernel names are unique.
+type Report struct {
+	SchemaVersion string       `json:"schema_version"` // always SchemaVersion
+	Run           Run          `json:"run"`
+	Predictions   []Prediction `json:"predictions"` // encoded as [] when empty
+	Mutants       []Mutant     `json:"mutants"`     // encoded as [] when empty
+	Kernels       []Kernel     `json:"kernels"`     // encoded as [] when empty
+}
+
+// Run describes where and how the report was produced.
+type Run struct {
+	Start             time.Time `json:"start"`                        // RFC 3339
+	End               time.Time `json:"end,omitzero"`                 // RFC 3339; absent while running
+	GitCommit         string    `json:"git_commit,omitempty"`         // commit of the code under test
+	GoVersion         string    `json:"go_version"`                   // runtime.Version()
+	Host              string    `json:"host,omitempty"`               // host name
+	Backend           Backend   `json:"backend"`                      // gpu or emu
+	Device            string    `json:"device,omitempty"`             // device name, e.g. "NVIDIA H200"
+	ComputeCapability string    `json:"compute_capability,omitempty"` // e.g. "9.0"
+	DriverVersion     string    `json:"driver_version,omitempty"`
+	CUDAVersion       string    `json:"cuda_version,omitempty"`
+	SMCount           int       `json:"sm_count,omitempty"` // streaming multiprocessors
+	// CopyBandwidth is the measured device-to-device copy bandwidth in
+	// bytes per second; nil when not measured.
+	CopyBandwidth *float64 `json:"copy_bandwidth_bytes_per_s,omitempty"`
+	// RapidSeed is the -rapid.seed the run used; nil when unknown. Zero is
+	// rapid's "pick a random seed".
+	RapidSeed   *uint64  `json:"rapid_seed,omitempty"`
+	RapidChecks int      `json:"rapid_checks,omitempty"` // -rapid.checks
+	CommandLine []string `json:"command_line,omitempty"` // os.Args of the producing binary
+	Notes       []string `json:"notes,omitempty"`        // free-form
+}
+
+// Prediction is the verdict on one prediction (a claim about a kernel,
+// checked by one contract).
+type Prediction struct {
+	ID              string           `json:"id"` // e.g. "FALSIFY-DIM-001"
+	Title           string           `json:"title,omitempty"`
+	Statement       string           `json:"statement,omitempty"` // the claim, in words
+	Kernels         []string         `json:"kernels,omitempty"`   // Kernel.Name of each kernel it is about
+	Status          PredictionStatus `json:"status"`
+	Reason          string           `json:"reason,omitempty"`         // why this status (skip reason, failure message)
+	Checks          int              `json:"checks"`                   // rapid checks run
+	ChecksFailed    int              `json:"checks_failed"`            // checks that failed
+	Counterexample  *Counterexample  `json:"counterexample,omitempty"` // the minimal failing case
+	Reproduction    *Reproduction    `json:"reproduction,omitempty"`   // how to replay the failure
+	ErrorStats      *ErrorStats      `json:"error_stats,omitempty"`    // nil when no numeric comparison ran
+	Duration        float64          `json:"duration_s,omitempty"`     // seconds
+	ChecksPerSecond float64          `json:"checks_per_second,omitempty"`
+	Flags           []Flag           `json:"flags,omitempty"`
+	// NonDeterministic describes a failure that did not reproduce on replay;
+	// set together with FlagNonDeterministic.
+	NonDeterministic string `json:"nondeterministic,omitempty"`
+}
+
+// Counterexample is the minimal failing case as rapid drew it. At least one
+// of Text and Draws is set.
+type Counterexample struct {
+	Text  string `json:"text,omitempty"`  // rapid's failure output, verbatim
+	Draws []Draw `json:"draws,omitempty"` // the labelled draws, in order
+}
+
+// Draw is one labelled value drawn by rapid ("[rapid] draw hidden: 33").
+type Draw struct {
+	Label string `json:"label"`
+	Value string `json:"value"` // Go syntax, as rapid printed it (%#v)
+}
+
+// Reproduction says how to replay a failure.
+type Reproduction struct {
+	// Command is the exact command line, e.g.
+	// go test ./properties -run '^TestRMSNorm$' -rapid.seed=123
+	Command  string `json:"command"`
+	FailFile string `json:"fail_file,omitempty"` // rapid's .fail file, relative to the package
+}
+
+// ErrorStats summarises the numeric error of a kernel against its float64
+// oracle over all checks of a prediction. Each field may be NaN or ±Inf.
+type ErrorStats struct {
+	MaxAbs   float64 `json:"max_abs"`   // max |got − want|
+	MaxRel   float64 `json:"max_rel"`   // max |got − want| / |want|
+	MaxULP   float64 `json:"max_ulp"`   // max distance in float32 ULPs
+	MaxRatio float64 `json:"max_ratio"` // max observed error / tolerance; ≤ 1 passes
+	// ToleranceFormula is the bound the ratio is taken against, in words or
+	// symbols, e.g. "4·eps32·(|x|·|w| + 1)".
+	ToleranceFormula string `json:"tolerance_formula,omitempty"`
+	// NaiveRatio is the kernel's max error divided by that of a naive
+	// float32 CPU implementation; nil when no naive baseline ran.
+	NaiveRatio *float64 `json:"naive_ratio,omitempty"`
+}
+
+// Mutant is one mutant of the mutation analysis and its fate.
+type Mutant struct {
+	Name           string          `json:"name"` // unique, round-trips through the mutant's String()
+	Description    string          `json:"description,omitempty"`
+	Kind           MutantKind      `json:"kind"`
+	Kernel         string          `json:"kernel,omitempty"`   // Kernel.Name it mutates
+	Operator       string          `json:"operator,omitempty"` // mutation operator (generic mutants)
+	Site           string          `json:"site,omitempty"`     // where it applies, e.g. "rmsnorm_bwd.ptx:123"
+	Status         MutantStatus    `json:"status"`
+	KilledBy       string          `json:"killed_by,omitempty"`      // Prediction.ID; required when killed
+	ChecksToKill   int             `json:"checks_to_kill,omitempty"` // checks the killing prediction needed
+	Counterexample *Counterexample `json:"counterexample,omitempty"`
+	Reason         string          `json:"reason,omitempty"` // verdict, e.g. why equivalent
+}
+
+// Kernel identifies a kernel the predictions are about, pinned by hashes.
+type Kernel struct {
+	Name         string `json:"name"`
+	Entry        string `json:"entry"`                   // PTX entry point
+	Source       string `json:"source,omitempty"`        // e.g. "kernels/rmsnorm.cu"
+	PTX          string `json:"ptx,omitempty"`           // e.g. "kernels/ptx/rmsnorm.ptx"
+	PTXSHA256    string `json:"ptx_sha256,omitempty"`    // lower-case hex
+	SourceSHA256 string `json:"source_sha256,omitempty"` // lower-case hex
+}
+
+// New returns an empty report of the current schema version for run.
+func New(run Run) *Report {
+	return &Report{SchemaVersion: SchemaVersion, Run: run}
+}
+
+// NewRun returns a Run for backend started now, with the Go version, the host
+// name and the command line of this process filled in.
+func NewRun(backend Backend) Run {
+	host, _ := os.Hostname()
+	return Run{
+		Start:       time.Now().UTC(),
+		GoVersion:   runtime.Version(),
+		Host:        host,
+		Backend:     backend,
+		CommandLine: slices.Clone(os.Args),
+	}
+}
+
+// MarshalJSON encodes r with empty lists as [] rather than null.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report // no methods: avoids recursion
+	p := plain(r)
+	if p.Predictions == nil {
+		p.Predictions = []Prediction{}
+	}
+	if p.Mutants == nil {
+		p.Mutants = []Mutant{}
+	}
+	if p.Kernels == nil {
+		p.Kernels = []Kernel{}
+	}
+	return marshalJSON(p)
+}
+
+// Prediction returns the prediction with the given ID, or nil.
+func (r *Report) Prediction(id string) *Prediction {
+	for i := range r.Predictions {
+		if r.Predictions[i].ID == id {
+			return &r.Predictions[i]
+		}
+	}
+	return nil
+}
+
+// Mutant returns the mutant with the given name, or nil.
+func (r *Report) Mutant(name string) *Mutant {
+	for i := range r.Mutants {
+		if r.Mutants[i].Name == name {
+			return &r.Mutants[i]
+		}
+	}
+	return nil
+}
+
+// Kernel returns the kernel with the given name, or nil.
+func (r *Report) Kernel(name string) *Kernel {
+	for i := range r.Kernels {
+		if r.Kernels[i].Name == name {
+			return &r.Kernels[i]
+		}
+	}
+	return nil
+}
+
+// UpsertPrediction replaces the prediction with p.ID in place, or appends p.
+func (r *Report) UpsertPrediction(p Prediction) {
+	if q := r.Prediction(p.ID); q != nil {
+		*q = p
+		return
+	}
+	r.Predictions = append(r.Predictions, p)
+}
+
+// UpsertMutant replaces the mutant with m.Name in place, or appends m.
+func (r *Report) UpsertMutant(m Mutant) {
+	if q := r.Mutant(m.Name); q != nil {
+		*q = m
+		return
+	}
+	r.Mutants = append(r.Mutants, m)
+}
+
+// UpsertKernel replaces the kernel with k.Name in place, or appends k.
+func (r *Report) UpsertKernel(k Kernel) {
+	if q := r.Kernel(k.Name); q != nil {
+		*q = k
+		return
+	}
+	r.Kernels = append(r.Kernels, k)
+}
+
+// HasFlag reports whether p carries f.
+func (p *Prediction) HasFlag(f Flag) bool { return slices.Contains(p.Flags, f) }
+
+// SetFlag adds f to p's flags if it is not there yet.
+func (p *Prediction) SetFlag(f Flag) {
+	if !p.HasFlag(f) {
+		p.Flags = append(p.Flags, f)
+	}
+}
+
+// ClearFlag removes f from p's flags.
+func (p *Prediction) ClearFlag(f Flag) {
+	p.Flags = slices.DeleteFunc(p.Flags, func(g Flag) bool { return g == f })
+	if len(p.Flags) == 0 {
+		p.Flags = nil
+	}
+}
+
+// MarkUnproven sets FlagUnproven on every prediction that killed no mutant of
+// r and clears it on the others, and returns the IDs it flagged. A report
+// without mutants has no evidence either way and is left unchanged.
+// Package falsify calls it after recording the kill matrix.
+func (r *Report) MarkUnproven() []string {
+	if len(r.Mutants) == 0 {
+		return nil
+	}
+	killers := make(map[string]bool)
+	for _, m := range r.Mutants {
+		if m.Status == MutantKilled {
+			killers[m.KilledBy] = true
+		}
+	}
+	var ids []string
+	for i := range r.Predictions {
+		p := &r.Predictions[i]
+		if killers[p.ID] {
+			p.ClearFlag(FlagUnproven)
+		} else {
+			p.SetFlag(FlagUnproven)
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+// Unproven returns the IDs of the predictions flagged FlagUnproven, in order.
+func (r *Report) Unproven() []string {
+	var ids []string
+	for i := range r.Predictions {
+		if r.Predictions[i].HasFlag(FlagUnproven) {
+			ids = append(ids, r.Predictions[i].ID)
+		}
+	}
+	return ids
+}
+
+// MutationScore returns the killed mutants and the mutants that count:
+// all but the equivalent ones. The score is killed/counted; counted is 0
+// when there are no mutants or all are equivalent.
+func (r *Report) MutationScore() (killed, counted int) {
+	for _, m := range r.Mutants {
+		switch m.Status {
+		case MutantKilled:
+			killed++
+			counted++
+		case MutantEquivalent:
+		default:
+			counted++
+		}
+	}
+	return killed, counted
+}

@@ -73,3 +73,15 @@ func CloseDevice() error {
 	}
 	return nil
 }
+
+// DefaultChecks sets rapid's check count to n unless -rapid.checks or
+// RAPID_CHECKS was given: the suite's predictions need more than rapid's
+// default 100 to have teeth. Call it after flag.Parse.
+func DefaultChecks(n int) {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	if _, env := os.LookupEnv("RAPID_CHECKS"); set || env {
+		return
+	}
+	flag.Set("rapid.checks", fmt.Sprint(n))
+}

@@ -1,0 +1,26 @@
+package properties_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ptxprop/ptxprop/properties"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	properties.DefaultChecks(1000)
+	start := time.Now()
+	code := m.Run()
+	if err := properties.Finish(os.Stdout, start); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	properties.CloseDevice()
+	os.Exit(code)
+}

@@ -1,0 +1,168 @@
+package properties
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/reports"
+)
+
+// ReportFlag is where TestMain writes the contract report.
+var ReportFlag = flag.String("report", "", "contract report path (default: out/contract-report.json at the module root)")
+
+// KernelsForReport lists the kernels the report's kernels[] section names; it
+// is set by the package that knows them (the test binary wires in package
+// kernels) so that properties itself stays independent of them.
+var KernelsForReport func() []reports.Kernel
+
+// ReportPath returns the -report flag or the default: out/contract-report.json
+// at the root of the module containing the working directory.
+func ReportPath() string {
+	if *ReportFlag != "" {
+		return *ReportFlag
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return filepath.Join("out", "contract-report.json")
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return filepath.Join(d, "out", "contract-report.json")
+		}
+		if filepath.Dir(d) == d {
+			return filepath.Join(dir, "out", "contract-report.json")
+		}
+	}
+}
+
+// NewRun describes this process's run for the report: backend and device
+// facts from info, rapid's seed and checks, the git commit.
+func NewRun(info cudart.Info, start time.Time) reports.Run {
+	backend := reports.BackendEmu
+	if info.Backend == "gpu" {
+		backend = reports.BackendGPU
+	}
+	run := reports.NewRun(backend)
+	run.Start = start.UTC()
+	run.End = time.Now().UTC()
+	run.Device = info.Name
+	run.ComputeCapability = info.ComputeCapability
+	run.DriverVersion = info.Driver
+	run.CUDAVersion = info.CUDA
+	run.SMCount = info.SMs
+	if info.CopyBandwidth > 0 {
+		bw := info.CopyBandwidth
+		run.CopyBandwidth = &bw
+	}
+	if f := flag.Lookup("rapid.seed"); f != nil {
+		if s, err := strconv.ParseUint(f.Value.String(), 10, 64); err == nil {
+			run.RapidSeed = &s
+		}
+	}
+	if f := flag.Lookup("rapid.checks"); f != nil {
+		run.RapidChecks, _ = strconv.Atoi(f.Value.String())
+	}
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		run.GitCommit = strings.TrimSpace(string(out))
+	}
+	return run
+}
+
+// PredictionReport converts the registered prediction p and its outcome (ok
+// false when it never ran) into the report's form.
+func PredictionReport(p *Prediction, o Outcome, ok bool, notRun string) reports.Prediction {
+	rp := reports.Prediction{ID: p.ID, Title: p.Title, Statement: p.Statement, Kernels: p.Kernels}
+	if !ok {
+		rp.Status = reports.Skipped
+		rp.Reason = notRun
+		return rp
+	}
+	rp.Status = reports.PredictionStatus(o.Status)
+	rp.Reason = o.Reason
+	rp.Checks = o.Checks
+	rp.ChecksFailed = o.Failed
+	rp.Duration = o.Duration.Seconds()
+	if o.Duration > 0 && o.Checks > 0 {
+		rp.ChecksPerSecond = float64(o.Checks) / o.Duration.Seconds()
+	}
+	if len(o.Counterexample) > 0 {
+		ce := &reports.Counterexample{}
+		for _, d := range o.Counterexample {
+			label, value, _ := strings.Cut(d, ": ")
+			ce.Draws = append(ce.Draws, reports.Draw{Label: label, Value: value})
+		}
+		rp.Counterexample = ce
+	}
+	if o.Repro != "" {
+		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
+	}
+	if o.Stats.Compared > 0 {
+		es := &reports.ErrorStats{MaxAbs: o.Stats.MaxAbs, MaxRel: o.Stats.MaxRel, MaxULP: o.Stats.MaxULP,
+			MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
+		if o.Stats.NaiveMaxRatio > 0 {
+			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio
+			es.NaiveRatio = &r
+		}
+		rp.ErrorStats = es
+	}
+	if o.NonDeterministic != "" {
+		rp.NonDeterministic = o.NonDeterministic
+		rp.SetFlag(reports.FlagNonDeterministic)
+	}
+	return rp
+}
+
+// WriteReport writes every registered prediction — run or not — with the
+// outcomes of this process into the report at path, keeping the mutants a
+// falsify run recorded there. notRun is the reason given to predictions that
+// did not run (e.g. filtered out by -run).
+func WriteReport(path string, run reports.Run, notRun string) error {
+	out := Outcomes()
+	return reports.Update(path, func(r *reports.Report) error {
+		r.Run = run
+		r.Predictions = nil
+		for _, p := range All() {
+			if strings.HasPrefix(p.ID, "TEST-") {
+				continue
+			}
+			o, ok := out[p.ID]
+			r.UpsertPrediction(PredictionReport(p, o, ok, notRun))
+		}
+		if KernelsForReport != nil {
+			r.Kernels = KernelsForReport()
+		}
+		return nil
+	})
+}
+
+// Finish is what a TestMain calls after m.Run: it writes the report, prints
+// the summary and where the report went. It returns an error only when the
+// report could not be written.
+func Finish(w io.Writer, start time.Time) error {
+	info := cudart.Info{Backend: "emu"}
+	if d, err := Device(); err == nil {
+		info = d.Info()
+	}
+	path := ReportPath()
+	if err := WriteReport(path, NewRun(info, start), "not run in this invocation (filtered out by -run, or its test was skipped before recording)"); err != nil {
+		return fmt.Errorf("ptxprop: writing the contract report: %w", err)
+	}
+	r, err := reports.Read(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := reports.Summary(w, r); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "ptxprop: contract report written to %s\n", path)
+	return nil
+}

@@ -1,0 +1,84 @@
+# Makefile — ptxprop build entry points.
+#
+# Go builds and tests need none of this: the PTX is committed and embedded.
+# These targets regenerate what is committed, or set up the tools to do it.
+#
+#   make toolkit   install nvcc (Debian nvidia-cuda-toolkit) via scripts/install-cuda-toolkit.sh
+#   make ptx       compile kernels/src/*.cu to kernels/ptx/*.ptx and rewrite kernels/ptx/MANIFEST
+#
+# Others add their targets below; keep each one small and commented.
+
+.PHONY: toolkit ptx
+
+toolkit:
+	bash scripts/install-cuda-toolkit.sh
+
+# ---------------------------------------------------------------------------
+# ptx: one PTX module per kernel family (kernels/src/<name>.cu ->
+# kernels/ptx/<name>.ptx). The flags are part of the kernels' documented op
+# sequences (the tolerances depend on them), so kernels/manifest_test.go
+# checks that MANIFEST records exactly these:
+#   -arch=compute_70  virtual architecture only: PTX the driver JITs for any
+#                     GPU from Volta on (H100/H200 included), and the emulator reads
+#   -fmad=false       no contraction of a*b+c into an FMA; every FMA in the
+#                     PTX is an explicit fmaf() in the source
+#   -O3               optimised; no -lineinfo or -G, so the PTX stays lean and
+#                     holds no file paths
+# nvcc runs inside kernels/ on relative paths and writes no timestamps, so
+# the output is byte-for-byte reproducible (compile twice and compare).
+#
+# MANIFEST holds the nvcc version, the flags and the SHA-256 of every source
+# (.cu and the shared .cuh headers) and of every PTX file. A test recomputes
+# the source hashes and fails when a source changed but `make ptx` was not run.
+NVCC      ?= nvcc
+NVCCFLAGS := -ptx -arch=compute_70 -fmad=false -O3
+
+KSRC := kernels/src
+KPTX := kernels/ptx
+CU   := $(sort $(wildcard $(KSRC)/*.cu))
+CUH  := $(sort $(wildcard $(KSRC)/*.cuh))
+PTX  := $(patsubst $(KSRC)/%.cu,$(KPTX)/%.ptx,$(CU))
+
+ptx: $(PTX) $(KPTX)/MANIFEST
+
+# Every PTX depends on every header: a helper change recompiles all families.
+$(KPTX)/%.ptx: $(KSRC)/%.cu $(CUH)
+	cd kernels && $(NVCC) $(NVCCFLAGS) src/$*.cu -o ptx/$*.ptx
+
+# Written to a temporary file and renamed, so a failed run leaves the old one.
+$(KPTX)/MANIFEST: $(PTX) $(CU) $(CUH) Makefile
+	@{ echo "# Written by 'make ptx'; checked by kernels/manifest_test.go. Do not edit."; \
+	  echo "nvcc: $$($(NVCC) --version | grep release)"; \
+	  echo "flags: $(NVCCFLAGS)"; \
+	  (cd kernels && sha256sum $(patsubst kernels/%,%,$(CU) $(CUH) $(PTX))); \
+	} > $@.tmp && mv $@.tmp $@
+
+# ---------------------------------------------------------------------------
+# gpu-bin: test binaries for the GPU machine, which has no Go: one
+# bin/<last path element>.test per package of GPU_PKGS that exists, built with
+# -tags cuda (cudart/gpu registers the "gpu" backend). cudart/gpu dlopens
+# libcuda at run time, so the build needs only cuda.h — from /usr/local/cuda
+# when present, else the Debian toolkit's /usr/include — and the binaries
+# depend on libc alone. CGO_LDFLAGS points at the toolkit's libcuda stub for
+# any package that links libcuda itself. Run one there as
+#   PTXPROP_REQUIRE_GPU=1 ./bin/gpu.test -test.v
+# (PTXPROP_REQUIRE_GPU turns "no device" from a skip into a failure).
+GPU_PKGS ?= ./cudart/gpu ./kernels ./properties ./falsify
+ifneq ($(wildcard /usr/local/cuda/include/cuda.h),)
+GPU_CGO_CFLAGS  ?= -I/usr/local/cuda/include
+GPU_CGO_LDFLAGS ?= -L/usr/local/cuda/lib64/stubs -L/usr/local/cuda/lib64
+else
+GPU_CGO_CFLAGS  ?= -I/usr/include
+GPU_CGO_LDFLAGS ?= -L/usr/lib/x86_64-linux-gnu
+endif
+
+.PHONY: gpu-bin
+gpu-bin:
+	@mkdir -p bin
+	@set -e; for p in $(GPU_PKGS); do \
+	  if ls $$p/*.go >/dev/null 2>&1; then \
+	    echo "go test -c -tags cuda -o bin/$$(basename $$p).test $$p"; \
+	    CGO_ENABLED=1 CGO_CFLAGS="$(GPU_CGO_CFLAGS)" CGO_LDFLAGS="$(GPU_CGO_LDFLAGS)" \
+	      go test -c -tags cuda -o bin/$$(basename $$p).test $$p; \
+	  else echo "gpu-bin: skipping $$p (no Go files)"; fi; \
+	done

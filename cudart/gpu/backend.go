@@ -1,0 +1,473 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// Config selects and tunes a GPU backend. The zero value opens device 0,
+// measures the copy bandwidth with 1 GiB copies and waits up to 10 s in Close.
+type Config struct {
+	// Ordinal is the device index among those CUDA_VISIBLE_DEVICES leaves.
+	Ordinal int
+	// CopyBytes is the size of each device-to-device copy that measures
+	// Info().CopyBandwidth at open: 0 means 1 GiB; negative skips the
+	// measurement (CopyBandwidth stays 0).
+	CopyBytes int
+	// CloseWait bounds how long Close waits for the context thread to finish
+	// the call in progress (a launch that never completes) before giving up
+	// on destroying the context. 0 means 10 s.
+	CloseWait time.Duration
+}
+
+// Properties are device facts beyond cudart.Info.
+type Properties struct {
+	Ordinal             int
+	Name                string
+	CCMajor, CCMinor    int
+	SMs                 int
+	TotalMemory         uint64 // bytes
+	L2Bytes             int
+	SharedPerBlock      int    // bytes of shared memory a block gets without opting in
+	SharedPerBlockOptin int    // the most a block can get (Launch opts in on demand)
+	MaxThreadsPerBlock  int    //
+	CUDAVersion         int    // cuDriverGetVersion, e.g. 13000
+	KernelDriver        string // kernel module version, e.g. "580.159.03"; "" if unknown
+	HeaderVersion       int    // CUDA_VERSION of the cuda.h compiled against, e.g. 11080
+	Library             string // the libcuda file loaded
+	ParamInfo           bool   // the driver reports kernel parameter sizes, so Launch checks them
+	CopyBandwidth       float64
+	CopyBytes           int // size of each measuring copy; 0 if unmeasured
+	CopyError           string
+}
+
+// Backend is a cudart.Backend and cudart.Timer over one CUDA context. All
+// methods are safe for concurrent use: every driver call runs on the one
+// goroutine that owns the context (locked to its OS thread), in the order the
+// calls arrive. Open one with Open, or through cudart.Open("gpu", …).
+type Backend struct {
+	reqs      chan request
+	quit      chan struct{} // closed by Close
+	exited    chan struct{} // closed by the context thread once it has destroyed the context
+	closeOnce sync.Once
+	closeWait time.Duration
+	closeErr  error // set before exited is closed
+	async     atomic.Int32
+	info      cudart.Info
+	props     Properties
+
+	// Owned by the context thread.
+	dev cuDevice
+	ctx cuContext
+}
+
+// fault is the first sticky fault (Result.Sticky) seen in this process. The
+// driver makes such a fault process-wide: every later call in every context
+// fails with the same code, and even cuCtxCreate does, so only a new process
+// recovers. (Seen on the H200, driver 580: after an illegal address in one
+// context, creating another failed with CUDA_ERROR_ILLEGAL_ADDRESS.)
+var fault atomic.Pointer[error]
+
+// Fault returns the kernel fault that left CUDA unusable in this process,
+// or nil.
+func Fault() error {
+	if p := fault.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+type request struct {
+	f     func() error
+	reply chan error
+}
+
+var (
+	_ cudart.Backend = (*Backend)(nil)
+	_ cudart.Timer   = (*Backend)(nil)
+)
+
+// Open creates a CUDA context on the configured device, owned by a new
+// goroutine locked to its OS thread. It returns an error wrapping
+// cudart.ErrNoDevice when libcuda cannot be loaded, cuInit fails, or there
+// is no such device.
+func Open(cfg Config) (*Backend, error) {
+	fail := func(err error) (*Backend, error) { return nil, &cudart.Error{Op: "open", Name: "gpu", Err: err} }
+	if err := Fault(); err != nil {
+		return fail(fmt.Errorf("%w: CUDA unusable in this process since an earlier kernel fault (restart the process): %w", cudart.ErrNoDevice, err))
+	}
+	if err := loadDriver(); err != nil {
+		return fail(fmt.Errorf("%w: %w", cudart.ErrNoDevice, err))
+	}
+	n, r := deviceCount()
+	if r != success {
+		return fail(fmt.Errorf("%w: cuDeviceGetCount: %w", cudart.ErrNoDevice, r))
+	}
+	if n == 0 {
+		return fail(cudart.Errorf(cudart.ErrNoDevice, "the driver reports no CUDA device"))
+	}
+	if cfg.Ordinal < 0 || cfg.Ordinal >= n {
+		return fail(cudart.Errorf(cudart.ErrNoDevice, "no device %d (%d present)", cfg.Ordinal, n))
+	}
+	dev, r := deviceGet(cfg.Ordinal)
+	if r != success {
+		return fail(fmt.Errorf("%w: cuDeviceGet(%d): %w", cudart.ErrNoDevice, cfg.Ordinal, r))
+	}
+	p, err := properties(cfg.Ordinal, dev)
+	if err != nil {
+		return fail(err)
+	}
+	b := &Backend{
+		reqs:      make(chan request),
+		quit:      make(chan struct{}),
+		exited:    make(chan struct{}),
+		closeWait: cfg.CloseWait,
+		dev:       dev,
+		props:     p,
+	}
+	if b.closeWait <= 0 {
+		b.closeWait = 10 * time.Second
+	}
+	started := make(chan error, 1)
+	go b.serve(started)
+	if err := <-started; err != nil {
+		return fail(err)
+	}
+	if cfg.CopyBytes >= 0 {
+		size := cfg.CopyBytes
+		if size == 0 {
+			size = 1 << 30
+		}
+		err := b.do(func() error {
+			bw, used, err := measureCopy(size)
+			b.props.CopyBandwidth, b.props.CopyBytes = bw, used
+			return err
+		})
+		if err != nil {
+			b.props.CopyError = err.Error()
+		}
+	}
+	b.info = cudart.Info{
+		Backend:           "gpu",
+		Name:              p.Name,
+		ComputeCapability: fmt.Sprintf("%d.%d", p.CCMajor, p.CCMinor),
+		SMs:               p.SMs,
+		Driver:            p.KernelDriver,
+		CUDA:              formatVersion(p.CUDAVersion),
+		CopyBandwidth:     b.props.CopyBandwidth,
+	}
+	if b.info.Driver == "" {
+		b.info.Driver = b.info.CUDA
+	}
+	return b, nil
+}
+
+// properties reads the device facts that need no context.
+func properties(ordinal int, dev cuDevice) (Properties, error) {
+	p := Properties{Ordinal: ordinal, HeaderVersion: headerVersion, Library: libraryPath(), ParamInfo: hasParamInfo()}
+	var r Result
+	if p.Name, r = deviceName(dev); r != success {
+		return p, fmt.Errorf("cuDeviceGetName: %w", r)
+	}
+	for _, a := range []struct {
+		dst  *int
+		attr int
+		name string
+	}{
+		{&p.CCMajor, attrCCMajor, "compute capability major"},
+		{&p.CCMinor, attrCCMinor, "compute capability minor"},
+		{&p.SMs, attrSMs, "multiprocessor count"},
+		{&p.L2Bytes, attrL2Bytes, "L2 size"},
+		{&p.SharedPerBlock, attrSharedPerBlock, "shared memory per block"},
+		{&p.SharedPerBlockOptin, attrSharedOptin, "opt-in shared memory per block"},
+		{&p.MaxThreadsPerBlock, attrMaxThreadsBlock, "threads per block"},
+	} {
+		if *a.dst, r = deviceAttr(dev, a.attr); r != success {
+			return p, fmt.Errorf("cuDeviceGetAttribute(%s): %w", a.name, r)
+		}
+	}
+	if p.TotalMemory, r = deviceTotalMem(dev); r != success {
+		return p, fmt.Errorf("cuDeviceTotalMem: %w", r)
+	}
+	if p.CUDAVersion, r = driverVersion(); r != success {
+		return p, fmt.Errorf("cuDriverGetVersion: %w", r)
+	}
+	p.KernelDriver = kernelDriverVersion(p.Library)
+	return p, nil
+}
+
+// formatVersion turns 13000 into "13.0" and 12040 into "12.4".
+func formatVersion(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
+
+var versionRE = regexp.MustCompile(`([0-9]+\.[0-9]+(\.[0-9]+)?)`)
+
+// kernelDriverVersion reads the NVIDIA kernel module's version from /proc,
+// else from the name the libcuda file resolves to (libcuda.so.580.159.03).
+func kernelDriverVersion(lib string) string {
+	if b, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
+		if m := regexp.MustCompile(`Kernel Module(?:\s+for\s+\S+)?\s+([0-9][0-9.]+)`).FindSubmatch(b); m != nil {
+			return string(m[1])
+		}
+	}
+	if lib == "" {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(lib); err == nil {
+		lib = real
+	}
+	base := filepath.Base(lib)
+	const prefix = "libcuda.so."
+	if len(base) > len(prefix) && base[:len(prefix)] == prefix && base != prefix+"1" {
+		return versionRE.FindString(base[len(prefix):])
+	}
+	return ""
+}
+
+// serve is the context thread: it locks itself to its OS thread, creates the
+// context there (making it current), reports to Open, and runs requests one
+// at a time until Close. It never unlocks the thread, so when it returns the
+// runtime terminates the thread, and the context binding with it.
+func (b *Backend) serve(started chan<- error) {
+	runtime.LockOSThread()
+	ctx, r := ctxCreate(b.dev)
+	if r != success {
+		started <- fmt.Errorf("%w: cuCtxCreate: %w", cudart.ErrNoDevice, r)
+		close(b.exited)
+		return
+	}
+	b.ctx = ctx
+	started <- nil
+	for {
+		select {
+		case q := <-b.reqs:
+			q.reply <- call(q.f)
+		case <-b.quit:
+			if r := ctxDestroy(b.ctx); r != success {
+				b.closeErr = fmt.Errorf("cuCtxDestroy: %w", r)
+			}
+			close(b.exited)
+			return
+		}
+	}
+}
+
+// call runs f, turning a panic into an error so that the context thread
+// survives a bug in a request.
+func call(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error on the context thread: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return f()
+}
+
+// do runs f on the context thread and returns its error, or
+// cudart.ErrClosed once Close has been called.
+func (b *Backend) do(f func() error) error {
+	q := request{f: f, reply: make(chan error, 1)}
+	select {
+	case b.reqs <- q:
+	case <-b.quit:
+		return cudart.ErrClosed
+	}
+	return <-q.reply
+}
+
+// check turns a driver result into an error naming the driver function, and
+// remembers a sticky fault: the context is unusable from then on. Only the
+// context thread calls it.
+func (b *Backend) check(fn string, r Result) error {
+	if r == success {
+		return nil
+	}
+	err := fmt.Errorf("%s: %w", fn, r)
+	if r.Sticky() {
+		fault.CompareAndSwap(nil, &err)
+	}
+	return err
+}
+
+// usable reports the earlier sticky fault, if any.
+func (b *Backend) usable() error {
+	if err := Fault(); err != nil {
+		return fmt.Errorf("CUDA unusable in this process since an earlier kernel fault (restart the process): %w", err)
+	}
+	return nil
+}
+
+func opErr(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &cudart.Error{Op: op, Name: name, Err: err}
+}
+
+// Info describes the device. It makes no driver call.
+func (b *Backend) Info() cudart.Info { return b.info }
+
+// Properties returns device facts beyond Info. It makes no driver call.
+func (b *Backend) Properties() Properties { return b.props }
+
+// module is a loaded module; its fields are owned by the context thread.
+type module struct {
+	owner    *Backend
+	name     string
+	h        cuModule
+	funcs    map[string]*function
+	unloaded bool
+}
+
+// function is a kernel entry, with its parameter sizes when the driver can
+// tell them (nil otherwise).
+type function struct {
+	h         cuFunction
+	params    []int
+	maxShared int // dynamic shared memory opted in so far
+}
+
+// LoadModule JIT-compiles PTX text with cuModuleLoadDataEx. On failure the
+// error is a *JITError carrying the compiler's log.
+func (b *Backend) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
+	if len(ptx) == 0 {
+		return nil, opErr("load", name, cudart.Errorf(cudart.ErrInvalid, "empty PTX"))
+	}
+	var m *module
+	err := b.do(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		h, elog, ilog, r := moduleLoad(ptx)
+		if r != success {
+			log := elog
+			if ilog != "" {
+				log += "\n" + ilog
+			}
+			_ = b.check("cuModuleLoadDataEx", r)
+			return &JITError{Code: r, Log: log}
+		}
+		m = &module{owner: b, name: name, h: h, funcs: map[string]*function{}}
+		return nil
+	})
+	if err != nil {
+		return nil, opErr("load", name, err)
+	}
+	return m, nil
+}
+
+func (b *Backend) module(h cudart.ModuleHandle) (*module, error) {
+	m, ok := h.(*module)
+	if !ok || m == nil || m.owner != b {
+		return nil, cudart.Errorf(cudart.ErrInvalid, "module handle %T is not from this GPU backend", h)
+	}
+	return m, nil
+}
+
+// UnloadModule unloads a module. After a kernel fault it only forgets it:
+// the module goes with the context.
+func (b *Backend) UnloadModule(h cudart.ModuleHandle) error {
+	m, err := b.module(h)
+	if err != nil {
+		return opErr("unload", "", err)
+	}
+	return opErr("unload", m.name, b.do(func() error {
+		if m.unloaded {
+			return cudart.Errorf(cudart.ErrInvalid, "module already unloaded")
+		}
+		m.unloaded = true
+		if Fault() != nil {
+			return nil
+		}
+		return b.check("cuModuleUnload", moduleUnload(m.h))
+	}))
+}
+
+// Alloc allocates n bytes of device memory (cuMemAlloc aligns to at least
+// 256 bytes).
+func (b *Backend) Alloc(n int) (uint64, error) {
+	if n <= 0 {
+		return 0, opErr("alloc", "", cudart.Errorf(cudart.ErrInvalid, "%d bytes", n))
+	}
+	var addr uint64
+	err := b.do(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		var r Result
+		addr, r = memAlloc(n)
+		if r != success {
+			return b.check(fmt.Sprintf("cuMemAlloc(%d bytes)", n), r)
+		}
+		return nil
+	})
+	return addr, opErr("alloc", "", err)
+}
+
+// Free releases an allocation. After a kernel fault it does nothing: the
+// memory goes with the context.
+func (b *Backend) Free(addr uint64) error {
+	return b.do(func() error {
+		if Fault() != nil {
+			return nil
+		}
+		return b.check(fmt.Sprintf("cuMemFree(%#x)", addr), memFree(addr))
+	})
+}
+
+// CopyHtoD copies src to device address dst and returns once src may be
+// reused.
+func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return b.do(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		return b.check(fmt.Sprintf("cuMemcpyHtoD(%#x, %d bytes)", dst, len(src)), memcpyHtoD(dst, src))
+	})
+}
+
+// CopyDtoH copies len(dst) bytes from device address src, after all work
+// queued before it (a pending kernel's fault is reported here).
+func (b *Backend) CopyDtoH(dst []byte, src uint64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return b.do(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		return b.check(fmt.Sprintf("cuMemcpyDtoH(%#x, %d bytes)", src, len(dst)), memcpyDtoH(dst, src))
+	})
+}
+
+// Close destroys the context and ends the context thread. It waits up to
+// Config.CloseWait for a call in progress (a kernel that never finishes); if
+// that call is still running then, Close returns an error wrapping
+// cudart.ErrTimeout and the context is destroyed when the call returns, or
+// at process exit. Calling Close again returns the same result; every other
+// method returns an error wrapping cudart.ErrClosed after Close.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() { close(b.quit) })
+	t := time.NewTimer(b.closeWait)
+	defer t.Stop()
+	select {
+	case <-b.exited:
+		return opErr("close", "gpu", b.closeErr)
+	case <-t.C:
+		return opErr("close", "gpu", cudart.Errorf(cudart.ErrTimeout,
+			"the context thread is still busy after %v (a launch that does not complete?); the context is destroyed when that call returns, or at process exit", b.closeWait))
+	}
+}

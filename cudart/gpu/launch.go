@@ -1,0 +1,294 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// Launch runs entry of m with params, each passed to cuLaunchKernel at its
+// own size, and waits for the kernel to complete (cuCtxSynchronize), so a
+// kernel fault is reported by the launch that caused it. During Elapsed the
+// wait is skipped and the launch is only queued.
+//
+// When the driver reports kernel parameter sizes (cuFuncGetParamInfo, CUDA
+// 12.4+ drivers), a params list that does not match the kernel's signature in
+// count or in any size is refused with cudart.ErrInvalid before launching.
+// Dynamic shared memory beyond the default per-block limit is opted into
+// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) on demand.
+func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
+	m, err := b.module(h)
+	if err != nil {
+		return opErr("launch", entry, err)
+	}
+	for i, p := range params {
+		if len(p) == 0 || len(p) > 4096 {
+			return opErr("launch", entry, cudart.Errorf(cudart.ErrInvalid, "parameter %d is %d bytes", i, len(p)))
+		}
+	}
+	if g.SharedBytes < 0 {
+		return opErr("launch", entry, cudart.Errorf(cudart.ErrInvalid, "bad geometry %v", g))
+	}
+	grid, block := dims(g.Grid), dims(g.Block)
+	return opErr("launch", entry, b.do(func() error {
+		if m.unloaded {
+			return cudart.Errorf(cudart.ErrInvalid, "module %s was unloaded", m.name)
+		}
+		if err := b.usable(); err != nil {
+			return err
+		}
+		f, err := b.function(m, entry)
+		if err != nil {
+			return err
+		}
+		if err := f.checkParams(params); err != nil {
+			return err
+		}
+		if g.SharedBytes > f.maxShared {
+			r := funcSetMaxDynamicShared(f.h, g.SharedBytes)
+			if err := b.check(fmt.Sprintf("cuFuncSetAttribute(max dynamic shared memory, %d bytes)", g.SharedBytes), r); err != nil {
+				return err
+			}
+			f.maxShared = g.SharedBytes
+		}
+		if err := b.check(fmt.Sprintf("cuLaunchKernel(%v)", g), launchKernel(f.h, grid, block, g.SharedBytes, params)); err != nil {
+			return err
+		}
+		if b.async.Load() > 0 {
+			return nil
+		}
+		return b.check("cuCtxSynchronize", ctxSynchronize())
+	}))
+}
+
+// dims returns a Dim3 with zero extents read as 1.
+func dims(d cudart.Dim3) [3]uint32 {
+	out := [3]uint32{d.X, d.Y, d.Z}
+	for i := range out {
+		if out[i] == 0 {
+			out[i] = 1
+		}
+	}
+	return out
+}
+
+// function looks entry up in m (once). Only the context thread calls it.
+func (b *Backend) function(m *module, entry string) (*function, error) {
+	if f, ok := m.funcs[entry]; ok {
+		return f, nil
+	}
+	h, r := moduleFunction(m.h, entry)
+	if r != success {
+		err := b.check("cuModuleGetFunction", r)
+		if r == ErrNotFound {
+			return nil, fmt.Errorf("no entry %q in module %s: %w", entry, m.name, err)
+		}
+		return nil, err
+	}
+	f := &function{h: h}
+	if hasParamInfo() {
+		f.params = paramSizes(h)
+	}
+	m.funcs[entry] = f
+	return f, nil
+}
+
+// paramSizes returns the size of each parameter of h, reading until the
+// driver refuses an index (CUDA_ERROR_INVALID_VALUE past the last one), or
+// nil when it reports none (it cannot tell, or the kernel takes none: either
+// way there is nothing to check).
+func paramSizes(h cuFunction) []int {
+	var sizes []int
+	for i := 0; i < 4096; i++ {
+		_, size, r := funcParamInfo(h, i)
+		if r != success {
+			break
+		}
+		sizes = append(sizes, size)
+	}
+	return sizes
+}
+
+// ParamSizes returns the parameter sizes the driver reports for entry of m,
+// or nil when it cannot tell (drivers before CUDA 12.4).
+func (b *Backend) ParamSizes(h cudart.ModuleHandle, entry string) ([]int, error) {
+	m, err := b.module(h)
+	if err != nil {
+		return nil, opErr("params", entry, err)
+	}
+	var sizes []int
+	err = b.do(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		f, err := b.function(m, entry)
+		if err == nil {
+			sizes = append([]int(nil), f.params...)
+		}
+		return err
+	})
+	return sizes, opErr("params", entry, err)
+}
+
+func (f *function) checkParams(params [][]byte) error {
+	if f.params == nil {
+		return nil
+	}
+	if len(params) != len(f.params) {
+		return cudart.Errorf(cudart.ErrInvalid, "the kernel takes %d parameters (sizes %v), got %d", len(f.params), f.params, len(params))
+	}
+	for i, p := range params {
+		if len(p) != f.params[i] {
+			return cudart.Errorf(cudart.ErrInvalid, "parameter %d is %d bytes, the kernel expects %d (sizes %v)", i, len(p), f.params[i], f.params)
+		}
+	}
+	return nil
+}
+
+// Elapsed records a CUDA event, calls launch iters times — every Launch on
+// this backend only queues its kernel meanwhile, with no synchronisation —
+// then records a second event, waits for it once, and returns the device
+// time between the two events. A kernel fault during the loop is reported
+// when the second event is waited for. launch's own error stops the loop and
+// is returned as it is.
+func (b *Backend) Elapsed(iters int, launch func() error) (time.Duration, error) {
+	if iters <= 0 {
+		return 0, opErr("elapsed", "", cudart.Errorf(cudart.ErrInvalid, "%d iterations", iters))
+	}
+	var start, stop cuEvent
+	err := b.do(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		var r Result
+		if start, r = eventCreate(); r != success {
+			return b.check("cuEventCreate", r)
+		}
+		if stop, r = eventCreate(); r != success {
+			eventDestroy(start)
+			return b.check("cuEventCreate", r)
+		}
+		if r = eventRecord(start); r != success {
+			eventDestroy(start)
+			eventDestroy(stop)
+			return b.check("cuEventRecord", r)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, opErr("elapsed", "", err)
+	}
+	lerr := b.queue(iters, launch)
+	var ms float32
+	err = b.do(func() error {
+		defer func() {
+			eventDestroy(start)
+			eventDestroy(stop)
+		}()
+		if lerr != nil {
+			ctxSynchronize() // drain what was queued; its fault, if any, was sticky and is reported next time
+			return nil
+		}
+		if err := b.check("cuEventRecord", eventRecord(stop)); err != nil {
+			return err
+		}
+		if err := b.check("cuEventSynchronize", eventSynchronize(stop)); err != nil {
+			return err
+		}
+		var r Result
+		ms, r = eventElapsed(start, stop)
+		return b.check("cuEventElapsedTime", r)
+	})
+	if lerr != nil {
+		return 0, lerr
+	}
+	if err != nil {
+		return 0, opErr("elapsed", "", err)
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// queue calls launch iters times with launches made asynchronous.
+func (b *Backend) queue(iters int, launch func() error) error {
+	b.async.Add(1)
+	defer b.async.Add(-1)
+	for i := 0; i < iters; i++ {
+		if err := launch(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureCopy measures device-to-device copy bandwidth (bytes read plus
+// bytes written per second, best of five timed copies after one warm-up),
+// with copies of size bytes, or a quarter of that while memory runs out. It
+// runs on the context thread and returns the size it used.
+func measureCopy(size int) (float64, int, error) {
+	var err error
+	for s := size; s >= 1<<20 || s == size; s /= 4 {
+		var bw float64
+		if bw, err = measureCopyOf(s); err == nil {
+			return bw, s, nil
+		}
+		if !errors.Is(err, ErrOutOfMemory) {
+			break
+		}
+	}
+	return 0, 0, fmt.Errorf("copy bandwidth: %w", err)
+}
+
+func measureCopyOf(size int) (float64, error) {
+	src, r := memAlloc(size)
+	if r != success {
+		return 0, fmt.Errorf("cuMemAlloc(%d): %w", size, r)
+	}
+	defer memFree(src)
+	dst, r := memAlloc(size)
+	if r != success {
+		return 0, fmt.Errorf("cuMemAlloc(%d): %w", size, r)
+	}
+	defer memFree(dst)
+	start, r := eventCreate()
+	if r != success {
+		return 0, fmt.Errorf("cuEventCreate: %w", r)
+	}
+	defer eventDestroy(start)
+	stop, r := eventCreate()
+	if r != success {
+		return 0, fmt.Errorf("cuEventCreate: %w", r)
+	}
+	defer eventDestroy(stop)
+	best := math.Inf(1)
+	for i := 0; i < 6; i++ {
+		for _, step := range []struct {
+			name string
+			r    func() Result
+		}{
+			{"cuEventRecord", func() Result { return eventRecord(start) }},
+			{"cuMemcpyDtoD", func() Result { return memcpyDtoD(dst, src, size) }},
+			{"cuEventRecord", func() Result { return eventRecord(stop) }},
+			{"cuEventSynchronize", func() Result { return eventSynchronize(stop) }},
+		} {
+			if r := step.r(); r != success {
+				return 0, fmt.Errorf("%s: %w", step.name, r)
+			}
+		}
+		ms, r := eventElapsed(start, stop)
+		if r != success {
+			return 0, fmt.Errorf("cuEventElapsedTime: %w", r)
+		}
+		if i > 0 && float64(ms) < best { // the first copy warms up
+			best = float64(ms)
+		}
+	}
+	if best <= 0 {
+		return 0, fmt.Errorf("copy of %d bytes timed at %v ms", size, best)
+	}
+	return 2 * float64(size) / (best * 1e-3), nil
+}

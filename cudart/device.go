@@ -489,13 +489,18 @@ func (d *device) checkGuards(buf *buffer) error {
 			return err
 		}
 		if i := firstDiff(got, want); i >= 0 {
-			where := "after"
-			off := i / buf.kind.Size()
+			// Name the overwritten guard element nearest the buffer, counted
+			// from its edge: element 1 past the end is index Len.
 			if side == 0 {
-				where = "before"
-				off = (buf.guard - i) / buf.kind.Size()
+				j := i
+				for k := i; k < len(got); k++ { // the last differing byte is nearest the start
+					if got[k] != want[k] {
+						j = k
+					}
+				}
+				return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start", buf.Buffer, (buf.guard-j+buf.kind.Size()-1)/buf.kind.Size())
 			}
-			return Errorf(ErrGuardBand, "%v: guard %s the buffer overwritten %d element(s) %s its end", buf.Buffer, where, off, map[int]string{0: "before", 1: "past"}[side])
+			return Errorf(ErrGuardBand, "%v: guard band after the buffer overwritten at element %d (%d past its end)", buf.Buffer, buf.n+i/buf.kind.Size(), i/buf.kind.Size()+1)
 		}
 	}
 	return nil

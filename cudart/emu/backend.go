@@ -1,0 +1,331 @@
+package emu
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// ApproxMode selects what approximate instructions return.
+type ApproxMode uint8
+
+const (
+	// ApproxExact returns the correctly rounded value of the exact function.
+	ApproxExact ApproxMode = iota
+	// ApproxAdversarial returns a value anywhere inside the PTX ISA's
+	// documented error bound, chosen deterministically from the seed and
+	// the input.
+	ApproxAdversarial
+)
+
+func (m ApproxMode) String() string {
+	if m == ApproxAdversarial {
+		return "adversarial"
+	}
+	return "exact"
+}
+
+// Config controls the emulator. The zero value is the default: canonical
+// schedule, exact approximations, every check on except uninitialised
+// global reads (cudart.Device initialises every buffer anyway).
+type Config struct {
+	// Seed randomises the schedule (CTA order, warp interleaving, lane order
+	// of atomics) and the values of approximate instructions under
+	// ApproxAdversarial. 0 is the canonical order.
+	Seed int64
+	// Approx selects the values of approximate instructions.
+	Approx ApproxMode
+	// AllowUninitShared and AllowUninitLocal turn off the errors for reads
+	// of shared or local bytes no thread of the CTA has written.
+	AllowUninitShared, AllowUninitLocal bool
+	// CheckUninitGlobal reports reads of global bytes never written by
+	// CopyHtoD or a kernel.
+	CheckUninitGlobal bool
+	// NoRaceCheck turns off shared-memory and cross-CTA race detection
+	// (write counts are still recorded).
+	NoRaceCheck bool
+	// MaxInstructions bounds the thread-instructions of one launch; 0 is
+	// unlimited. Exceeding it fails the launch with cudart.ErrTimeout.
+	MaxInstructions int64
+}
+
+// LaunchStats describes the last launch.
+type LaunchStats struct {
+	Kernel             string
+	ThreadInstructions int64 // instructions executed, counted per active lane
+	WarpInstructions   int64 // instructions executed, counted per warp
+	CTAs               int
+	Duration           time.Duration
+}
+
+// Backend is the emulator. It implements cudart.Backend and the optional
+// cudart.Protector, cudart.Labeler, cudart.WriteRecorder and cudart.Aborter.
+type Backend struct {
+	mu      sync.Mutex
+	cfg     Config
+	mem     globalMem
+	modules map[*module]bool
+	stats   LaunchStats
+	abort   atomic.Bool
+	closed  bool
+}
+
+// New returns an emulator with cfg.
+func New(cfg Config) *Backend {
+	return &Backend{cfg: cfg, mem: globalMem{next: globalBase}, modules: map[*module]bool{}}
+}
+
+func init() {
+	cudart.Register("emu", func() (cudart.Backend, error) { return New(Config{}), nil })
+}
+
+// Config returns the current configuration.
+func (b *Backend) Config() Config {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg
+}
+
+// SetConfig replaces the configuration for later launches.
+func (b *Backend) SetConfig(cfg Config) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cfg = cfg
+}
+
+// SetSeed sets the schedule (and adversarial approximation) seed for later
+// launches.
+func (b *Backend) SetSeed(seed int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cfg.Seed = seed
+}
+
+// Stats returns the statistics of the last launch.
+func (b *Backend) Stats() LaunchStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stats
+}
+
+// Info describes the emulator.
+func (b *Backend) Info() cudart.Info {
+	return cudart.Info{Backend: "emu", Name: "ptxprop PTX emulator (warp 32)", Driver: "emu", CUDA: "PTX ISA 8.x"}
+}
+
+// Abort stops the running launch as soon as possible; it fails with
+// cudart.ErrTimeout. Launches started later run normally.
+func (b *Backend) Abort() { b.abort.Store(true) }
+
+// Close releases all memory.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	b.mem = globalMem{next: globalBase}
+	b.modules = map[*module]bool{}
+	return nil
+}
+
+func (b *Backend) usable() error {
+	if b.closed {
+		return cudart.ErrClosed
+	}
+	return nil
+}
+
+// Alloc allocates n bytes, 256-byte aligned.
+func (b *Backend) Alloc(n int) (uint64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return 0, err
+	}
+	if n <= 0 {
+		return 0, cudart.Errorf(cudart.ErrInvalid, "alloc of %d bytes", n)
+	}
+	a := b.mem.alloc(n, b.cfg.CheckUninitGlobal)
+	return a.base, nil
+}
+
+// Free releases an allocation.
+func (b *Backend) Free(addr uint64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return err
+	}
+	if !b.mem.free(addr) {
+		return cudart.Errorf(cudart.ErrInvalid, "free of %#x: not the start of a live allocation", addr)
+	}
+	return nil
+}
+
+func (b *Backend) span(addr uint64, n int, op string) (*allocation, int, error) {
+	a := b.mem.find(addr)
+	if a == nil || addr+uint64(n) > a.end {
+		return nil, 0, cudart.Errorf(cudart.ErrInvalid, "%s of %d bytes at %#x: outside every allocation", op, n, addr)
+	}
+	return a, int(addr - a.base), nil
+}
+
+// CopyHtoD copies src to device address dst; the bytes count as written.
+func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return err
+	}
+	a, off, err := b.span(dst, len(src), "copy to device")
+	if err != nil {
+		return err
+	}
+	copy(a.data[off:], src)
+	a.markInit(off, len(src))
+	return nil
+}
+
+// CopyDtoH copies from device address src into dst.
+func (b *Backend) CopyDtoH(dst []byte, src uint64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return err
+	}
+	a, off, err := b.span(src, len(dst), "copy to host")
+	if err != nil {
+		return err
+	}
+	copy(dst, a.data[off:])
+	return nil
+}
+
+// Protect makes accesses to [addr, addr+n) fail with ErrOutOfBounds, naming
+// what.
+func (b *Backend) Protect(addr uint64, n int, what string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a := b.mem.find(addr); a != nil {
+		a.guards = append(a.guards, guard{lo: addr, hi: addr + uint64(n), what: what})
+	}
+}
+
+// Unprotect removes the protection starting at addr.
+func (b *Backend) Unprotect(addr uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a := b.mem.find(addr); a != nil {
+		for i, g := range a.guards {
+			if g.lo == addr {
+				a.guards = append(a.guards[:i], a.guards[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// Label names the buffer at [addr, addr+n) in diagnostics.
+func (b *Backend) Label(addr uint64, n int, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a := b.mem.find(addr); a != nil {
+		a.label, a.lbase, a.lend = name, addr, addr+uint64(n)
+	}
+}
+
+// WriteCounts returns how many times the last launch stored to each element
+// of size elem in [addr, addr+n): the most stores to any byte of the element.
+func (b *Backend) WriteCounts(addr uint64, n, elem int) ([]uint32, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if elem <= 0 || n%elem != 0 {
+		return nil, cudart.Errorf(cudart.ErrInvalid, "write counts of %d bytes in elements of %d", n, elem)
+	}
+	a, off, err := b.span(addr, n, "write counts")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint32, n/elem)
+	for i := range out {
+		var c uint32
+		for j := 0; j < elem; j++ {
+			c = max(c, a.writeCount(off+i*elem+j, b.mem.launch))
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// LoadModule parses and decodes a PTX module; its .global and .const
+// variables are allocated and initialised.
+func (b *Backend) LoadModule(name string, src []byte) (cudart.ModuleHandle, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return nil, err
+	}
+	m, err := loadModule(&b.mem, name, src)
+	if err != nil {
+		return nil, err
+	}
+	b.modules[m] = true
+	return m, nil
+}
+
+// UnloadModule releases a module and its global variables.
+func (b *Backend) UnloadModule(h cudart.ModuleHandle) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m, ok := h.(*module)
+	if !ok || !b.modules[m] {
+		return cudart.Errorf(cudart.ErrInvalid, "unload of an unknown module")
+	}
+	for _, a := range m.globals {
+		b.mem.free(a.base)
+	}
+	delete(b.modules, m)
+	return nil
+}
+
+// Launch runs entry of module h over geometry g with the marshalled params.
+func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return err
+	}
+	m, ok := h.(*module)
+	if !ok || !b.modules[m] {
+		return cudart.Errorf(cudart.ErrInvalid, "launch of %s: unknown module", entry)
+	}
+	k := m.kernels[entry]
+	if k == nil {
+		names := make([]string, 0, len(m.kernels))
+		for n := range m.kernels {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return cudart.Errorf(cudart.ErrInvalid, "module %s has no kernel %q (kernels: %v)", m.name, entry, names)
+	}
+	b.abort.Store(false)
+	start := time.Now()
+	l, err := newLaunch(b, m, k, g, params)
+	if err != nil {
+		return err
+	}
+	err = l.run()
+	b.stats = LaunchStats{Kernel: entry, ThreadInstructions: l.threadInsts, WarpInstructions: l.warpInsts, CTAs: l.ctasRun, Duration: time.Since(start)}
+	return err
+}
+
+func (s LaunchStats) String() string {
+	rate := 0.0
+	if s.Duration > 0 {
+		rate = float64(s.ThreadInstructions) / s.Duration.Seconds()
+	}
+	return fmt.Sprintf("%s: %d thread-instructions (%d warp) in %d CTAs, %v, %.3g thread-inst/s", s.Kernel, s.ThreadInstructions, s.WarpInstructions, s.CTAs, s.Duration, rate)
+}

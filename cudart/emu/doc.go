@@ -1,0 +1,59 @@
+// Package emu is a CPU emulator for PTX: a cudart.Backend that runs the same
+// PTX text the GPU runs, on a laptop or in CI, and reports what a GPU hides.
+//
+// The emulator parses PTX with package ptx, decodes each kernel once into a
+// compact form (register operands resolved to slots, immediates and special
+// registers materialised as constant slots, one function per opcode
+// variant) and executes warps of 32 lanes over flat per-lane uint64 register
+// files. Lanes of a warp that diverge are reconverged by running the lanes
+// at the lowest PC together, so a warp executes *.sync operations (shfl.sync,
+// vote.sync, bar.warp.sync) with the membermask semantics of the PTX ISA,
+// including lanes that reach them from different instructions.
+//
+// # Numerics
+//
+// Correctly rounded instructions (add/sub/mul/fma/div/sqrt/rcp with .rn,
+// .rz, .rm, .rp, cvt with every rounding) are bit-exact with IEEE 754:
+// results are computed exactly (error-free transformations, math/big where
+// needed) and rounded once. .ftz flushes subnormal inputs and results to
+// sign-preserving zero. NaN results are the canonical NaN 0x7FFFFFFF.
+// Approximate instructions (rsqrt/rcp/sqrt/ex2/lg2/sin/cos/tanh .approx,
+// div.approx, div.full) return the correctly rounded value by default; with
+// Config.Approx = ApproxAdversarial they return a value chosen from the seed
+// anywhere inside the error bound the PTX ISA documents, so a property that
+// holds is shown to hold on any conforming GPU.
+//
+// # Checks
+//
+// Every failure is a *Fault wrapping a cudart sentinel, naming the kernel,
+// PTX line, instruction, CTA and thread, address and buffer:
+//
+//   - cudart.ErrOutOfBounds: a global access outside every live allocation
+//     or inside a guard band that cudart.Device protected; a shared access
+//     outside the CTA's shared memory or into the red zone between two
+//     shared variables; a local access past the thread's frame;
+//     uninitialised shared/local reads (on by default, Config.AllowUninit…);
+//   - cudart.ErrRace: two threads of a CTA touching the same shared byte in
+//     one barrier interval, at least one writing, without ordering (different
+//     warps, or one warp without a bar.warp.sync in between; lanes of one
+//     warp instruction writing different values to one byte); two CTAs
+//     storing to the same global byte in one launch without atomics;
+//   - cudart.ErrDeadlock: a bar.sync or *.sync that can never complete,
+//     with the waiting lanes and where the others are;
+//   - cudart.ErrTimeout: Abort (the Device watchdog) or Config.MaxInstructions.
+//
+// Barriers without a thread count are matched per instruction: threads that
+// wait at two different bar.sync instructions never meet (the
+// __syncthreads-in-a-divergent-branch bug is a deadlock, as the CUDA
+// programming model says), while exited threads count as arrived.
+//
+// WriteCounts reports, for the last launch, how many stores hit each element.
+//
+// # Schedule
+//
+// CTAs run one at a time. With Config.Seed = 0 they run in canonical order
+// (blockIdx.x fastest) and each warp runs until it blocks. Any other seed
+// permutes the CTA order, interleaves warps in random quanta and applies the
+// lanes of an atomic in random order, all reproducibly from the seed, so
+// results that depend on the schedule (float atomics) differ across seeds.
+package emu

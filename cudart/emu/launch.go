@@ -1,0 +1,745 @@
+package emu
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+const fullMask = 0xFFFFFFFF
+
+// launch is one kernel launch in progress.
+type launch struct {
+	b      *Backend
+	cfg    Config
+	m      *module
+	k      *kernel
+	g      cudart.Geometry
+	params []byte
+	rng    *rand.Rand // nil for the canonical schedule
+
+	ntid    [3]uint32
+	nctaid  [3]uint32
+	nthread int
+	nwarp   int
+	smem    int // shared bytes per CTA (static + dynamic)
+
+	warps []*warp
+	cta   cta
+	gen   uint32 // barrier-interval generation counter
+	err   error
+
+	warpInsts, threadInsts int64
+	ctasRun                int
+	budget                 int64
+	lastGlobal             *allocation
+	perm                   [32]int
+	scratch                [32]uint64
+	srcs                   [32]*inst
+}
+
+// cta is the state of the running thread block.
+type cta struct {
+	idx      int
+	id       [3]uint32
+	tag      uint32 // writer tag for global write records
+	live     int    // threads not exited
+	smem     []byte
+	sh       []shRec
+	lmem     []byte
+	linit    []byte
+	bars     map[barKey]*barrier
+	startGen uint32
+}
+
+type barKey struct {
+	id int64
+	pc int32 // -1 for barriers with an explicit thread count
+}
+
+type barrier struct {
+	count   int // expected threads; 0 for all live threads
+	arrived int
+	waiters []uint32 // per warp
+	red     uint8    // 0 none, 1 popc, 2 and, 3 or
+	acc     uint64
+	line    int32
+	pc      int32
+}
+
+// warp is the state of 32 lanes.
+type warp struct {
+	l         *launch
+	idx       int
+	regs      []uint64
+	preds     []uint32
+	carry     uint32
+	pc        int32
+	active    uint32 // lanes executing at pc
+	waiting   uint32 // runnable lanes parked at lanePC
+	waitMin   int32
+	barWait   uint32 // lanes blocked at a CTA barrier (at lanePC)
+	syncWait  uint32 // lanes blocked at a warp-synchronous instruction (at lanePC)
+	exited    uint32
+	valid     uint32 // lanes that exist (a partial last warp has fewer)
+	lanePC    [32]int32
+	retStack  [32][]int32
+	barEpoch  uint32
+	syncEpoch uint32
+}
+
+func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]byte) (*launch, error) {
+	l := &launch{b: b, cfg: b.cfg, m: m, k: k, g: g, budget: b.cfg.MaxInstructions}
+	dims := func(d cudart.Dim3) [3]uint32 {
+		r := [3]uint32{d.X, d.Y, d.Z}
+		for i := range r {
+			if r[i] == 0 {
+				r[i] = 1
+			}
+		}
+		return r
+	}
+	l.ntid, l.nctaid = dims(g.Block), dims(g.Grid)
+	l.nthread = int(l.ntid[0] * l.ntid[1] * l.ntid[2])
+	if l.nthread <= 0 || l.nthread > 1024 {
+		return nil, cudart.Errorf(cudart.ErrInvalid, "%s: block of %d threads", k.name, l.nthread)
+	}
+	l.nwarp = (l.nthread + 31) / 32
+	if g.SharedBytes < 0 {
+		return nil, cudart.Errorf(cudart.ErrInvalid, "%s: negative dynamic shared memory", k.name)
+	}
+	l.smem = k.sharedEnd + g.SharedBytes
+	if l.smem > 228<<10 {
+		return nil, cudart.Errorf(cudart.ErrInvalid, "%s: %d bytes of shared memory per block (static %d + dynamic %d) exceed 228 KiB", k.name, l.smem, k.sharedEnd, g.SharedBytes)
+	}
+	if len(params) != len(k.params) {
+		return nil, cudart.Errorf(cudart.ErrInvalid, "%s takes %d parameters, launched with %d", k.name, len(k.params), len(params))
+	}
+	l.params = make([]byte, k.paramSize)
+	for i, p := range k.params {
+		if len(params[i]) != p.size {
+			return nil, cudart.Errorf(cudart.ErrInvalid, "%s parameter %d (%s) is %d bytes, launched with %d", k.name, i, p.name, p.size, len(params[i]))
+		}
+		copy(l.params[p.off:], params[i])
+	}
+	if l.cfg.Seed != 0 {
+		l.rng = rand.New(rand.NewPCG(uint64(l.cfg.Seed), 0x9E3779B97F4A7C15))
+	}
+	l.warps = make([]*warp, l.nwarp)
+	for i := range l.warps {
+		w := &warp{l: l, idx: i, regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds)}
+		for _, c := range k.consts {
+			r := w.regs[c.slot*32 : c.slot*32+32]
+			for j := range r {
+				r[j] = c.val
+			}
+		}
+		for _, c := range k.predConsts {
+			if c.val != 0 {
+				w.preds[c.slot] = fullMask
+			}
+		}
+		l.warps[i] = w
+	}
+	l.cta.smem = make([]byte, l.smem)
+	if !l.cfg.NoRaceCheck || !l.cfg.AllowUninitShared {
+		l.cta.sh = make([]shRec, l.smem)
+	}
+	l.cta.lmem = make([]byte, l.nthread*k.localSize)
+	if !l.cfg.AllowUninitLocal {
+		l.cta.linit = make([]byte, l.nthread*k.localSize)
+	}
+	return l, nil
+}
+
+// run executes every CTA.
+func (l *launch) run() error {
+	l.b.mem.launch++
+	n := int(l.nctaid[0] * l.nctaid[1] * l.nctaid[2])
+	var order []int32
+	if l.rng != nil {
+		order = make([]int32, n)
+		for i := range order {
+			order[i] = int32(i)
+		}
+		l.rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
+	for i := 0; i < n; i++ {
+		idx := i
+		if order != nil {
+			idx = int(order[i])
+		}
+		if err := l.runCTA(idx); err != nil {
+			return err
+		}
+		l.ctasRun++
+	}
+	return nil
+}
+
+func (l *launch) nextGen() uint32 {
+	l.gen++
+	return l.gen
+}
+
+// startCTA prepares the CTA state and the warps for block idx.
+func (l *launch) startCTA(idx int) {
+	c := &l.cta
+	c.idx = idx
+	c.id = [3]uint32{uint32(idx) % l.nctaid[0], uint32(idx) / l.nctaid[0] % l.nctaid[1], uint32(idx) / (l.nctaid[0] * l.nctaid[1])}
+	c.tag = uint32(idx%(1<<24-1)) + 1
+	c.live = l.nthread
+	c.bars = map[barKey]*barrier{}
+	clear(c.smem)
+	if c.linit != nil {
+		clear(c.linit)
+	}
+	g := l.nextGen()
+	c.startGen = g
+	for _, w := range l.warps {
+		w.reset(g)
+	}
+}
+
+func (w *warp) reset(gen uint32) {
+	l := w.l
+	n := min(32, l.nthread-w.idx*32)
+	w.valid = uint32(uint64(1)<<n - 1)
+	w.active, w.pc = w.valid, 0
+	w.waiting, w.waitMin = 0, maxPC
+	w.barWait, w.syncWait, w.exited = 0, 0, 0
+	w.barEpoch, w.syncEpoch = gen, gen
+	w.carry = 0
+	for i := range w.retStack {
+		w.retStack[i] = w.retStack[i][:0]
+	}
+	for _, s := range l.k.specials {
+		r := w.regs[s.slot*32 : s.slot*32+32]
+		for lane := range r {
+			r[lane] = w.specialValue(s.name, lane)
+		}
+	}
+}
+
+const maxPC = int32(1<<31 - 1)
+
+// tid returns the thread index of lane within the CTA.
+func (w *warp) tid(lane int) [3]uint32 {
+	t := uint32(w.idx*32 + lane)
+	nt := w.l.ntid
+	return [3]uint32{t % nt[0], t / nt[0] % nt[1], t / (nt[0] * nt[1])}
+}
+
+func (w *warp) specialValue(name string, lane int) uint64 {
+	l := w.l
+	t := w.tid(lane)
+	axis := func() int { return int(name[len(name)-1] - 'x') }
+	switch {
+	case strings.HasPrefix(name, "%tid."):
+		return uint64(t[axis()])
+	case strings.HasPrefix(name, "%ntid."):
+		return uint64(l.ntid[axis()])
+	case strings.HasPrefix(name, "%ctaid."):
+		return uint64(l.cta.id[axis()])
+	case strings.HasPrefix(name, "%nctaid."):
+		return uint64(l.nctaid[axis()])
+	case strings.HasPrefix(name, "%nclusterid."):
+		return uint64(l.nctaid[axis()])
+	case strings.HasPrefix(name, "%clusterid."):
+		return uint64(l.cta.id[axis()])
+	case strings.HasPrefix(name, "%cluster_nctaid."):
+		return 1
+	}
+	switch name {
+	case "%laneid":
+		return uint64(lane)
+	case "%warpid":
+		return uint64(w.idx)
+	case "%nwarpid":
+		return uint64(l.nwarp)
+	case "%nsmid", "%cluster_nctarank":
+		return 1
+	case "%lanemask_eq":
+		return 1 << lane
+	case "%lanemask_le":
+		return 1<<(lane+1) - 1
+	case "%lanemask_lt":
+		return 1<<lane - 1
+	case "%lanemask_ge":
+		return uint64(uint32(fullMask << lane))
+	case "%lanemask_gt":
+		return uint64(uint32(fullMask << (lane + 1)))
+	case "%dynamic_smem_size":
+		return uint64(l.g.SharedBytes)
+	case "%total_smem_size", "%aggr_smem_size":
+		return uint64(l.smem)
+	}
+	return 0 // %smid, %gridid, %envreg*, %pm*, cluster ranks, clocks at start
+}
+
+// runCTA runs block idx to completion.
+func (l *launch) runCTA(idx int) error {
+	l.startCTA(idx)
+	for {
+		var w *warp
+		if l.rng == nil {
+			for _, x := range l.warps {
+				if x.runnable() {
+					w = x
+					break
+				}
+			}
+		} else {
+			var cand [32]*warp
+			n := 0
+			for _, x := range l.warps {
+				if x.runnable() {
+					cand[n] = x
+					n++
+				}
+			}
+			if n > 0 {
+				w = cand[l.rng.IntN(n)]
+			}
+		}
+		if w == nil {
+			if l.cta.live == 0 {
+				return nil
+			}
+			return l.deadlock()
+		}
+		quantum := 1 << 30
+		if l.rng != nil {
+			quantum = 1 + l.rng.IntN(48)
+		}
+		w.run(quantum)
+		if l.err != nil {
+			return l.err
+		}
+		if l.b.abort.Load() {
+			return l.fault(cudart.ErrTimeout, w, nil, -1, "launch aborted (watchdog)")
+		}
+		if l.budget > 0 && l.threadInsts > l.budget {
+			return l.fault(cudart.ErrTimeout, w, nil, -1, fmt.Sprintf("instruction budget of %d thread-instructions exhausted", l.budget))
+		}
+	}
+}
+
+func (w *warp) runnable() bool {
+	return w.active != 0 || w.waiting != 0 || w.syncWait != 0 && w.trySyncCompletion()
+}
+
+// run executes up to quantum warp-instructions.
+func (w *warp) run(quantum int) {
+	l := w.l
+	insts := l.k.insts
+	for n := 0; n < quantum; n++ {
+		if w.active == 0 && !w.regroup() {
+			return
+		}
+		if n&1023 == 1023 && l.b.abort.Load() {
+			return
+		}
+		in := &insts[w.pc]
+		m := w.active
+		if in.guard >= 0 {
+			p := w.preds[in.guard]
+			if in.gneg {
+				p = ^p
+			}
+			m &= p
+		}
+		l.warpInsts++
+		l.threadInsts += int64(bits.OnesCount32(w.active))
+		switch in.kind {
+		case kOp:
+			if m != 0 {
+				in.fn(w, in, m)
+				if l.err != nil {
+					return
+				}
+			}
+			w.pc++
+			if w.pc == w.waitMin {
+				w.merge()
+			}
+		case kBra:
+			w.branch(in.target, m)
+		case kExit:
+			w.exit(m)
+		case kRet:
+			w.ret(in, m)
+		case kCall:
+			w.call(in, m)
+		case kBar:
+			w.barrier(in, m)
+		case kWarpSync:
+			w.warpSync(in, m)
+		case kTrap:
+			if m != 0 {
+				l.fault(cudart.ErrLaunch, w, in, bits.TrailingZeros32(m), in.src.Op+" executed")
+				return
+			}
+			w.next()
+		}
+		if l.err != nil {
+			return
+		}
+		if l.budget > 0 && l.threadInsts > l.budget {
+			return
+		}
+	}
+}
+
+// next advances the group past the current instruction.
+func (w *warp) next() {
+	w.pc++
+	w.settle()
+}
+
+// park puts lanes m aside at pc.
+func (w *warp) park(m uint32, pc int32) {
+	w.waiting |= m
+	for ; m != 0; m &= m - 1 {
+		w.lanePC[bits.TrailingZeros32(m)] = pc
+	}
+	w.waitMin = min(w.waitMin, pc)
+}
+
+func (w *warp) recomputeWaitMin() {
+	w.waitMin = maxPC
+	for m := w.waiting; m != 0; m &= m - 1 {
+		w.waitMin = min(w.waitMin, w.lanePC[bits.TrailingZeros32(m)])
+	}
+}
+
+// merge adds the parked lanes at pc to the group.
+func (w *warp) merge() {
+	for m := w.waiting; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros32(m)
+		if w.lanePC[l] == w.pc {
+			w.active |= 1 << l
+			w.waiting &^= 1 << l
+		}
+	}
+	w.recomputeWaitMin()
+}
+
+// settle keeps the lowest-PC lanes running: it merges lanes parked at pc and
+// switches to parked lanes at a lower pc.
+func (w *warp) settle() {
+	if w.waiting == 0 || w.active != 0 && w.pc < w.waitMin {
+		return
+	}
+	if w.active != 0 && w.pc == w.waitMin {
+		w.merge()
+		return
+	}
+	if w.active != 0 {
+		w.park(w.active, w.pc)
+		w.active = 0
+	}
+	w.regroup()
+}
+
+// regroup picks the lowest-PC parked lanes as the new group. It returns
+// false when no lane of the warp can run.
+func (w *warp) regroup() bool {
+	if w.active != 0 {
+		return true
+	}
+	if w.waiting == 0 {
+		if w.syncWait != 0 && w.trySyncCompletion() {
+			return w.regroup()
+		}
+		return false
+	}
+	w.pc = w.waitMin
+	w.merge()
+	return true
+}
+
+func (w *warp) branch(target int32, taken uint32) {
+	not := w.active &^ taken
+	switch {
+	case taken == 0:
+		w.pc++
+	case not == 0:
+		w.pc = target
+	default:
+		w.park(not, w.pc+1)
+		w.active = taken
+		w.pc = target
+	}
+	w.settle()
+}
+
+func (w *warp) exit(m uint32) {
+	if m != 0 {
+		w.exited |= m
+		w.active &^= m
+		w.l.cta.live -= bits.OnesCount32(m)
+		w.l.checkBarriers()
+	}
+	if w.active != 0 {
+		w.next()
+	} else {
+		w.regroup()
+	}
+}
+
+// call enters a .func for lanes m.
+func (w *warp) call(in *inst, m uint32) {
+	if m == 0 {
+		w.next()
+		return
+	}
+	ci := in.call
+	for mm := m; mm != 0; mm &= mm - 1 {
+		lane := bits.TrailingZeros32(mm)
+		if len(w.retStack[lane]) >= 64 {
+			w.l.fault(cudart.ErrLaunch, w, in, lane, "call stack overflow")
+			return
+		}
+		w.retStack[lane] = append(w.retStack[lane], in.pc)
+		for _, c := range ci.args {
+			if !w.frameCopy(lane, c, in) {
+				return
+			}
+		}
+	}
+	w.branch(ci.target, m)
+}
+
+// ret returns lanes m from a .func to their call sites.
+func (w *warp) ret(in *inst, m uint32) {
+	if m == 0 {
+		w.next()
+		return
+	}
+	insts := w.l.k.insts
+	w.active &^= m
+	for mm := m; mm != 0; mm &= mm - 1 {
+		lane := bits.TrailingZeros32(mm)
+		st := w.retStack[lane]
+		if len(st) == 0 {
+			w.l.fault(cudart.ErrLaunch, w, in, lane, "ret with an empty call stack")
+			return
+		}
+		callPC := st[len(st)-1]
+		w.retStack[lane] = st[:len(st)-1]
+		for _, c := range insts[callPC].call.rets {
+			if !w.frameCopy(lane, c, in) {
+				return
+			}
+		}
+		w.park(1<<lane, callPC+1)
+	}
+	if w.active != 0 {
+		w.next()
+	} else {
+		w.regroup()
+	}
+}
+
+// frameCopy copies call parameter bytes within a thread's local frame.
+func (w *warp) frameCopy(lane int, c frameCopy, in *inst) bool {
+	t := w.idx*32 + lane
+	base := t * w.l.k.localSize
+	lm := w.l.cta.lmem
+	copy(lm[base+int(c.to):base+int(c.to)+c.n], lm[base+int(c.from):base+int(c.from)+c.n])
+	if li := w.l.cta.linit; li != nil {
+		copy(li[base+int(c.to):base+int(c.to)+c.n], li[base+int(c.from):base+int(c.from)+c.n])
+	}
+	return true
+}
+
+// firstValue returns slot's value in the lowest lane of m.
+func (w *warp) firstValue(slot int32, m uint32) uint64 {
+	return w.regs[slot*32+int32(bits.TrailingZeros32(m))]
+}
+
+// barrier handles bar.sync, barrier.sync, bar.red and bar.arrive.
+func (w *warp) barrier(in *inst, m uint32) {
+	l := w.l
+	if m == 0 {
+		w.next()
+		return
+	}
+	id := int64(uint32(w.firstValue(in.a, m)))
+	count := 0
+	key := barKey{id, in.pc}
+	if in.b >= 0 {
+		count = int(uint32(w.firstValue(in.b, m)))
+		key.pc = -1
+		if count <= 0 || count%32 != 0 && count < l.nthread {
+			l.fault(cudart.ErrLaunch, w, in, bits.TrailingZeros32(m), fmt.Sprintf("barrier thread count %d is not a positive multiple of the warp size", count))
+			return
+		}
+	}
+	bar := l.cta.bars[key]
+	if bar == nil {
+		bar = &barrier{count: count, waiters: make([]uint32, l.nwarp), red: in.sub, line: in.line, pc: in.pc}
+		if in.sub == 2 {
+			bar.acc = 1
+		}
+		l.cta.bars[key] = bar
+	}
+	if in.sub != 0 { // bar.red: fold in the predicate c
+		p := w.preds[in.c]
+		if in.cneg {
+			p = ^p
+		}
+		p &= m
+		switch in.sub {
+		case 1:
+			bar.acc += uint64(bits.OnesCount32(p))
+		case 2:
+			if p != m {
+				bar.acc = 0
+			}
+		case 3:
+			if p != 0 {
+				bar.acc = 1
+			}
+		}
+	}
+	bar.arrived += bits.OnesCount32(m)
+	if in.aneg { // bar.arrive: do not wait
+		l.completeBarrier(key, bar)
+		w.next()
+		return
+	}
+	w.barWait |= m
+	for mm := m; mm != 0; mm &= mm - 1 {
+		w.lanePC[bits.TrailingZeros32(mm)] = w.pc
+	}
+	bar.waiters[w.idx] |= m
+	w.active &^= m
+	l.completeBarrier(key, bar)
+	if w.active != 0 {
+		w.next()
+	} else {
+		w.regroup()
+	}
+}
+
+// completeBarrier releases a barrier's waiters once enough threads arrived.
+func (l *launch) completeBarrier(key barKey, bar *barrier) {
+	want := bar.count
+	if want == 0 {
+		want = l.cta.live
+	}
+	if bar.arrived < want {
+		return
+	}
+	delete(l.cta.bars, key)
+	g := l.nextGen()
+	insts := l.k.insts
+	for wi, lanes := range bar.waiters {
+		w := l.warps[wi]
+		if bar.count == 0 {
+			w.barEpoch, w.syncEpoch = g, g
+		}
+		if lanes == 0 {
+			continue
+		}
+		w.barEpoch, w.syncEpoch = g, g
+		w.barWait &^= lanes
+		for mm := lanes; mm != 0; mm &= mm - 1 {
+			lane := bits.TrailingZeros32(mm)
+			pc := w.lanePC[lane]
+			if in := &insts[pc]; in.sub != 0 && in.d >= 0 {
+				if in.sub == 1 {
+					w.regs[in.d*32+int32(lane)] = bar.acc
+				} else if bar.acc != 0 {
+					w.preds[in.d] |= 1 << lane
+				} else {
+					w.preds[in.d] &^= 1 << lane
+				}
+			}
+			w.park(1<<lane, pc+1)
+		}
+	}
+}
+
+// checkBarriers re-checks full-CTA barriers after threads exited.
+func (l *launch) checkBarriers() {
+	for key, bar := range l.cta.bars {
+		if bar.count == 0 {
+			l.completeBarrier(key, bar)
+		}
+	}
+}
+
+// deadlock reports the CTA's blocked threads.
+func (l *launch) deadlock() error {
+	insts := l.k.insts
+	var lines []string
+	type group struct {
+		what string
+		pc   int32
+	}
+	var first *warp
+	var firstIn *inst
+	firstLane := -1
+	for _, w := range l.warps {
+		groups := map[int32]uint32{}
+		kinds := map[int32]string{}
+		for m := w.barWait | w.syncWait; m != 0; m &= m - 1 {
+			lane := bits.TrailingZeros32(m)
+			pc := w.lanePC[lane]
+			groups[pc] |= 1 << lane
+			if w.barWait&(1<<lane) != 0 {
+				kinds[pc] = "barrier"
+			} else {
+				kinds[pc] = "warp-sync"
+			}
+		}
+		pcs := make([]int32, 0, len(groups))
+		for pc := range groups {
+			pcs = append(pcs, pc)
+		}
+		sort.Slice(pcs, func(i, j int) bool { return pcs[i] < pcs[j] })
+		for _, pc := range pcs {
+			in := &insts[pc]
+			lanes := groups[pc]
+			if first == nil {
+				first, firstIn, firstLane = w, in, bits.TrailingZeros32(lanes)
+			}
+			desc := fmt.Sprintf("warp %d lanes %s wait at PTX line %d (pc %d) %s", w.idx, laneRanges(lanes), in.line, pc, in.text())
+			if kinds[pc] == "warp-sync" {
+				mask := uint32(w.regs[in.memberSlot()*32+int32(bits.TrailingZeros32(lanes))])
+				missing := mask & w.valid &^ w.exited &^ w.syncWait
+				desc += fmt.Sprintf(" for lanes %s of membermask %#08x", laneRanges(missing), mask)
+			}
+			lines = append(lines, desc)
+		}
+		if w.exited != 0 {
+			lines = append(lines, fmt.Sprintf("warp %d lanes %s exited", w.idx, laneRanges(w.exited)))
+		}
+	}
+	detail := fmt.Sprintf("no thread of block (%d,%d,%d) can proceed (%d of %d threads not exited):\n\t\t%s",
+		l.cta.id[0], l.cta.id[1], l.cta.id[2], l.cta.live, l.nthread, strings.Join(lines, "\n\t\t"))
+	return l.fault(cudart.ErrDeadlock, first, firstIn, firstLane, detail)
+}
+
+// fault records and returns the launch's first error.
+func (l *launch) fault(code error, w *warp, in *inst, lane int, detail string) error {
+	if l.err != nil {
+		return l.err
+	}
+	f := &Fault{Code: code, Kernel: l.k.name, PC: -1, Lane: lane, CTA: l.cta.id, Detail: detail}
+	if in != nil {
+		f.PC, f.Line, f.Inst = int(in.pc), int(in.line), in.text()
+	}
+	if w != nil && lane >= 0 {
+		f.Thread = w.tid(lane)
+	}
+	l.err = f
+	return f
+}

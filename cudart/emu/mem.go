@@ -1,0 +1,427 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// shRec is the access history of one shared-memory byte in the current CTA,
+// for race and uninitialised-read detection.
+type shRec struct {
+	w    access    // last write
+	r    [2]access // recent reads by different threads
+	wval byte      // value of the last write
+}
+
+type access struct {
+	epoch uint32 // barrier interval of the accessing warp (0: none)
+	sync  uint32 // warp-sync interval of the accessing warp
+	inst  uint32 // warp-instruction instance
+	tid   uint16 // thread index in the CTA
+	atom  bool
+}
+
+// Access kinds.
+const (
+	accRead uint8 = iota
+	accWrite
+	accAtomic
+)
+
+var accNames = [...]string{"read", "write", "atomic"}
+
+// resolve maps a generic address to its state space.
+func resolve(space uint8, addr uint64) (uint8, uint64) {
+	if space != spGeneric {
+		return space, addr
+	}
+	switch {
+	case addr-sharedWindow < windowSize:
+		return spShared, addr - sharedWindow
+	case addr-localWindow < windowSize:
+		return spLocal, addr - localWindow
+	case addr-constWindow < windowSize:
+		return spConst, addr - constWindow
+	case addr-paramWindow < windowSize:
+		return spParam, addr - paramWindow
+	}
+	return spGlobal, addr
+}
+
+func (w *warp) memFault(code error, in *inst, lane int, space uint8, addr uint64, size int, detail string) bool {
+	w.l.fault(code, w, in, lane, detail)
+	if f, ok := w.l.err.(*Fault); ok && f.Space == "" {
+		f.Space, f.Addr, f.Size = spaceNames[space], addr, size
+	}
+	return false
+}
+
+// accessName describes the access for diagnostics.
+func accessName(in *inst, kind uint8, size int) string {
+	op := "access"
+	if in != nil && in.src != nil {
+		op = in.src.Opcode()
+	}
+	return fmt.Sprintf("%s (%s of %d bytes)", op, accNames[kind], size)
+}
+
+// globalAt checks a global access and returns its allocation and offset.
+func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (*allocation, int, bool) {
+	l := w.l
+	a := l.lastGlobal
+	if a == nil || addr < a.base || addr >= a.end {
+		a = l.b.mem.find(addr)
+		l.lastGlobal = a
+	}
+	if a == nil || addr+uint64(size) > a.end {
+		where := l.b.mem.nearest(addr)
+		if a != nil {
+			where = fmt.Sprintf("crosses the end of %s", a.describe(a.end-1))
+		}
+		return nil, 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spGlobal, addr, size,
+			fmt.Sprintf("%s at %#x outside every live allocation: %s", accessName(in, kind, size), addr, where))
+	}
+	for _, g := range a.guards {
+		if addr < g.hi && addr+uint64(size) > g.lo {
+			at := max(addr, g.lo)
+			return nil, 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spGlobal, addr, size,
+				fmt.Sprintf("%s at %#x in %s", accessName(in, kind, size), addr, a.describe(at)))
+		}
+	}
+	off := int(addr - a.base)
+	if kind == accRead && !a.isInit(off, size) {
+		return nil, 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spGlobal, addr, size,
+			fmt.Sprintf("%s at %#x reads bytes never written: %s", accessName(in, kind, size), addr, a.describe(addr)))
+	}
+	return a, off, true
+}
+
+// recordGlobalWrite counts a store and checks it against stores of other
+// CTAs in this launch.
+func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size int, atomic bool) bool {
+	l := w.l
+	launch := l.b.mem.launch
+	tag := l.cta.tag
+	pg := a.page(off, launch)
+	for i := 0; i < size; i++ {
+		o := off + i
+		if o>>pageBits != off>>pageBits {
+			pg = a.page(o, launch)
+		}
+		r := &pg[o&(pageSize-1)]
+		rec := *r
+		prev := rec >> wcCTAShft
+		if !l.cfg.NoRaceCheck && prev != 0 && prev != tag && (!atomic || rec&wcAtomic == 0) {
+			what := "stores to"
+			if atomic {
+				what = "applies an atomic to"
+			} else if rec&wcAtomic != 0 {
+				what = "stores to (after another block's atomic)"
+			}
+			addr := a.base + uint64(o)
+			return w.memFault(cudart.ErrRace, in, lane, spGlobal, addr, 1,
+				fmt.Sprintf("block %s %s, which block %s already wrote in this launch without synchronisation: %s",
+					fmtCTA(l.cta.id), what, l.ctaName(prev-1), a.describe(addr)))
+		}
+		cnt := rec & wcMask
+		if cnt < wcMask {
+			cnt++
+		}
+		nr := tag<<wcCTAShft | cnt
+		if atomic {
+			nr |= wcAtomic
+		}
+		*r = nr
+	}
+	return true
+}
+
+func fmtCTA(id [3]uint32) string { return fmt.Sprintf("(%d,%d,%d)", id[0], id[1], id[2]) }
+
+func (l *launch) ctaName(idx uint32) string {
+	n := l.nctaid
+	return fmt.Sprintf("(%d,%d,%d)", idx%n[0], idx/n[0]%n[1], idx/(n[0]*n[1]))
+}
+
+// sharedVarAt names the shared variable around byte off.
+func (l *launch) sharedVarAt(off uint64) string {
+	k := l.k
+	for _, v := range k.shared {
+		if off >= uint64(v.off) && off < uint64(v.off+v.size) {
+			return fmt.Sprintf("shared variable %s byte %d", v.name, off-uint64(v.off))
+		}
+		if off >= uint64(v.off+v.size) && off < uint64(v.off+v.size+redZone) {
+			return fmt.Sprintf("red zone %d bytes past the end of shared variable %s[%d bytes]", off-uint64(v.off+v.size), v.name, v.size)
+		}
+	}
+	if off >= uint64(k.sharedEnd) {
+		name := k.dynShared
+		if name == "" {
+			name = "dynamic shared memory"
+		}
+		return fmt.Sprintf("%s byte %d", name, off-uint64(k.sharedEnd))
+	}
+	return fmt.Sprintf("shared offset %d", off)
+}
+
+// sharedCheck checks bounds, red zones, uninitialised reads and races of a
+// shared access by lane.
+func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8, val uint64) bool {
+	l := w.l
+	if addr+uint64(size) > uint64(len(l.cta.smem)) || addr+uint64(size) < addr {
+		return w.memFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
+			fmt.Sprintf("%s at shared address %#x beyond the %d bytes of shared memory of the block (static %d + dynamic %d)",
+				accessName(in, kind, size), addr, len(l.cta.smem), l.k.sharedEnd, l.g.SharedBytes))
+	}
+	for _, v := range l.k.shared {
+		end := uint64(v.off + v.size)
+		if addr < end+redZone && addr+uint64(size) > end {
+			return w.memFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
+				fmt.Sprintf("%s at shared address %#x in the %s", accessName(in, kind, size), addr, l.sharedVarAt(max(addr, end))))
+		}
+	}
+	sh := l.cta.sh
+	if sh == nil {
+		return true
+	}
+	tid := uint16(w.idx*32 + lane)
+	cur := access{epoch: w.barEpoch, sync: w.syncEpoch, inst: uint32(l.warpInsts), tid: tid, atom: kind == accAtomic}
+	for i := 0; i < size; i++ {
+		rec := &sh[addr+uint64(i)]
+		b := byte(val >> (8 * i))
+		written := rec.w.epoch >= l.cta.startGen
+		if kind == accRead && !written && !l.cfg.AllowUninitShared {
+			return w.memFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
+				fmt.Sprintf("%s at shared address %#x reads a byte no thread of the block has written (%s)", accessName(in, kind, size), addr, l.sharedVarAt(addr+uint64(i))))
+		}
+		if !l.cfg.NoRaceCheck {
+			if written && w.conflicts(rec.w, cur) {
+				switch {
+				case rec.w.inst == cur.inst && kind != accRead:
+					if kind == accWrite && rec.wval != b {
+						return w.raceFault(in, lane, addr+uint64(i), rec.w, cur, rec.wval, b)
+					}
+				case rec.w.atom && cur.atom:
+				default:
+					return w.raceFault(in, lane, addr+uint64(i), rec.w, cur, rec.wval, b)
+				}
+			}
+			if kind != accRead {
+				for _, r := range rec.r {
+					if r.epoch >= l.cta.startGen && r.inst != cur.inst && w.conflicts(r, cur) && !(r.atom && cur.atom) {
+						return w.raceFault(in, lane, addr+uint64(i), r, cur, 0, b)
+					}
+				}
+			}
+		}
+		switch kind {
+		case accRead:
+			slot := 1
+			if rec.r[0].tid == tid || !w.concurrent(rec.r[0], cur) {
+				slot = 0
+			}
+			rec.r[slot] = cur
+		default:
+			rec.w, rec.wval = cur, b
+		}
+	}
+	return true
+}
+
+// concurrent reports whether access a (of this CTA) and cur fall in the
+// same synchronisation interval: no barrier completed in between and, for
+// two lanes of one warp, no bar.warp.sync either.
+func (w *warp) concurrent(a, cur access) bool {
+	if a.epoch < w.l.cta.startGen || a.epoch != cur.epoch {
+		return false
+	}
+	return a.tid/32 != cur.tid/32 || a.sync == cur.sync
+}
+
+// conflicts reports whether the earlier access a by another thread is
+// unordered with the current access cur.
+func (w *warp) conflicts(a, cur access) bool {
+	return a.tid != cur.tid && w.concurrent(a, cur)
+}
+
+func (w *warp) raceFault(in *inst, lane int, addr uint64, prev, cur access, pv, cv byte) bool {
+	l := w.l
+	t := w.tid(lane)
+	pw := l.warps[int(prev.tid)/32]
+	pt := pw.tid(int(prev.tid) % 32)
+	var why string
+	switch {
+	case prev.inst == cur.inst:
+		why = fmt.Sprintf("lanes %d and %d of warp %d store different values (%#02x, %#02x) to the same byte in one instruction", int(prev.tid)%32, lane, w.idx, pv, cv)
+	case int(prev.tid)/32 == w.idx:
+		why = fmt.Sprintf("threads (%d,%d,%d) and (%d,%d,%d) of warp %d access it with no bar.warp.sync (__syncwarp) or barrier in between", pt[0], pt[1], pt[2], t[0], t[1], t[2], w.idx)
+	default:
+		why = fmt.Sprintf("thread (%d,%d,%d) of warp %d and thread (%d,%d,%d) of warp %d access it in the same barrier interval (no bar.sync / __syncthreads in between)", pt[0], pt[1], pt[2], int(prev.tid)/32, t[0], t[1], t[2], w.idx)
+	}
+	kind := "read"
+	if cur.atom {
+		kind = "atomic"
+	} else if in != nil && in.src != nil && (in.src.Op == "st" || in.src.Op == "red" || in.src.Op == "atom") {
+		kind = "write"
+	}
+	return w.memFault(cudart.ErrRace, in, lane, spShared, addr, 1,
+		fmt.Sprintf("shared-memory race on %s (%s at shared address %#x): %s", l.sharedVarAt(addr), kind, addr, why))
+}
+
+// localAt checks a local access and returns the byte offset in the CTA's
+// local memory.
+func (w *warp) localAt(in *inst, lane int, addr uint64, size int, kind uint8) (int, bool) {
+	l := w.l
+	ls := uint64(l.k.localSize)
+	if addr+uint64(size) > ls || addr+uint64(size) < addr {
+		return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spLocal, addr, size,
+			fmt.Sprintf("%s at local address %#x beyond the thread's %d-byte local frame", accessName(in, kind, size), addr, ls))
+	}
+	base := (w.idx*32+lane)*l.k.localSize + int(addr)
+	if li := l.cta.linit; li != nil {
+		if kind == accRead {
+			for i := 0; i < size; i++ {
+				if li[base+i] == 0 {
+					return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spLocal, addr, size,
+						fmt.Sprintf("%s at local address %#x reads a byte the thread never wrote (%s)", accessName(in, kind, size), addr, l.localVarAt(addr+uint64(i))))
+				}
+			}
+		} else {
+			for i := 0; i < size; i++ {
+				li[base+i] = 1
+			}
+		}
+	}
+	return base, true
+}
+
+func (l *launch) localVarAt(off uint64) string {
+	for _, v := range l.k.locals {
+		if off >= uint64(v.off) && off < uint64(v.off+v.size) {
+			return fmt.Sprintf("local variable %s byte %d", v.name, off-uint64(v.off))
+		}
+	}
+	return fmt.Sprintf("local offset %d", off)
+}
+
+// load reads size bytes at addr in space for lane.
+func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (uint64, bool) {
+	if addr%uint64(size) != 0 {
+		return 0, w.misaligned(in, lane, space, addr, size)
+	}
+	space, addr = resolve(space, addr)
+	l := w.l
+	switch space {
+	case spGlobal:
+		a, off, ok := w.globalAt(in, lane, addr, size, accRead)
+		if !ok {
+			return 0, false
+		}
+		return getBits(a.data[off:], size), true
+	case spShared:
+		if !w.sharedCheck(in, lane, addr, size, accRead, 0) {
+			return 0, false
+		}
+		return getBits(l.cta.smem[addr:], size), true
+	case spLocal:
+		off, ok := w.localAt(in, lane, addr, size, accRead)
+		if !ok {
+			return 0, false
+		}
+		return getBits(l.cta.lmem[off:], size), true
+	case spConst:
+		if addr+uint64(size) > uint64(len(l.m.constBank)) {
+			return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spConst, addr, size,
+				fmt.Sprintf("%s at const address %#x beyond the module's %d bytes of constants", accessName(in, accRead, size), addr, len(l.m.constBank)))
+		}
+		return getBits(l.m.constBank[addr:], size), true
+	case spParam:
+		if addr+uint64(size) > uint64(len(l.params)) {
+			return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spParam, addr, size,
+				fmt.Sprintf("%s at param address %#x beyond the kernel's %d bytes of parameters", accessName(in, accRead, size), addr, len(l.params)))
+		}
+		return getBits(l.params[addr:], size), true
+	}
+	return 0, false
+}
+
+// store writes size bytes of v at addr in space for lane.
+func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v uint64) bool {
+	if addr%uint64(size) != 0 {
+		return w.misaligned(in, lane, space, addr, size)
+	}
+	space, addr = resolve(space, addr)
+	l := w.l
+	switch space {
+	case spGlobal:
+		a, off, ok := w.globalAt(in, lane, addr, size, accWrite)
+		if !ok {
+			return false
+		}
+		if !w.recordGlobalWrite(in, lane, a, off, size, false) {
+			return false
+		}
+		putBits(a.data[off:], size, v)
+		a.markInit(off, size)
+		return true
+	case spShared:
+		if !w.sharedCheck(in, lane, addr, size, accWrite, v) {
+			return false
+		}
+		putBits(l.cta.smem[addr:], size, v)
+		return true
+	case spLocal:
+		off, ok := w.localAt(in, lane, addr, size, accWrite)
+		if !ok {
+			return false
+		}
+		putBits(l.cta.lmem[off:], size, v)
+		return true
+	}
+	return w.memFault(cudart.ErrOutOfBounds, in, lane, space, addr, size,
+		fmt.Sprintf("%s at %s address %#x: the %s space is read-only", accessName(in, accWrite, size), spaceNames[space], addr, spaceNames[space]))
+}
+
+// atomicRMW applies f to the value at addr atomically and returns the old
+// value; f returns the new value and whether to write it.
+func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int, f func(old uint64) (uint64, bool)) (uint64, bool) {
+	if addr%uint64(size) != 0 {
+		return 0, w.misaligned(in, lane, space, addr, size)
+	}
+	space, addr = resolve(space, addr)
+	l := w.l
+	switch space {
+	case spGlobal:
+		a, off, ok := w.globalAt(in, lane, addr, size, accAtomic)
+		if !ok {
+			return 0, false
+		}
+		old := getBits(a.data[off:], size)
+		nv, write := f(old)
+		if write {
+			if !w.recordGlobalWrite(in, lane, a, off, size, true) {
+				return 0, false
+			}
+			putBits(a.data[off:], size, nv)
+			a.markInit(off, size)
+		}
+		return old, true
+	case spShared:
+		if !w.sharedCheck(in, lane, addr, size, accAtomic, 0) {
+			return 0, false
+		}
+		old := getBits(l.cta.smem[addr:], size)
+		if nv, write := f(old); write {
+			putBits(l.cta.smem[addr:], size, nv)
+		}
+		return old, true
+	}
+	return 0, w.memFault(cudart.ErrLaunch, in, lane, space, addr, size,
+		fmt.Sprintf("%s on %s memory is not allowed", accessName(in, accAtomic, size), spaceNames[space]))
+}
+
+func (w *warp) misaligned(in *inst, lane int, space uint8, addr uint64, size int) bool {
+	return w.memFault(cudart.ErrLaunch, in, lane, space, addr, size,
+		fmt.Sprintf("misaligned address: %s at %#x is not %d-byte aligned", accessName(in, accRead, size), addr, size))
+}

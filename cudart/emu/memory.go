@@ -1,0 +1,197 @@
+package emu
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Generic address windows. Global allocations live at globalBase and
+// above; the other state spaces appear in the generic address space at
+// fixed windows of 4 GiB, as on a GPU.
+const (
+	sharedWindow uint64 = 0x0000_1000_0000_0000
+	localWindow  uint64 = 0x0000_2000_0000_0000
+	constWindow  uint64 = 0x0000_3000_0000_0000
+	paramWindow  uint64 = 0x0000_4000_0000_0000
+	windowSize   uint64 = 1 << 32
+	globalBase   uint64 = 0x0000_7F00_0000_0000
+	allocGap     uint64 = 64 << 10 // unmapped bytes between allocations
+	pageBits            = 12
+	pageSize            = 1 << pageBits
+)
+
+// guard is a protected range inside an allocation.
+type guard struct {
+	lo, hi uint64
+	what   string
+}
+
+// allocation is one global buffer.
+type allocation struct {
+	base, end    uint64
+	data         []byte
+	label        string // buffer name from Label
+	lbase, lend  uint64 // labelled range
+	guards       []guard
+	init         []uint64   // written-byte bitmap; nil unless CheckUninitGlobal
+	shadow       [][]uint32 // per-page per-byte write records
+	epochs       []uint32   // launch number each shadow page belongs to
+	moduleGlobal string     // name of the module variable it holds, if any
+}
+
+// Write records (one uint32 per byte): bits 0-6 store count (saturating),
+// bit 7 last store atomic, bits 8-31 writer CTA tag (CTA index+1, mod 2^24).
+const (
+	wcMask    = 0x7F
+	wcAtomic  = 0x80
+	wcCTAShft = 8
+)
+
+func (a *allocation) markInit(off, n int) {
+	if a.init == nil {
+		return
+	}
+	for i := off; i < off+n; i++ {
+		a.init[i>>6] |= 1 << (i & 63)
+	}
+}
+
+func (a *allocation) isInit(off, n int) bool {
+	if a.init == nil {
+		return true
+	}
+	for i := off; i < off+n; i++ {
+		if a.init[i>>6]&(1<<(i&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *allocation) writeCount(off int, launch uint32) uint32 {
+	p := off >> pageBits
+	if p >= len(a.shadow) || a.shadow[p] == nil || a.epochs[p] != launch {
+		return 0
+	}
+	return a.shadow[p][off&(pageSize-1)] & wcMask
+}
+
+// page returns the write-record page for byte off in launch, allocating it
+// on first use and clearing records left by an earlier launch.
+func (a *allocation) page(off int, launch uint32) []uint32 {
+	p := off >> pageBits
+	if a.shadow == nil {
+		n := (len(a.data) + pageSize - 1) >> pageBits
+		a.shadow, a.epochs = make([][]uint32, n), make([]uint32, n)
+	}
+	pg := a.shadow[p]
+	if pg == nil {
+		pg = make([]uint32, pageSize)
+		a.shadow[p] = pg
+	} else if a.epochs[p] != launch {
+		clear(pg)
+	}
+	a.epochs[p] = launch
+	return pg
+}
+
+// describe names the byte at addr for diagnostics.
+func (a *allocation) describe(addr uint64) string {
+	for _, g := range a.guards {
+		if addr >= g.lo && addr < g.hi {
+			if addr >= a.lend && a.label != "" {
+				return fmt.Sprintf("%s (byte %d past the end of %s)", g.what, addr-a.lend, a.label)
+			}
+			if addr < a.lbase && a.label != "" {
+				return fmt.Sprintf("%s (byte %d before the start of %s)", g.what, a.lbase-addr, a.label)
+			}
+			return g.what
+		}
+	}
+	name := a.label
+	if a.moduleGlobal != "" {
+		name = "global variable " + a.moduleGlobal
+	}
+	if name == "" {
+		name = fmt.Sprintf("allocation %#x[%d]", a.base, len(a.data))
+	}
+	if a.label != "" && addr >= a.lbase && addr < a.lend {
+		return fmt.Sprintf("%s byte %d", name, addr-a.lbase)
+	}
+	return fmt.Sprintf("%s offset %d", name, addr-a.base)
+}
+
+// globalMem is the device's global memory: allocations sorted by address.
+type globalMem struct {
+	allocs []*allocation
+	next   uint64
+	last   *allocation
+	launch uint32 // number of the current (or last) launch
+}
+
+func (g *globalMem) alloc(n int, trackInit bool) *allocation {
+	a := &allocation{base: g.next, end: g.next + uint64(n), data: make([]byte, n)}
+	if trackInit {
+		a.init = make([]uint64, (n+63)/64)
+	}
+	g.next += (uint64(n) + allocGap + 255) &^ 255
+	g.allocs = append(g.allocs, a) // addresses only grow: the slice stays sorted
+	return a
+}
+
+func (g *globalMem) free(addr uint64) bool {
+	i := sort.Search(len(g.allocs), func(i int) bool { return g.allocs[i].base >= addr })
+	if i == len(g.allocs) || g.allocs[i].base != addr {
+		return false
+	}
+	if g.last == g.allocs[i] {
+		g.last = nil
+	}
+	g.allocs = append(g.allocs[:i], g.allocs[i+1:]...)
+	return true
+}
+
+// find returns the allocation containing addr, or nil.
+func (g *globalMem) find(addr uint64) *allocation {
+	if a := g.last; a != nil && addr >= a.base && addr < a.end {
+		return a
+	}
+	i := sort.Search(len(g.allocs), func(i int) bool { return g.allocs[i].end > addr })
+	if i < len(g.allocs) && addr >= g.allocs[i].base {
+		g.last = g.allocs[i]
+		return g.allocs[i]
+	}
+	return nil
+}
+
+// nearest describes the allocation nearest to an unmapped address.
+func (g *globalMem) nearest(addr uint64) string {
+	var best *allocation
+	var dist uint64
+	for _, a := range g.allocs {
+		var d uint64
+		switch {
+		case addr < a.base:
+			d = a.base - addr
+		case addr >= a.end:
+			d = addr - a.end + 1
+		}
+		if best == nil || d < dist {
+			best, dist = a, d
+		}
+	}
+	if best == nil {
+		return "no live allocations"
+	}
+	name := best.label
+	if best.moduleGlobal != "" {
+		name = "global variable " + best.moduleGlobal
+	}
+	if name == "" {
+		name = fmt.Sprintf("allocation %#x[%d]", best.base, len(best.data))
+	}
+	if addr < best.base {
+		return fmt.Sprintf("%d bytes before %s", best.base-addr, name)
+	}
+	return fmt.Sprintf("%d bytes past the end of %s", addr-best.end, name)
+}

@@ -1,0 +1,286 @@
+package oracle
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The naive float32 evaluations use the serial order and correctly rounded
+// functions. The emulators below are adversarial stand-ins for kernels:
+// they sum in a tree order (Sum32 with TreeReduction), use the alternative
+// operation sequences the bounds claim to cover (V1 backward, reciprocal
+// multiplication instead of division, powf instead of exp2f/log2f), and
+// move every approximate function (rsqrtf, exp2f, log2f, powf, sincosf) by
+// a random number of ulps up to its documented CUDA maximum. The bounds for
+// the same Reduction must hold for them too.
+
+// adv moves v by up to k float32 ulps in a random direction.
+type adv struct{ r *rand.Rand }
+
+func (a adv) ulps(v float32, k int) float32 {
+	j := a.r.IntN(2*k+1) - k
+	for ; j > 0; j-- {
+		v = math.Nextafter32(v, float32(math.Inf(1)))
+	}
+	for ; j < 0; j++ {
+		v = math.Nextafter32(v, float32(math.Inf(-1)))
+	}
+	return v
+}
+
+// rsqrt is rsqrtf: within 2 ulp of the correctly rounded 1/sqrt(v).
+func (a adv) rsqrt(v float32) float32 {
+	return a.ulps(float32(1/math.Sqrt(float64(v))), 2)
+}
+
+// div divides by n either exactly rounded or through a rounded reciprocal.
+func (a adv) div(s float32, n int) float32 {
+	if a.r.IntN(2) == 0 {
+		return s / float32(n)
+	}
+	return s * (1 / float32(n))
+}
+
+func sumSq32(x []float32, red Reduction) float32 {
+	t := make([]float32, len(x))
+	for i, v := range x {
+		t[i] = v * v
+	}
+	return Sum32(t, red)
+}
+
+func rmsFwdEmu(a adv, y, x, g []float32, rows, n int, eps float32, red Reduction) {
+	for r := 0; r < rows; r++ {
+		xr := x[r*n : (r+1)*n]
+		ri := a.rsqrt(a.div(sumSq32(xr, red), n) + eps)
+		for i, v := range xr {
+			if a.r.IntN(2) == 0 {
+				y[r*n+i] = v * ri * g[i]
+			} else {
+				y[r*n+i] = v * (ri * g[i])
+			}
+		}
+	}
+}
+
+// rmsBwdEmu is the V1 order of RMSNormBackwardTol: xh = x·ri,
+// c = Σ(γ·dy)·xh / n, dx = ri·(g − xh·c); dγ summed over rows in rowRed.
+func rmsBwdEmu(a adv, dx, dg, x, g, dy []float32, rows, n int, eps float32, red, rowRed Reduction) {
+	parts := make([][]float32, n)
+	for r := 0; r < rows; r++ {
+		xr, dyr := x[r*n:(r+1)*n], dy[r*n:(r+1)*n]
+		ri := a.rsqrt(a.div(sumSq32(xr, red), n) + eps)
+		t := make([]float32, n)
+		for j := range xr {
+			t[j] = (g[j] * dyr[j]) * (xr[j] * ri)
+		}
+		c := a.div(Sum32(t, red), n)
+		for i := range xr {
+			dx[r*n+i] = ri * (g[i]*dyr[i] - (xr[i]*ri)*c)
+			parts[i] = append(parts[i], dyr[i]*(xr[i]*ri))
+		}
+	}
+	for i := range dg {
+		dg[i] = Sum32(parts[i], rowRed)
+	}
+}
+
+func lnStatsEmu(a adv, x []float32, eps float32, red Reduction, alg VarianceAlgorithm) (mu, rs float32) {
+	n := len(x)
+	mu = a.div(Sum32(x, red), n)
+	var vr float32
+	if alg == OnePassVariance {
+		vr = a.div(sumSq32(x, red), n) - mu*mu
+		if vr < 0 {
+			vr = 0
+		}
+	} else {
+		c := make([]float32, n)
+		for j, v := range x {
+			c[j] = v - mu
+		}
+		vr = a.div(sumSq32(c, red), n)
+	}
+	return mu, a.rsqrt(vr + eps)
+}
+
+func lnFwdEmu(a adv, y, mean, rstd, x, g, b []float32, rows, n int, eps float32, red Reduction, alg VarianceAlgorithm) {
+	for r := 0; r < rows; r++ {
+		xr := x[r*n : (r+1)*n]
+		mu, rs := lnStatsEmu(a, xr, eps, red, alg)
+		mean[r], rstd[r] = mu, rs
+		for j, v := range xr {
+			y[r*n+j] = (v-mu)*(rs*g[j]) + b[j]
+		}
+	}
+}
+
+func lnBwdEmu(a adv, dx, dg, db, x, g, dy []float32, rows, n int, eps float32, red, rowRed Reduction) {
+	pg, pb := make([][]float32, n), make([][]float32, n)
+	for r := 0; r < rows; r++ {
+		xr, dyr := x[r*n:(r+1)*n], dy[r*n:(r+1)*n]
+		mu, rs := lnStatsEmu(a, xr, eps, red, TwoPassVariance)
+		xh, gg, t := make([]float32, n), make([]float32, n), make([]float32, n)
+		for j, v := range xr {
+			xh[j] = (v - mu) * rs
+			gg[j] = g[j] * dyr[j]
+			t[j] = gg[j] * xh[j]
+		}
+		m1, m2 := a.div(Sum32(gg, red), n), a.div(Sum32(t, red), n)
+		for j := range xr {
+			dx[r*n+j] = rs * ((gg[j] - m1) - xh[j]*m2)
+			pg[j] = append(pg[j], dyr[j]*xh[j])
+			pb[j] = append(pb[j], dyr[j])
+		}
+	}
+	for j := 0; j < n; j++ {
+		dg[j], db[j] = Sum32(pg[j], rowRed), Sum32(pb[j], rowRed)
+	}
+}
+
+// freq returns a float32 RoPE frequency by one of the documented forms,
+// each approximate function moved by up to its CUDA ulp bound.
+func (a adv) freq(i, d int, theta float32) float32 {
+	e := float32(2*i) / float32(d)
+	switch a.r.IntN(3) {
+	case 0: // exp2f(−e·log2f(θ))
+		l := a.ulps(float32(math.Log2(float64(theta))), 1)
+		return a.ulps(float32(math.Exp2(float64(-e*l))), 2)
+	case 1: // expf(−e·logf(θ))
+		l := a.ulps(float32(math.Log(float64(theta))), 1)
+		return a.ulps(float32(math.Exp(float64(-e*l))), 2)
+	default: // powf(θ, −e)
+		return a.ulps(float32(math.Pow(float64(theta), float64(-e))), 4)
+	}
+}
+
+func ropeEmu(a adv, y, x []float32, pos []float64, rows, heads, d int, theta float32, style RoPEStyle, sign float32) {
+	half := d / 2
+	for r := 0; r < rows; r++ {
+		p := float32(pos[r])
+		for i := 0; i < half; i++ {
+			ang := p * a.freq(i, d, theta)
+			s := sign * a.ulps(float32(math.Sin(float64(ang))), 2)
+			c := a.ulps(float32(math.Cos(float64(ang))), 2)
+			for h := 0; h < heads; h++ {
+				base := (r*heads + h) * d
+				ia, ib := style.pair(i, d)
+				x0, x1 := x[base+ia], x[base+ib]
+				y[base+ia] = x0*c - x1*s
+				y[base+ib] = x0*s + x1*c
+			}
+		}
+	}
+}
+
+var reductions = []Reduction{SerialReduction(), WarpReduction(), TreeReduction(128), TreeReduction(256), TreeReduction(1024), {Threads: 8, Tree: 3}}
+
+// checkEmu evaluates the kernel emulator for c in the order red (and rowRed
+// over rows) and returns the worst element against the bounds for red.
+func checkEmu(c Case, a adv, red, rowRed Reduction) Outcome {
+	var o Outcome
+	n := c.Rows * c.Hidden
+	e32 := float32(c.Eps)
+	x32, g32 := to32(c.X), to32(c.Gamma)
+	switch c.Kernel {
+	case KernelRMSNormForward, KernelPerHeadRMSNorm:
+		rows, hid := c.Rows, c.Hidden
+		if c.Kernel == KernelPerHeadRMSNorm {
+			rows, hid = c.Rows*c.Heads, c.HeadDim
+		}
+		y32 := make([]float32, n)
+		rmsFwdEmu(a, y32, x32, g32, rows, hid, e32, red)
+		y, ty := make([]float64, n), make([]float64, n)
+		RMSNormForward(y, nil, c.X, c.Gamma, rows, hid, c.Eps)
+		RMSNormForwardTol(ty, nil, c.X, c.Gamma, rows, hid, c.Eps, red)
+		o.compare("y", y32, y, ty)
+	case KernelFusedResidualRMSNorm:
+		s32 := make([]float32, n)
+		res32 := to32(c.Residual)
+		for i := range s32 {
+			s32[i] = res32[i] + x32[i]
+		}
+		y32 := make([]float32, n)
+		rmsFwdEmu(a, y32, s32, g32, c.Rows, c.Hidden, e32, red)
+		s, y, ts, ty := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		FusedResidualRMSNorm(s, y, nil, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps)
+		FusedResidualRMSNormTol(ts, ty, nil, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, red)
+		o.compare("s", s32, s, ts)
+		o.compare("y", y32, y, ty)
+	case KernelRMSNormBackward:
+		dx32, dg32 := make([]float32, n), make([]float32, c.Hidden)
+		rmsBwdEmu(a, dx32, dg32, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
+		dx, dg, tx, tg := make([]float64, n), make([]float64, c.Hidden), make([]float64, n), make([]float64, c.Hidden)
+		RMSNormBackward(dx, dg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+		RMSNormBackwardTol(tx, tg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+		o.compare("dx", dx32, dx, tx)
+		o.compare("dgamma", dg32, dg, tg)
+	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
+		alg := TwoPassVariance
+		if c.Kernel == KernelLayerNormForwardOnePass {
+			alg = OnePassVariance
+		}
+		y32, m32, r32 := make([]float32, n), make([]float32, c.Rows), make([]float32, c.Rows)
+		lnFwdEmu(a, y32, m32, r32, x32, g32, to32(c.Beta), c.Rows, c.Hidden, e32, red, alg)
+		y, m, r := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
+		ty, tm, tr := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
+		LayerNormForward(y, m, r, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
+		LayerNormForwardTol(ty, tm, tr, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, red, alg)
+		o.compare("y", y32, y, ty)
+		o.compare("mean", m32, m, tm)
+		o.compare("rstd", r32, r, tr)
+	case KernelLayerNormBackward:
+		dx32, dg32, db32 := make([]float32, n), make([]float32, c.Hidden), make([]float32, c.Hidden)
+		lnBwdEmu(a, dx32, dg32, db32, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
+		dx, dg, db := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
+		tx, tg, tb := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
+		LayerNormBackward(dx, dg, db, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+		LayerNormBackwardTol(tx, tg, tb, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+		o.compare("dx", dx32, dx, tx)
+		o.compare("dgamma", dg32, dg, tg)
+		o.compare("dbeta", db32, db, tb)
+	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
+		style, sign := RoPENeoX, float32(1)
+		if c.Kernel == KernelRoPEGPTJForward {
+			style = RoPEGPTJ
+		}
+		if c.Kernel == KernelRoPENeoXBackward {
+			sign = -1
+		}
+		y32, y, t := make([]float32, n), make([]float64, n), make([]float64, n)
+		ropeEmu(a, y32, x32, c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, sign)
+		rope(y, c.X, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, float64(sign))
+		RoPETol(t, c.X, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, float64(sign))
+		o.compare("y", y32, y, t)
+	}
+	return o
+}
+
+// TestSoundnessKernelOrders checks every bound against the adversarial
+// emulators in tree orders (run with Sound in -run, like TestSoundness).
+func TestSoundnessKernelOrders(t *testing.T) {
+	for _, k := range Kernels() {
+		t.Run(k.String(), func(t *testing.T) {
+			t.Parallel()
+			var st soundStats
+			for range soundnessRepeats() {
+				rapid.Check(t, func(rt *rapid.T) {
+					c := GenerateCase(k, rapidChooser{rt})
+					red := rapid.SampledFrom(reductions).Draw(rt, "red")
+					rowRed := rapid.SampledFrom(reductions).Draw(rt, "rowRed")
+					a := adv{rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "adv.seed"), 1))}
+					o := checkEmu(c, a, red, rowRed)
+					st.record(c, o)
+					if !(o.MaxRatio <= 1) {
+						rt.Fatalf("bound for %v violated: %v\n%v", red, c, o)
+					}
+				})
+			}
+			t.Logf("%v: %d cases, max error/bound %.4g, away from underflow %.4g; worst %s",
+				k, st.checks, st.maxRatio, st.maxNormal, st.worst)
+		})
+	}
+}

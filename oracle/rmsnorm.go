@@ -1,0 +1,113 @@
+package oracle
+
+import "math"
+
+// rmsOf returns sqrt(mean(x²)+eps) of one row, with the sum of squares
+// accumulated exactly enough (compensated, FMA-split products) that the only
+// visible errors are the final division, addition and square root.
+func rmsOf(row []float64, eps float64) float64 {
+	var acc kbn
+	for _, v := range row {
+		acc.addProd(v, v)
+	}
+	return math.Sqrt(acc.sum()/float64(len(row)) + eps)
+}
+
+// RMSNormForward computes, for each of rows rows of length hidden,
+// rms = sqrt(mean(x²)+eps) and y = x/rms·γ. rms (length rows) may be nil.
+// y and x have length rows·hidden, gamma has length hidden.
+func RMSNormForward(y, rms []float64, x, gamma []float64, rows, hidden int, eps float64) {
+	mustShape(rows, hidden)
+	mustLen("y", y, rows*hidden)
+	mustLenOpt("rms", rms, rows)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	for r := 0; r < rows; r++ {
+		row := x[r*hidden : (r+1)*hidden]
+		rr := rmsOf(row, eps)
+		if rms != nil {
+			rms[r] = rr
+		}
+		out := y[r*hidden : (r+1)*hidden]
+		for i, v := range row {
+			out[i] = v / rr * gamma[i]
+		}
+	}
+}
+
+// RMSNormBackward computes the gradients of RMSNormForward for upstream
+// gradient dy:
+//
+//	dx_i = (1/rms)·(γ_i·dy_i − x_i·Σ_j γ_j·dy_j·x_j / (n·rms²))
+//	dγ_i = Σ_rows dy_i·x_i/rms
+//
+// with rms recomputed from x and eps. dx has the shape of x; dgamma has
+// length hidden and may be nil.
+func RMSNormBackward(dx, dgamma []float64, x, gamma, dy []float64, rows, hidden int, eps float64) {
+	mustShape(rows, hidden)
+	mustLen("dx", dx, rows*hidden)
+	mustLenOpt("dgamma", dgamma, hidden)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	mustLen("dy", dy, rows*hidden)
+	var dg []kbn
+	if dgamma != nil {
+		dg = make([]kbn, hidden)
+	}
+	n := float64(hidden)
+	for r := 0; r < rows; r++ {
+		xr := x[r*hidden : (r+1)*hidden]
+		dyr := dy[r*hidden : (r+1)*hidden]
+		var ss, dot kbn
+		for i, v := range xr {
+			ss.addProd(v, v)
+			dot.addProd(gamma[i]*dyr[i], v) // γ·dy of two float32 values is exact
+		}
+		v := ss.sum()/n + eps
+		rr := math.Sqrt(v)
+		ri := 1 / rr
+		c := dot.sum() / (n * v) // Σγ·dy·x/(n·rms²)
+		out := dx[r*hidden : (r+1)*hidden]
+		for i, xv := range xr {
+			out[i] = ri * (gamma[i]*dyr[i] - xv*c)
+		}
+		for i := range dg {
+			dg[i].add(dyr[i] * xr[i] / rr)
+		}
+	}
+	for i := range dg {
+		dgamma[i] = dg[i].sum()
+	}
+}
+
+// FusedResidualRMSNorm computes s = residual + x and y = RMSNorm(s) with
+// rms = sqrt(mean(s²)+eps) per row. rms may be nil. For float32 inputs s is
+// exact in float64; a float32 kernel stores fl32(s), which
+// float32(s) reproduces bit for bit (double rounding through binary64 is
+// innocuous for a sum of two float32 values).
+func FusedResidualRMSNorm(s, y, rms []float64, residual, x, gamma []float64, rows, hidden int, eps float64) {
+	mustShape(rows, hidden)
+	mustLen("s", s, rows*hidden)
+	mustLen("residual", residual, rows*hidden)
+	mustLen("x", x, rows*hidden)
+	for i := range s {
+		s[i] = residual[i] + x[i]
+	}
+	RMSNormForward(y, rms, s, gamma, rows, hidden, eps)
+}
+
+// PerHeadRMSNorm normalises each head of each row separately: x is
+// [rows][heads·headDim], each run of headDim values is one head, gamma has
+// length headDim and is shared by all heads, and rms (length rows·heads,
+// may be nil) holds sqrt(mean(head²)+eps) in row-major [rows][heads] order.
+func PerHeadRMSNorm(y, rms []float64, x, gamma []float64, rows, heads, headDim int, eps float64) {
+	mustShape(rows, heads*headDim)
+	RMSNormForward(y, rms, x, gamma, rows*heads, headDim, eps)
+}
+
+// PerHeadRMSNormBackward is the gradient of PerHeadRMSNorm: dx per head as in
+// RMSNormBackward, dγ (length headDim) summed over rows and heads.
+func PerHeadRMSNormBackward(dx, dgamma []float64, x, gamma, dy []float64, rows, heads, headDim int, eps float64) {
+	mustShape(rows, heads*headDim)
+	RMSNormBackward(dx, dgamma, x, gamma, dy, rows*heads, headDim, eps)
+}

@@ -1,0 +1,576 @@
+package oracle
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Kernel names a kernel formula whose float32 naive evaluation, float64
+// reference and error bound this package provides.
+type Kernel int
+
+// The kernels, in the order Kernels returns them.
+const (
+	KernelRMSNormForward Kernel = iota
+	KernelRMSNormBackward
+	KernelFusedResidualRMSNorm
+	KernelLayerNormForward
+	KernelLayerNormForwardOnePass
+	KernelLayerNormBackward
+	KernelPerHeadRMSNorm
+	KernelRoPENeoXForward
+	KernelRoPENeoXBackward
+	KernelRoPEGPTJForward
+	numKernels
+)
+
+var kernelNames = [...]string{
+	KernelRMSNormForward:          "rmsnorm_fwd",
+	KernelRMSNormBackward:         "rmsnorm_bwd",
+	KernelFusedResidualRMSNorm:    "fused_residual_rmsnorm",
+	KernelLayerNormForward:        "layernorm_fwd",
+	KernelLayerNormForwardOnePass: "layernorm_fwd_onepass",
+	KernelLayerNormBackward:       "layernorm_bwd",
+	KernelPerHeadRMSNorm:          "perhead_rmsnorm",
+	KernelRoPENeoXForward:         "rope_neox_fwd",
+	KernelRoPENeoXBackward:        "rope_neox_bwd",
+	KernelRoPEGPTJForward:         "rope_gptj_fwd",
+}
+
+// Kernels returns every Kernel.
+func Kernels() []Kernel {
+	ks := make([]Kernel, numKernels)
+	for i := range ks {
+		ks[i] = Kernel(i)
+	}
+	return ks
+}
+
+// String returns the kernel's lower-case name; ParseKernel inverts it.
+func (k Kernel) String() string {
+	if k >= 0 && k < numKernels {
+		return kernelNames[k]
+	}
+	return fmt.Sprintf("Kernel(%d)", int(k))
+}
+
+// ParseKernel returns the Kernel whose String is s.
+func ParseKernel(s string) (Kernel, error) {
+	for i, n := range kernelNames {
+		if n == s {
+			return Kernel(i), nil
+		}
+	}
+	return 0, fmt.Errorf("oracle: unknown kernel %q", s)
+}
+
+// Chooser is the source of the random choices GenerateCase makes, so that
+// one case distribution can be drawn from math/rand (RandChooser) or from a
+// property-based testing library that labels and shrinks each draw (a
+// rapid adapter is one line per method). Every choice carries a label and
+// returns the value it names, so a printed draw log reads as the case.
+type Chooser interface {
+	// IntRange returns an int in [lo, hi].
+	IntRange(label string, lo, hi int) int
+	// Float64Range returns a float64 in [lo, hi].
+	Float64Range(label string, lo, hi float64) float64
+	// SampleInt returns one of values.
+	SampleInt(label string, values []int) int
+	// SampleFloat64 returns one of values.
+	SampleFloat64(label string, values []float64) float64
+	// Uint64 returns a uint64 (seeds for bulk data).
+	Uint64(label string) uint64
+}
+
+// RandChooser is a Chooser backed by math/rand/v2.
+type RandChooser struct{ R *rand.Rand }
+
+// IntRange implements Chooser.
+func (c RandChooser) IntRange(_ string, lo, hi int) int { return lo + c.R.IntN(hi-lo+1) }
+
+// Float64Range implements Chooser.
+func (c RandChooser) Float64Range(_ string, lo, hi float64) float64 {
+	return lo + (hi-lo)*c.R.Float64()
+}
+
+// SampleInt implements Chooser.
+func (c RandChooser) SampleInt(_ string, values []int) int { return values[c.R.IntN(len(values))] }
+
+// SampleFloat64 implements Chooser.
+func (c RandChooser) SampleFloat64(_ string, values []float64) float64 {
+	return values[c.R.IntN(len(values))]
+}
+
+// Uint64 implements Chooser.
+func (c RandChooser) Uint64(string) uint64 { return c.R.Uint64() }
+
+// Case is one soundness case: a kernel and its float32-representable inputs.
+// For per-head and RoPE kernels Hidden = Heads·HeadDim. Eps and Theta are
+// the nominal values; the float32 evaluation uses float32(Eps) and
+// float32(Theta), and the bounds account for that rounding.
+type Case struct {
+	Kernel         Kernel
+	Rows, Hidden   int
+	Heads, HeadDim int
+	Eps, Theta     float64
+	X, Gamma, Beta []float64
+	Residual, DY   []float64
+	Pos            []float64
+}
+
+// String summarises the case's shape and scalars (not its data).
+func (c Case) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v rows=%d hidden=%d", c.Kernel, c.Rows, c.Hidden)
+	if c.Heads > 0 {
+		fmt.Fprintf(&b, " heads=%d headDim=%d", c.Heads, c.HeadDim)
+	}
+	if c.Pos != nil {
+		fmt.Fprintf(&b, " theta=%g pos=%v", c.Theta, c.Pos)
+	} else {
+		fmt.Fprintf(&b, " eps=%g", c.Eps)
+	}
+	return b.String()
+}
+
+// Outcome is the worst element of one Case: the largest ratio
+// |naive float32 − float64 reference| / bound over every output.
+type Outcome struct {
+	MaxRatio       float64
+	Output         string // "y", "rms", "dx", "dgamma", "dbeta", "s", "mean", "rstd"
+	Index          int
+	Got, Want, Tol float64
+	Elements       int // outputs compared
+	// MaxRatioNormal is the largest ratio over elements whose reference
+	// magnitude is at least NormalRange, where the bound's relative terms
+	// (not the underflow floor) dominate.
+	MaxRatioNormal float64
+}
+
+// NormalRange is the magnitude above which an element counts towards
+// Outcome.MaxRatioNormal: far enough above 2^-126 that underflow floors are
+// negligible in every bound.
+const NormalRange = 0x1p-100
+
+// String formats the worst element for a failure message.
+func (o Outcome) String() string {
+	return fmt.Sprintf("ratio=%.4g at %s[%d]: got=%.9g want=%.17g |err|=%.3g tol=%.3g (%d elements, normal-range ratio %.4g)",
+		o.MaxRatio, o.Output, o.Index, o.Got, o.Want, math.Abs(o.Got-o.Want), o.Tol, o.Elements, o.MaxRatioNormal)
+}
+
+// ErrorRatio returns |got − want|/tol, 0 when both the error and tol are 0,
+// and +Inf when the error is positive and tol is 0 or got is NaN.
+func ErrorRatio(got, want, tol float64) float64 {
+	if got != got && want == want {
+		return math.Inf(1)
+	}
+	e := math.Abs(got - want)
+	if e == 0 || (got == want) {
+		return 0
+	}
+	if tol == 0 {
+		return math.Inf(1)
+	}
+	return e / tol
+}
+
+// oracleSlack widens each bound by 2^-20 of itself when comparing against
+// the float64 reference: the reference's own error (≲ 2^-50 of the
+// magnitudes involved) is then covered, since every bound is at least
+// U32 = 2^-24 times those magnitudes or the underflow floor.
+const oracleSlack = 1 + 0x1p-20
+
+func (o *Outcome) compare(name string, got []float32, want, tol []float64) {
+	for i := range want {
+		r := ErrorRatio(float64(got[i]), want[i], tol[i]*oracleSlack)
+		o.Elements++
+		if math.Abs(want[i]) >= NormalRange && r > o.MaxRatioNormal {
+			o.MaxRatioNormal = r
+		}
+		if r > o.MaxRatio || (o.Output == "" && i == 0) {
+			o.MaxRatio, o.Output, o.Index, o.Got, o.Want, o.Tol = r, name, i, float64(got[i]), want[i], tol[i]
+		}
+	}
+}
+
+func to32(s []float64) []float32 {
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// Check evaluates the case's kernel in float32 (the *32Naive functions,
+// serial order), the float64 reference and the bound for SerialReduction,
+// and returns the worst element. For the fused kernel, an s that is not
+// bit-identical to fl32(residual + x) yields ratio +Inf.
+func (c Case) Check() Outcome {
+	var o Outcome
+	n := c.Rows * c.Hidden
+	ser := SerialReduction()
+	e32 := float32(c.Eps)
+	switch c.Kernel {
+	case KernelRMSNormForward, KernelPerHeadRMSNorm:
+		rows, hid := c.Rows, c.Hidden
+		if c.Kernel == KernelPerHeadRMSNorm {
+			rows, hid = c.Rows*c.Heads, c.HeadDim
+		}
+		y32, r32 := make([]float32, n), make([]float32, rows)
+		RMSNormForward32Naive(y32, r32, to32(c.X), to32(c.Gamma), rows, hid, e32)
+		y, r := make([]float64, n), make([]float64, rows)
+		RMSNormForward(y, r, c.X, c.Gamma, rows, hid, c.Eps)
+		ty, tr := make([]float64, n), make([]float64, rows)
+		RMSNormForwardTol(ty, tr, c.X, c.Gamma, rows, hid, c.Eps, ser)
+		o.compare("y", y32, y, ty)
+		o.compare("rms", r32, r, tr)
+	case KernelRMSNormBackward:
+		dx32, dg32 := make([]float32, n), make([]float32, c.Hidden)
+		RMSNormBackward32Naive(dx32, dg32, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
+		dx, dg := make([]float64, n), make([]float64, c.Hidden)
+		RMSNormBackward(dx, dg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+		tx, tg := make([]float64, n), make([]float64, c.Hidden)
+		RMSNormBackwardTol(tx, tg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, ser, ser)
+		o.compare("dx", dx32, dx, tx)
+		o.compare("dgamma", dg32, dg, tg)
+	case KernelFusedResidualRMSNorm:
+		s32, y32, r32 := make([]float32, n), make([]float32, n), make([]float32, c.Rows)
+		res32, x32 := to32(c.Residual), to32(c.X)
+		FusedResidualRMSNorm32Naive(s32, y32, r32, res32, x32, to32(c.Gamma), c.Rows, c.Hidden, e32)
+		s, y, r := make([]float64, n), make([]float64, n), make([]float64, c.Rows)
+		FusedResidualRMSNorm(s, y, r, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps)
+		ts, ty, tr := make([]float64, n), make([]float64, n), make([]float64, c.Rows)
+		FusedResidualRMSNormTol(ts, ty, tr, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, ser)
+		o.compare("s", s32, s, ts)
+		for i := range s32 {
+			if s32[i] != float32(s[i]) || s32[i] != ResidualSum32(res32[i], x32[i]) {
+				return Outcome{MaxRatio: math.Inf(1), Output: "s(bit-exact)", Index: i, Got: float64(s32[i]), Want: s[i], Tol: 0, Elements: o.Elements}
+			}
+		}
+		o.compare("y", y32, y, ty)
+		o.compare("rms", r32, r, tr)
+	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
+		alg := TwoPassVariance
+		if c.Kernel == KernelLayerNormForwardOnePass {
+			alg = OnePassVariance
+		}
+		y32, m32, r32 := make([]float32, n), make([]float32, c.Rows), make([]float32, c.Rows)
+		f := LayerNormForward32Naive
+		if alg == OnePassVariance {
+			f = LayerNormForward32NaiveOnePass
+		}
+		f(y32, m32, r32, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, e32)
+		y, m, r := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
+		LayerNormForward(y, m, r, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
+		ty, tm, tr := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
+		LayerNormForwardTol(ty, tm, tr, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, ser, alg)
+		o.compare("y", y32, y, ty)
+		o.compare("mean", m32, m, tm)
+		o.compare("rstd", r32, r, tr)
+	case KernelLayerNormBackward:
+		dx32, dg32, db32 := make([]float32, n), make([]float32, c.Hidden), make([]float32, c.Hidden)
+		LayerNormBackward32Naive(dx32, dg32, db32, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
+		dx, dg, db := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
+		LayerNormBackward(dx, dg, db, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+		tx, tg, tb := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
+		LayerNormBackwardTol(tx, tg, tb, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, ser, ser)
+		o.compare("dx", dx32, dx, tx)
+		o.compare("dgamma", dg32, dg, tg)
+		o.compare("dbeta", db32, db, tb)
+	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
+		th32 := float32(c.Theta)
+		in := c.X
+		y32, y, t := make([]float32, n), make([]float64, n), make([]float64, n)
+		switch c.Kernel {
+		case KernelRoPENeoXForward:
+			RoPENeoXForward32Naive(y32, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, th32)
+			RoPENeoXForward(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
+			RoPENeoXForwardTol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
+		case KernelRoPENeoXBackward:
+			in = c.DY
+			RoPENeoXBackward32Naive(y32, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, th32)
+			RoPENeoXBackward(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
+			RoPENeoXBackwardTol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
+		default:
+			RoPEGPTJForward32Naive(y32, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, th32)
+			RoPEGPTJForward(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
+			RoPEGPTJForwardTol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
+		}
+		name := "y"
+		if c.Kernel == KernelRoPENeoXBackward {
+			name = "dx"
+		}
+		o.compare(name, y32, y, t)
+	default:
+		panic(fmt.Sprintf("oracle: Check: unknown kernel %v", c.Kernel))
+	}
+	return o
+}
+
+// HiddenGrid is the edge grid of row lengths GenerateCase draws from before
+// trying random lengths: warp and block boundaries and their neighbours.
+var HiddenGrid = []int{1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 4097}
+
+// PositionGrid is the edge grid of RoPE positions.
+var PositionGrid = []float64{0, 1, 2, 3, 1023, 4095, 4096, 8191, 32767, 32768, 65535, 65536, 131071, 131072}
+
+// HeadDimGrid is the edge grid of RoPE head dimensions (even).
+var HeadDimGrid = []int{2, 4, 8, 32, 64, 80, 96, 128, 256}
+
+// ThetaGrid holds the RoPE bases used by common models.
+var ThetaGrid = []float64{1e4, 5e5, 1e6}
+
+func logUniform(ch Chooser, label string, lo, hi float64) float64 {
+	return math.Pow(10, ch.Float64Range(label+".log10", lo, hi))
+}
+
+func drawEps(ch Chooser) float64 {
+	switch ch.SampleInt("eps.kind", []int{0, 1, 2}) {
+	case 0:
+		return 1e-5
+	case 1:
+		return 1e-6
+	}
+	return logUniform(ch, "eps", -8, -2)
+}
+
+// labelHash is FNV-1a of a label: it selects the PCG stream of a draw, so
+// equal seeds drawn for different labels still give different data.
+func labelHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// ValueKinds are the row distributions of generated data.
+var ValueKinds = []string{"normal", "mixed", "constant", "zero", "tiny", "offset", "positive"}
+
+func drawKind(ch Chooser, label string, kinds []string) string {
+	idx := make([]int, len(kinds))
+	for i := range idx {
+		idx[i] = i
+	}
+	return kinds[ch.SampleInt(label+".kind("+strings.Join(kinds, "|")+")", idx)]
+}
+
+// fillRows fills rows of dst (row length w) with float32-representable
+// values; each row draws its own distribution and seed.
+func fillRows(ch Chooser, label string, dst []float64, rows, w int) {
+	for r := 0; r < rows; r++ {
+		row := dst[r*w : (r+1)*w]
+		p := fmt.Sprintf("%s[%d]", label, r)
+		kind := drawKind(ch, p, ValueKinds)
+		scale := 1.0
+		if kind == "normal" || kind == "constant" || kind == "positive" {
+			scale = logUniform(ch, p+".scale", -6, 3)
+		}
+		rng := rand.New(rand.NewPCG(ch.Uint64(p+".seed"), labelHash(p)))
+		switch kind {
+		case "normal":
+			for i := range row {
+				row[i] = rng.NormFloat64() * scale
+			}
+		case "mixed":
+			for i := range row {
+				row[i] = rng.NormFloat64() * math.Pow(10, -6+9*rng.Float64())
+			}
+		case "constant":
+			v := scale
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+			for i := range row {
+				row[i] = v
+			}
+		case "zero":
+			for i := range row {
+				row[i] = 0
+			}
+		case "tiny":
+			for i := range row {
+				row[i] = rng.NormFloat64() * math.Pow(10, -45+9*rng.Float64())
+			}
+		case "offset":
+			mu := math.Pow(10, -3+6*rng.Float64())
+			if rng.IntN(2) == 0 {
+				mu = -mu
+			}
+			noise := math.Abs(mu) * math.Pow(10, -7+6*rng.Float64())
+			for i := range row {
+				row[i] = mu + noise*rng.NormFloat64()
+			}
+		case "positive":
+			for i := range row {
+				row[i] = rng.Float64() * scale
+			}
+		}
+		RoundToFloat32(row)
+	}
+}
+
+// GammaKinds are the distributions of γ (and β) vectors.
+var GammaKinds = []string{"ones", "near-one", "scaled", "sparse", "constant"}
+
+func fillGamma(ch Chooser, label string, dst []float64) {
+	kind := drawKind(ch, label, GammaKinds)
+	rng := rand.New(rand.NewPCG(ch.Uint64(label+".seed"), labelHash(label)))
+	switch kind {
+	case "ones":
+		for i := range dst {
+			dst[i] = 1
+		}
+	case "near-one":
+		for i := range dst {
+			dst[i] = 1 + 0.1*rng.NormFloat64()
+		}
+	case "scaled":
+		s := logUniform(ch, label+".scale", -3, 1)
+		for i := range dst {
+			dst[i] = s * rng.NormFloat64()
+		}
+	case "sparse":
+		for i := range dst {
+			if rng.IntN(4) != 0 {
+				dst[i] = rng.NormFloat64()
+			} else {
+				dst[i] = 0
+			}
+		}
+	case "constant":
+		v := logUniform(ch, label+".scale", -3, 1)
+		for i := range dst {
+			dst[i] = v
+		}
+	}
+	RoundToFloat32(dst)
+}
+
+func drawHidden(ch Chooser) int {
+	if ch.SampleInt("hidden.fromGrid", []int{1, 0}) == 1 {
+		return ch.SampleInt("hidden", HiddenGrid)
+	}
+	return ch.IntRange("hidden", 1, 4097)
+}
+
+// GenerateCase draws a Case for kernel k: rows 1..4; row lengths from
+// HiddenGrid or uniform in [1, 4097]; per-row data (ValueKinds)
+// normal×10^U(−6,3), mixed-scale, constant, zero, tiny (subnormal float32),
+// offset (|μ| ≫ σ) or positive; γ (GammaKinds) ones, near one, random scale,
+// sparse or constant; eps 1e-5, 1e-6 or log-uniform in [1e-8, 1e-2]; θ from
+// ThetaGrid or log-uniform in [1e2, 1e7]; positions from PositionGrid,
+// uniform integers in [0, 131072] or small. Every choice is labelled.
+func GenerateCase(k Kernel, ch Chooser) Case {
+	c := Case{Kernel: k, Rows: ch.IntRange("rows", 1, 4)}
+	switch k {
+	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
+		if ch.SampleInt("headDim.fromGrid", []int{1, 0}) == 1 {
+			c.HeadDim = ch.SampleInt("headDim", HeadDimGrid)
+		} else {
+			c.HeadDim = 2 * ch.IntRange("headDim/2", 1, 128)
+		}
+		c.Heads = ch.IntRange("heads", 1, 4)
+		c.Hidden = c.Heads * c.HeadDim
+		if ch.SampleInt("theta.fromGrid", []int{1, 0}) == 1 {
+			c.Theta = ch.SampleFloat64("theta", ThetaGrid)
+		} else {
+			c.Theta = logUniform(ch, "theta", 2, 7)
+		}
+		c.Pos = make([]float64, c.Rows)
+		for r := range c.Pos {
+			l := fmt.Sprintf("pos[%d]", r)
+			switch ch.SampleInt(l+".kind(grid|uniform|small)", []int{0, 1, 2}) {
+			case 0:
+				c.Pos[r] = ch.SampleFloat64(l, PositionGrid)
+			case 1:
+				c.Pos[r] = float64(ch.IntRange(l, 0, 131072))
+			default:
+				c.Pos[r] = float64(ch.IntRange(l, 0, 63))
+			}
+		}
+		c.X = make([]float64, c.Rows*c.Hidden)
+		c.DY = c.X
+		fillRows(ch, "x", c.X, c.Rows, c.Hidden)
+		return c
+	case KernelPerHeadRMSNorm:
+		if ch.SampleInt("headDim.fromGrid", []int{1, 0}) == 1 {
+			c.HeadDim = ch.SampleInt("headDim", []int{1, 2, 31, 32, 33, 64, 128, 256})
+		} else {
+			c.HeadDim = ch.IntRange("headDim", 1, 256)
+		}
+		c.Heads = ch.IntRange("heads", 1, 8)
+		c.Hidden = c.Heads * c.HeadDim
+		c.Eps = drawEps(ch)
+		c.X = make([]float64, c.Rows*c.Hidden)
+		fillRows(ch, "x", c.X, c.Rows*c.Heads, c.HeadDim)
+		c.Gamma = make([]float64, c.HeadDim)
+		fillGamma(ch, "gamma", c.Gamma)
+		return c
+	}
+	c.Hidden = drawHidden(ch)
+	c.Eps = drawEps(ch)
+	n := c.Rows * c.Hidden
+	c.X = make([]float64, n)
+	fillRows(ch, "x", c.X, c.Rows, c.Hidden)
+	c.Gamma = make([]float64, c.Hidden)
+	fillGamma(ch, "gamma", c.Gamma)
+	switch k {
+	case KernelRMSNormBackward, KernelLayerNormBackward:
+		c.DY = make([]float64, n)
+		fillRows(ch, "dy", c.DY, c.Rows, c.Hidden)
+	case KernelFusedResidualRMSNorm:
+		c.Residual = make([]float64, n)
+		fillRows(ch, "residual", c.Residual, c.Rows, c.Hidden)
+	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
+		c.Beta = make([]float64, c.Hidden)
+		if ch.SampleInt("beta.zero", []int{1, 0}) == 0 {
+			fillGamma(ch, "beta", c.Beta)
+		}
+	}
+	return c
+}
+
+// SoundnessResult summarises SoundnessCheck.
+type SoundnessResult struct {
+	Kernel   Kernel
+	Checks   int
+	Seed     uint64
+	MaxRatio float64 // largest observed |err|/bound; must be ≤ 1
+	// MaxRatioNormal is the largest Outcome.MaxRatioNormal: the tightness of
+	// the bound away from underflow.
+	MaxRatioNormal float64
+	Worst          Outcome // the element that attained MaxRatio
+	WorstCase      Case    // the case that attained MaxRatio
+	WorstIndex     int     // its index i: regenerate with NewSoundnessChooser(Seed, i)
+	Violations     int     // cases whose ratio exceeded 1
+}
+
+// NewSoundnessChooser returns the Chooser SoundnessCheck uses for case i.
+func NewSoundnessChooser(seed uint64, i int) RandChooser {
+	return RandChooser{R: rand.New(rand.NewPCG(seed, uint64(i)))}
+}
+
+// SoundnessCheck draws checks cases of kernel k (GenerateCase with
+// NewSoundnessChooser(seed, i)), evaluates each in naive float32 against the
+// float64 reference and the derived bound, and returns the largest observed
+// error/bound ratio. A ratio > 1 refutes the bound; a maximum far below 1
+// (< 1e-3) says the bound is too loose to be useful.
+func SoundnessCheck(k Kernel, checks int, seed uint64) SoundnessResult {
+	res := SoundnessResult{Kernel: k, Checks: checks, Seed: seed, WorstIndex: -1}
+	for i := 0; i < checks; i++ {
+		c := GenerateCase(k, NewSoundnessChooser(seed, i))
+		o := c.Check()
+		if o.MaxRatio > 1 {
+			res.Violations++
+		}
+		res.MaxRatioNormal = math.Max(res.MaxRatioNormal, o.MaxRatioNormal)
+		if o.MaxRatio > res.MaxRatio || res.WorstIndex < 0 {
+			res.MaxRatio, res.Worst, res.WorstCase, res.WorstIndex = o.MaxRatio, o, c, i
+		}
+	}
+	return res
+}

@@ -1,0 +1,265 @@
+package oracle
+
+import "math"
+
+// ulpErr returns the relative error bound of a function documented to be
+// within k ulp of the correctly rounded float32 result: the correctly rounded
+// result is within ½ ulp of the exact value, and one ulp of a normal y is at
+// most 2·U32·|y|, so |ŷ−y| ≤ (k+½)·ulp(y) ≤ (2k+1)·U32·|y|.
+func ulpErr(k float64) float64 { return (2*k + 1) * U32 }
+
+// rsqrtErr is the relative error allowed for the kernel's reciprocal square
+// root: CUDA rsqrtf is documented within 2 ulp, giving 5·U32; 1/sqrtf and
+// x/sqrtf (two correctly rounded operations) are within γ_2 < 5·U32.
+var rsqrtErr = ulpErr(2)
+
+// rmsRowBound holds the exact statistics of one RMSNorm row and the relative
+// error bounds of the float32 values a kernel derives from them.
+type rmsRowBound struct {
+	n      int
+	ss     float64 // Σx² (exact)
+	v      float64 // ss/n + eps
+	rms    float64 // sqrt(v)
+	ri     float64 // 1/rms
+	tau    float64 // bound on |v̂ − v|/v
+	rhoInv float64 // bound on the relative error of the kernel's 1/rms
+	rhoRMS float64 // bound on the relative error of a stored rms
+}
+
+// rmsRow derives the bound on the kernel's v̂ = fl(fl(Σ fl(x²))/n + eps32)
+// for one row (see RMSNormForwardTol for the derivation).
+func rmsRow(x []float64, eps float64, red Reduction) rmsRowBound {
+	n := len(x)
+	d := red.Depth(n)
+	var acc kbn
+	for _, v := range x {
+		acc.addProd(v, v)
+	}
+	b := rmsRowBound{n: n, ss: acc.sum()}
+	nf := float64(n)
+	b.v = b.ss/nf + eps
+	b.rms = math.Sqrt(b.v)
+	b.ri = 1 / b.rms
+	// (1) Σ fl(x_i²) with depth d: every term goes through one product
+	// rounding and at most d addition roundings; all terms are ≥ 0.
+	// Underflowing squares add at most Eta32 each.
+	eSS := Gamma(d+1)*b.ss + nf*Eta32*(1+Gamma(d))
+	// (2) mean: fl(ŝs/n) or fl(ŝs·fl(1/n)), at most two roundings.
+	eM := Gamma(2)*(b.ss/nf) + (eSS/nf)*(1+Gamma(2)) + 2*Eta32
+	// (3) eps rounded to float32, then the addition.
+	eEps := U32*eps + Eta32
+	eV := eM + eEps + U32*(b.v+eM+eEps)
+	b.tau = eV / b.v
+	if b.v == 0 {
+		b.tau = math.Inf(1)
+	}
+	// (4) 1/sqrt(v̂) = v^{-1/2}·(1+θ)^{-1/2} with |θ| ≤ τ, then the
+	// reciprocal square root's own error.
+	b.rhoInv = relMul(relRsqrt(b.tau, epsFloor(eps, b.v)), rsqrtErr)
+	// A stored rms is sqrtf(v̂) (½ ulp) or 1/rsqrtf(v̂) (5u then u).
+	b.rhoRMS = relMul(relSqrt(b.tau, epsFloor(eps, b.v)), relMul(rsqrtErr, U32))
+	return b
+}
+
+// RMSNormForwardTol writes per-element error bounds for a float32
+// RMSNormForward kernel: |ŷ_i − y_i| ≤ tolY[i] and |rmŝ_r − rms_r| ≤
+// tolRMS[r] (tolRMS may be nil), where y and rms are the exact values
+// RMSNormForward computes from the same float32 inputs. red is the shape of
+// the kernel's Σx² reduction over hidden.
+//
+// Assumed float32 operation sequence (any FMA contraction only removes
+// roundings and stays within the bound):
+//
+//	ss  = Σ x_i·x_i          in the order red (depth d = red.Depth(n))
+//	ms  = ss/n  or ss·(1/n)
+//	v   = ms + float32(eps)
+//	ri  = rsqrtf(v)  or 1/sqrtf(v), or sqrtf(v) followed by x/rms
+//	y_i = x_i·ri·γ_i         (two roundings, any association)
+//
+// Derivation, with u = U32 and γ_k = Gamma(k), η = Eta32:
+//
+//  1. Each of the n nonnegative terms fl(x_i²) carries one rounding and
+//     goes through at most d rounded additions, so
+//     |ŝs − ss| ≤ γ_{d+1}·ss + n·η·(1+γ_d) (η: an underflowing square).
+//  2. Division by n (≤ 2 roundings): |m̂s − ss/n| ≤ γ_2·ss/n + (1+γ_2)·e_ss/n + 2η.
+//  3. eps is rounded to float32 (u·eps + η), then v̂ = fl(m̂s + eps₃₂) adds
+//     u·|v̂|: e_v = e_ms + e_eps + u·(v + e_ms + e_eps). Let τ = e_v/v.
+//  4. v̂^{-1/2} = v^{-1/2}·(1+θ)^{-1/2} with |θ| ≤ τ, and
+//     |(1+θ)^{-1/2} − 1| ≤ (1−τ)^{-1/2} − 1 ≈ τ/2; since ŝs ≥ 0, also
+//     v̂ ≥ (eps(1−u) − η)(1−u), which keeps the bound finite when τ ≥ 1
+//     (underflowed tiny rows). The reciprocal square root
+//     adds 5u (rsqrtf is documented ≤ 2 ulp from the correctly rounded
+//     result, i.e. ≤ 2.5 ulp ≤ 5u relative; 1/sqrtf is ≤ γ_2). So
+//     ρ = (1+τ')(1+5u) − 1 with τ' = (1−τ)^{-1/2} − 1.
+//  5. ŷ_i = x_i·r̂i·γ_i·(1+δ₁)(1+δ₂): |ŷ_i − y_i| ≤ |y_i|·((1+ρ)(1+γ_2) − 1)
+//     plus η·((|γ_i| + |x_i|)(1+u) + 1) for an underflowing x_i·ri (or
+//     ri·γ_i) and final product.
+//
+// First order: tolY ≈ |y_i|·((d+4)/2 + 7)·u. For rms: sqrtf(v̂) or
+// 1/rsqrtf(v̂): tolRMS = rms·((1+(1−(1−τ)^{1/2}))(1+5u)(1+u) − 1).
+func RMSNormForwardTol(tolY, tolRMS []float64, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
+	mustShape(rows, hidden)
+	mustLen("tolY", tolY, rows*hidden)
+	mustLenOpt("tolRMS", tolRMS, rows)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	for r := 0; r < rows; r++ {
+		xr := x[r*hidden : (r+1)*hidden]
+		b := rmsRow(xr, eps, red)
+		if tolRMS != nil {
+			tolRMS[r] = b.rms * b.rhoRMS
+		}
+		rel := relMul(b.rhoInv, Gamma(2))
+		out := tolY[r*hidden : (r+1)*hidden]
+		for i, v := range xr {
+			y := math.Abs(v * b.ri * gamma[i])
+			out[i] = y*rel + Eta32*(math.Abs(gamma[i])*(1+U32)+math.Abs(v)*(1+U32)+1)
+		}
+	}
+}
+
+// RMSNormBackwardTol writes per-element error bounds for a float32
+// RMSNormBackward kernel: |dx̂ − dx| ≤ tolDX elementwise and |dγ̂ − dγ| ≤
+// tolDGamma (may be nil). red is the shape of the per-row reductions over
+// hidden (Σx² and Σγ·dy·x); rowRed is the shape of the sum over rows that
+// produces dγ (SerialReduction covers any order, atomics included).
+//
+// Notation: n = hidden, ri = 1/rms, g_j = γ_j·dy_j, p_j = g_j·x_j,
+// S = Σp_j, P = Σ|p_j|, A_i = ri·g_i, B_i = x_i·ri³·S/n, dx_i = A_i − B_i.
+//
+// Assumed float32 operation sequences: the kernel obtains ri either by
+// recomputing it as in RMSNormForwardTol or as 1/rmŝ from a stored rms, so
+// its relative error is at most ρ = (1+τ')(1+5u)(1+u) − 1 (τ' as in
+// RMSNormForwardTol, same red). Then any of
+//
+//	V1: xh_j = x_j·ri; c = (Σ g_j·xh_j)/n; dx_i = ri·(g_i − xh_i·c)
+//	V2: c = (Σ g_j·x_j)/n; dx_i = ri·(g_i − x_i·(ri·ri)·c)   (upstream)
+//
+// Derivation:
+//
+//  1. The reduction: each term takes ≤ 3 roundings (V1: g, xh, product)
+//     before ≤ d additions: |Ŝ − S| ≤ γ_{d+3}·P (+ the ri inside V1's terms,
+//     counted with ρ below). Underflows add η·Σ_j(|x_j| + (|g_j|+1)/ri + 1)
+//     in units of S.
+//  2. Path A (g_i and one factor ri): |Â_i − A_i| ≤ |A_i|·((1+ρ)(1+γ_2) − 1).
+//  3. Path B (three factors ri, the division by n, up to 6 roundings in V2):
+//     |B̂_i − B_i| ≤ |B_i|·((1+ρ)³(1+γ_6) − 1) + |x_i|·ri³/n·e_S·(1+ρ)³(1+γ_6).
+//  4. The subtraction rounds once relative to the computed difference:
+//     tol = E + u·(|dx_i| + E), E = sum of the path errors.
+//  5. Underflow floor: every intermediate that may underflow contributes η
+//     times the magnitude of what later multiplies it (V1 and V2):
+//     η·(1+γ_8)·(2(ri+1) + 3|x_i|(ri²+ri³) + 2ri(1 + (ri+1)|S|/n) + 2).
+//
+// dγ_i = Σ_r dy·x·ri: each term has ρ_r and two roundings, then the
+// rows reduction of depth d_r = rowRed.Depth(rows):
+// tol = Σ_r |dy·x|·ri·((1+ρ_r)(1+γ_{2+d_r}) − 1) + η·Σ_r(ri + |dy| + 1)·(1+γ_{d_r+1}).
+func RMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, rows, hidden int, eps float64, red, rowRed Reduction) {
+	mustShape(rows, hidden)
+	mustLen("tolDX", tolDX, rows*hidden)
+	mustLenOpt("tolDGamma", tolDGamma, hidden)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	mustLen("dy", dy, rows*hidden)
+	n := float64(hidden)
+	d := red.Depth(hidden)
+	dr := rowRed.Depth(rows)
+	if tolDGamma != nil {
+		for i := range tolDGamma {
+			tolDGamma[i] = 0
+		}
+	}
+	for r := 0; r < rows; r++ {
+		xr := x[r*hidden : (r+1)*hidden]
+		dyr := dy[r*hidden : (r+1)*hidden]
+		b := rmsRow(xr, eps, red)
+		ri := b.ri
+		rho := relMul(b.rhoInv, U32)
+		var sAcc kbn
+		var p, fs float64
+		for j, v := range xr {
+			g := gamma[j] * dyr[j]
+			sAcc.addProd(g, v)
+			p += math.Abs(g * v)
+			fs += math.Abs(v) + (math.Abs(g)+1)/ri + 1
+		}
+		s := sAcc.sum()
+		eS := Gamma(d+3)*p + Eta32*fs*(1+Gamma(d+3))
+		rho3 := relMul(relMul(rho, rho), rho)
+		eA := relMul(rho, Gamma(2))
+		eB := relMul(rho3, Gamma(6))
+		ri3n := ri * ri * ri / n
+		out := tolDX[r*hidden : (r+1)*hidden]
+		for i, v := range xr {
+			g := gamma[i] * dyr[i]
+			a := math.Abs(ri * g)
+			bb := math.Abs(v) * ri3n * math.Abs(s)
+			dx := math.Abs(ri*g - v*ri3n*s)
+			e := a*eA + bb*eB + math.Abs(v)*ri3n*eS*(1+eB)
+			floor := Eta32 * (1 + Gamma(8)) * (2*(ri+1) + 3*math.Abs(v)*(ri*ri+ri*ri*ri) + 2*ri*(1+(ri+1)*math.Abs(s)/n) + 2)
+			out[i] = e + U32*(dx+e) + floor
+		}
+		if tolDGamma != nil {
+			rel := relMul(rho, Gamma(2+dr))
+			for i := range tolDGamma {
+				tolDGamma[i] += math.Abs(dyr[i]*xr[i])*ri*rel + Eta32*(ri+math.Abs(dyr[i])+1)*(1+Gamma(dr+1))
+			}
+		}
+	}
+}
+
+// FusedResidualRMSNormTol writes error bounds for a float32 fused
+// residual-add + RMSNorm kernel against FusedResidualRMSNorm.
+//
+// s: the kernel stores ŝ = fl(residual + x), one rounding, so
+// |ŝ_i − s_i| ≤ u·|s_i| = tolS[i]. This is also checkable bit for bit:
+// ŝ must equal float32(s) exactly (see ResidualSum32).
+//
+// y: the kernel normalises ŝ, not s. With ŝ_j = s_j(1+δ_j), |δ_j| ≤ u, every
+// ŝ_j² is within (1±u)² of s_j² and eps is unchanged, so rms(ŝ)/rms(s) ∈
+// [1−u, 1+u] and y_i(ŝ)/y_i(s) ∈ [(1−u)/(1+u), (1+u)/(1−u)]: the rounding of
+// s moves y_i by at most |y_i|·2u/(1−u). The kernel's own error is bounded
+// by RMSNormForwardTol evaluated at ŝ, which differs from its value at s by
+// a relative O(u) that the factor (1+8u) absorbs. Hence
+//
+//	tolY_i   = T_i·(1+8u)·(1+2u/(1−u)) + |y_i|·2u/(1−u)
+//	tolRMS_r = R_r·(1+8u)·(1+u) + u·rms_r
+//
+// with T, R from RMSNormForwardTol(s). tolRMS may be nil.
+func FusedResidualRMSNormTol(tolS, tolY, tolRMS []float64, residual, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
+	mustShape(rows, hidden)
+	mustLen("tolS", tolS, rows*hidden)
+	mustLen("residual", residual, rows*hidden)
+	mustLen("x", x, rows*hidden)
+	s := make([]float64, rows*hidden)
+	for i := range s {
+		s[i] = residual[i] + x[i]
+		tolS[i] = U32 * math.Abs(s[i])
+	}
+	RMSNormForwardTol(tolY, tolRMS, s, gamma, rows, hidden, eps, red)
+	u2 := 2 * U32 / (1 - U32)
+	for r := 0; r < rows; r++ {
+		sr := s[r*hidden : (r+1)*hidden]
+		rr := rmsOf(sr, eps)
+		for i, v := range sr {
+			k := r*hidden + i
+			y := math.Abs(v / rr * gamma[i])
+			tolY[k] = tolY[k]*(1+8*U32)*(1+u2) + y*u2
+		}
+		if tolRMS != nil {
+			tolRMS[r] = tolRMS[r]*(1+8*U32)*(1+U32) + U32*rr
+		}
+	}
+}
+
+// ResidualSum32 returns the float32 sum a fused residual kernel must store,
+// fl32(residual + x), for bit-exact comparison.
+func ResidualSum32(residual, x float32) float32 { return residual + x }
+
+// PerHeadRMSNormTol writes the error bounds of a float32 per-head RMSNorm
+// kernel: each head of headDim values is an RMSNorm row (RMSNormForwardTol
+// with rows·heads rows, hidden = headDim, red the reduction over headDim).
+// tolRMS (length rows·heads) may be nil.
+func PerHeadRMSNormTol(tolY, tolRMS []float64, x, gamma []float64, rows, heads, headDim int, eps float64, red Reduction) {
+	mustShape(rows, heads*headDim)
+	RMSNormForwardTol(tolY, tolRMS, x, gamma, rows*heads, headDim, eps, red)
+}

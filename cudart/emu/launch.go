@@ -33,6 +33,8 @@ type launch struct {
 	gen   uint32 // barrier-interval generation counter
 	err   error
 
+	pendingUninit *Fault // first uninitialised shared read of the interval
+
 	warpInsts, threadInsts int64
 	ctasRun                int
 	budget                 int64
@@ -200,6 +202,7 @@ func (l *launch) startCTA(idx int) {
 	}
 	g := l.nextGen()
 	c.startGen = g
+	l.pendingUninit = nil
 	for _, w := range l.warps {
 		w.reset(g)
 	}
@@ -307,6 +310,9 @@ func (l *launch) runCTA(idx int) error {
 			}
 		}
 		if w == nil {
+			if l.flushUninit(); l.err != nil {
+				return l.err
+			}
 			if l.cta.live == 0 {
 				return nil
 			}
@@ -638,6 +644,7 @@ func (l *launch) completeBarrier(key barKey, bar *barrier) {
 		return
 	}
 	delete(l.cta.bars, key)
+	l.flushUninit()
 	g := l.nextGen()
 	insts := l.k.insts
 	for wi, lanes := range bar.waiters {
@@ -730,9 +737,13 @@ func (l *launch) deadlock() error {
 
 // fault records and returns the launch's first error.
 func (l *launch) fault(code error, w *warp, in *inst, lane int, detail string) error {
-	if l.err != nil {
-		return l.err
+	if l.err == nil {
+		l.err = l.newFault(code, w, in, lane, detail)
 	}
+	return l.err
+}
+
+func (l *launch) newFault(code error, w *warp, in *inst, lane int, detail string) *Fault {
 	f := &Fault{Code: code, Kernel: l.k.name, PC: -1, Lane: lane, CTA: l.cta.id, Detail: detail}
 	if in != nil {
 		f.PC, f.Line, f.Inst = int(in.pc), int(in.line), in.text()
@@ -740,6 +751,14 @@ func (l *launch) fault(code error, w *warp, in *inst, lane int, detail string) e
 	if w != nil && lane >= 0 {
 		f.Thread = w.tid(lane)
 	}
-	l.err = f
 	return f
+}
+
+// flushUninit reports a pending uninitialised shared read at the end of a
+// barrier interval.
+func (l *launch) flushUninit() {
+	if l.pendingUninit != nil && l.err == nil {
+		l.err = l.pendingUninit
+	}
+	l.pendingUninit = nil
 }

@@ -50,11 +50,16 @@ func resolve(space uint8, addr uint64) (uint8, uint64) {
 }
 
 func (w *warp) memFault(code error, in *inst, lane int, space uint8, addr uint64, size int, detail string) bool {
-	w.l.fault(code, w, in, lane, detail)
-	if f, ok := w.l.err.(*Fault); ok && f.Space == "" {
-		f.Space, f.Addr, f.Size = spaceNames[space], addr, size
+	if w.l.err == nil {
+		w.l.err = w.newFault(code, in, lane, space, addr, size, detail)
 	}
 	return false
+}
+
+func (w *warp) newFault(code error, in *inst, lane int, space uint8, addr uint64, size int, detail string) *Fault {
+	f := w.l.newFault(code, w, in, lane, detail)
+	f.Space, f.Addr, f.Size = spaceNames[space], addr, size
+	return f
 }
 
 // accessName describes the access for diagnostics.
@@ -191,17 +196,17 @@ func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8
 		rec := &sh[addr+uint64(i)]
 		b := byte(val >> (8 * i))
 		written := rec.w.epoch >= l.cta.startGen
-		if kind == accRead && !written && !l.cfg.AllowUninitShared {
-			return w.memFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
-				fmt.Sprintf("%s at shared address %#x reads a byte no thread of the block has written (%s)", accessName(in, kind, size), addr, l.sharedVarAt(addr+uint64(i))))
+		if kind == accRead && !written && !l.cfg.AllowUninitShared && l.pendingUninit == nil {
+			// Reported when the barrier interval ends: a write by another
+			// thread in the same interval makes it a race instead.
+			l.pendingUninit = w.newFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
+				fmt.Sprintf("%s at shared address %#x reads a byte no thread of the block has written before (%s)", accessName(in, kind, size), addr, l.sharedVarAt(addr+uint64(i))))
 		}
 		if !l.cfg.NoRaceCheck {
 			if written && w.conflicts(rec.w, cur) {
 				switch {
-				case rec.w.inst == cur.inst && kind != accRead:
-					if kind == accWrite && rec.wval != b {
-						return w.raceFault(in, lane, addr+uint64(i), rec.w, cur, rec.wval, b)
-					}
+				case kind == accWrite && !rec.w.atom && rec.wval == b:
+					// Stores of the same value: benign, as on every GPU.
 				case rec.w.atom && cur.atom:
 				default:
 					return w.raceFault(in, lane, addr+uint64(i), rec.w, cur, rec.wval, b)

@@ -74,10 +74,11 @@ func loadModule(mem *globalMem, name string, src []byte) (m *module, err error) 
 	if err != nil {
 		return nil, cudart.Errorf(cudart.ErrInvalid, "module %s: %v", name, err)
 	}
-	m = &module{name: name, globals: map[string]*allocation{}, consts: map[string]symbol{}, funcs: map[string]*ptx.Function{}, kernels: map[string]*kernel{}}
+	mod := &module{name: name, globals: map[string]*allocation{}, consts: map[string]symbol{}, funcs: map[string]*ptx.Function{}, kernels: map[string]*kernel{}}
+	m = mod
 	defer func() {
 		if err != nil {
-			for _, a := range m.globals {
+			for _, a := range mod.globals {
 				mem.free(a.base)
 			}
 		}

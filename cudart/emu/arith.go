@@ -704,7 +704,7 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 			return in, d.errf("unsupported testp")
 		}
 		in.cmp = func(a, _ uint64) bool { return test(fval(t, a)) }
-		in.fn = execPredTest
+		in.fn, in.sh = execPredTest, shPredDst
 		return in, nil
 	}
 	if len(ops) < 2 {
@@ -1063,7 +1063,7 @@ func (d *decoder) decodeSetp(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 	} else if in.bop != 0 {
 		return in, d.errf("setp .%s without a predicate operand", []string{"", "and", "or", "xor"}[in.bop])
 	}
-	in.fn = execSetp
+	in.fn, in.sh = execSetp, shPredDst
 	return in, nil
 }
 
@@ -1114,7 +1114,7 @@ func (d *decoder) decodeSet(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 			return in, err
 		}
 	}
-	in.fn = execSet
+	in.fn, in.sh = execSet, shSet
 	return in, nil
 }
 

@@ -83,7 +83,7 @@ func TestSharedRaceMissingSyncthreads(t *testing.T) {
 	// Without race checking the first warp's read is of a byte nobody has
 	// written yet; with neither check the launch passes.
 	e.b.SetConfig(Config{NoRaceCheck: true})
-	wantErr(t, e.launch("race_missing_sync", 1, 64, cudart.In(in), cudart.Out(out)), cudart.ErrOutOfBounds, "no thread of the block has written")
+	wantErr(t, e.launch("race_missing_sync", 1, 64, cudart.In(in), cudart.Out(out)), cudart.ErrOutOfBounds, "computed from uninitialised memory", "never written in this block")
 	e.b.SetConfig(Config{NoRaceCheck: true, AllowUninitShared: true})
 	e.mustLaunch("race_missing_sync", 1, 64, cudart.In(in), cudart.Out(out))
 }
@@ -120,7 +120,7 @@ func TestUninitialisedSharedRead(t *testing.T) {
 	e := newEnv(t, "checks.ptx", Config{})
 	out := e.buf(cudart.F32, 64)
 	err := e.launch("uninit_shared", 1, 64, cudart.Out(out))
-	wantErr(t, err, cudart.ErrOutOfBounds, "no thread of the block has written", "threadIdx (32,0,0)")
+	wantErr(t, err, cudart.ErrOutOfBounds, "stores to global memory", "computed from uninitialised memory", "threadIdx (32,0,0)", "never written in this block")
 	e.b.SetConfig(Config{AllowUninitShared: true})
 	e.mustLaunch("uninit_shared", 1, 64, cudart.Out(out))
 }
@@ -184,4 +184,32 @@ func mustRead(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return src
+}
+
+func TestSpeculativeSharedLoadIsNotAnError(t *testing.T) {
+	e := newEnv(t, "checks.ptx", Config{})
+	out := e.buf(cudart.F32, 96)
+	e.mustLaunch("speculative_load", 1, 96, cudart.Out(out))
+	for i, got := range e.f32s(out) {
+		if got != 1+2+3 {
+			t.Fatalf("out[%d] = %g, want 6", i, got)
+		}
+	}
+}
+
+func TestUninitialisedBranchAndLocal(t *testing.T) {
+	e := newEnv(t, "checks.ptx", Config{})
+	out := e.buf(cudart.I32, 64)
+	err := e.launch("uninit_branch", 1, 64, cudart.Out(out))
+	wantErr(t, err, cudart.ErrOutOfBounds, "guard predicate computed from uninitialised memory", "never written in this block")
+	idx := make([]int32, 32)
+	for i := range idx {
+		idx[i] = int32(i % 4)
+	}
+	e.mustLaunch("uninit_local", 1, 32, cudart.In(e.in(idx)), cudart.Out(out))
+	idx[9] = 6
+	err = e.launch("uninit_local", 1, 32, cudart.In(e.in(idx)), cudart.Out(out))
+	wantErr(t, err, cudart.ErrOutOfBounds, "computed from uninitialised memory", "local", "threadIdx (9,0,0)")
+	e.b.SetConfig(Config{AllowUninitLocal: true})
+	e.mustLaunch("uninit_local", 1, 32, cudart.In(e.in(idx)), cudart.Out(out))
 }

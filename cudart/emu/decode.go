@@ -86,7 +86,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 			if in.a, in.aneg, err = d.predSrc(sc, ops[1]); err != nil {
 				return in, err
 			}
-			in.fn = execPredMov
+			in.fn, in.sh = execPredMov, shPredOnly
 			return in, nil
 		}
 		if ops[0].Kind == ptx.Vector || ops[1].Kind == ptx.Vector {
@@ -97,7 +97,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 				return in, err
 			}
 			in.sub = clockKind(ops[1].Name)
-			in.fn = execClock
+			in.fn, in.sh = execClock, shNone
 			return in, nil
 		}
 		if err := dest(); err != nil {
@@ -156,7 +156,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 			return in, err
 		}
 		in.cmp = func(a, _ uint64) bool { s, _ := resolve(spGeneric, a); return s == sp }
-		in.fn = execPredTest
+		in.fn, in.sh = execPredTest, shPredDst
 		return in, nil
 
 	case "setp":
@@ -186,7 +186,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		if in.c, in.cneg, err = d.predSrc(sc, ops[3]); err != nil {
 			return in, err
 		}
-		in.fn = execSelp
+		in.fn, in.sh = execSelp, shSelp
 		return in, nil
 
 	case "slct":
@@ -436,12 +436,12 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		if err := dest(); err != nil {
 			return in, err
 		}
-		in.fn = execActivemask
+		in.fn, in.sh = execActivemask, shNone
 		return in, nil
 
 	case "membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent", "griddepcontrol",
 		"discard", "applypriority", "setmaxnreg":
-		in.fn = execNop
+		in.fn, in.sh = execNop, shNone
 		return in, nil
 
 	case "createpolicy":
@@ -461,7 +461,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 			return in, unsupported()
 		}
 		if hasMod(mods, "commit_group") || hasMod(mods, "wait_group") || hasMod(mods, "wait_all") {
-			in.fn = execNop
+			in.fn, in.sh = execNop, shNone
 			return in, nil
 		}
 		if hasMod(mods, "bulk") || hasMod(mods, "mbarrier") {
@@ -520,7 +520,7 @@ func (d *decoder) decodePack(in inst, sc *scope, ops []ptx.Operand) (inst, error
 			return in, err
 		}
 		in.t2 = et
-		in.fn = execPack
+		in.fn, in.sh = execPack, shPack
 		return in, nil
 	}
 	n := len(ops[0].Elems)
@@ -538,7 +538,7 @@ func (d *decoder) decodePack(in inst, sc *scope, ops []ptx.Operand) (inst, error
 		return in, err
 	}
 	in.t2 = dtype{'b', t.n / uint8(n)}
-	in.fn = execUnpack
+	in.fn, in.sh = execUnpack, shUnpack
 	return in, nil
 }
 
@@ -596,6 +596,7 @@ func (d *decoder) decodeLdSt(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 		}
 		in.vec = append(in.vec, s)
 	}
+	in.sh = shNone
 	if store {
 		in.fn = execSt
 	} else {
@@ -670,7 +671,7 @@ func (d *decoder) decodeAtom(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 			return in, err
 		}
 	}
-	in.fn = execAtom
+	in.fn, in.sh = execAtom, shNone
 	return in, nil
 }
 
@@ -817,7 +818,7 @@ func (d *decoder) decodePredLogic(in inst, sc *scope, pin *ptx.Instruction) (ins
 			return in, err
 		}
 		in.aneg = !in.aneg
-		in.fn = execPredMov
+		in.fn, in.sh = execPredMov, shPredOnly
 		return in, nil
 	}
 	if len(ops) != 3 {
@@ -830,7 +831,7 @@ func (d *decoder) decodePredLogic(in inst, sc *scope, pin *ptx.Instruction) (ins
 		return in, err
 	}
 	in.bop = map[string]uint8{"and": 1, "or": 2, "xor": 3}[pin.Op]
-	in.fn = execPredLogic
+	in.fn, in.sh = execPredLogic, shPredOnly
 	return in, nil
 }
 
@@ -862,7 +863,7 @@ func (d *decoder) decodeCpAsync(in inst, sc *scope, pin *ptx.Instruction) (inst,
 			return in, err
 		}
 	}
-	in.fn = execCpAsync
+	in.fn, in.sh = execCpAsync, shNone
 	return in, nil
 }
 

@@ -235,7 +235,7 @@ func TestBarrierReductions(t *testing.T) {
 	for i := range in {
 		in[i] = 1
 	}
-	in[5] = -3       // block 0: 95 positive
+	in[5] = -3 // block 0: 95 positive
 	for i := 96; i < 192; i++ {
 		in[i] = -1 // block 1: none positive
 	}

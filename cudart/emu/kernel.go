@@ -45,6 +45,7 @@ type inst struct {
 	f3         func(a, b, c uint64) uint64
 	cmp        func(a, b uint64) bool
 	bop        uint8 // setp combine: 0 none, 1 and, 2 or, 3 xor
+	sh         uint8 // shadow class: how undefined values propagate
 	call       *callInfo
 	pc         int32
 	line       int32

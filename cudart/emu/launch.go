@@ -33,7 +33,9 @@ type launch struct {
 	gen   uint32 // barrier-interval generation counter
 	err   error
 
-	pendingUninit *Fault // first uninitialised shared read of the interval
+	pendingUninit *Fault // first use of an undefined value in the interval
+	undefOn       bool   // some load read undefined bytes: propagate definedness
+	undefOrigin   string // the first such load, for diagnostics
 
 	warpInsts, threadInsts int64
 	ctasRun                int
@@ -79,6 +81,8 @@ type warp struct {
 	idx       int
 	regs      []uint64
 	preds     []uint32
+	undef     []uint32 // per register slot: lanes holding an undefined value
+	pundef    []uint32 // per predicate slot
 	carry     uint32
 	pc        int32
 	active    uint32 // lanes executing at pc
@@ -133,7 +137,8 @@ func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]b
 	}
 	l.warps = make([]*warp, l.nwarp)
 	for i := range l.warps {
-		w := &warp{l: l, idx: i, regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds)}
+		w := &warp{l: l, idx: i, regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds),
+			undef: make([]uint32, k.nslots), pundef: make([]uint32, k.npreds)}
 		for _, c := range k.consts {
 			r := w.regs[c.slot*32 : c.slot*32+32]
 			for j := range r {
@@ -202,9 +207,13 @@ func (l *launch) startCTA(idx int) {
 	}
 	g := l.nextGen()
 	c.startGen = g
-	l.pendingUninit = nil
+	l.pendingUninit, l.undefOrigin = nil, ""
 	for _, w := range l.warps {
 		w.reset(g)
+		if l.undefOn {
+			clear(w.undef)
+			clear(w.pundef)
+		}
 	}
 }
 
@@ -361,6 +370,28 @@ func (w *warp) run(quantum int) {
 		}
 		l.warpInsts++
 		l.threadInsts += int64(bits.OnesCount32(w.active))
+		if l.undefOn {
+			if in.kind == kOp {
+				if m != 0 {
+					in.fn(w, in, m)
+					if l.err != nil {
+						return
+					}
+				}
+				w.shadow(in, m)
+				w.pc++
+				if w.pc == w.waitMin {
+					w.merge()
+				}
+				continue
+			}
+			w.checkGuard(in)
+			if in.kind == kBar && in.sub != 0 {
+				if u := w.pundef[in.c] & m; u != 0 {
+					l.undefUse(w, in, bits.TrailingZeros32(u), "passes to bar.red a predicate")
+				}
+			}
+		}
 		switch in.kind {
 		case kOp:
 			if m != 0 {

@@ -9,9 +9,10 @@ import (
 // shRec is the access history of one shared-memory byte in the current CTA,
 // for race and uninitialised-read detection.
 type shRec struct {
-	w    access    // last write
-	r    [2]access // recent reads by different threads
-	wval byte      // value of the last write
+	w      access    // last write
+	r      [2]access // recent reads by different threads
+	wval   byte      // value of the last write
+	wundef bool      // the last write stored an undefined value
 }
 
 type access struct {
@@ -94,12 +95,7 @@ func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (
 				fmt.Sprintf("%s at %#x in %s", accessName(in, kind, size), addr, a.describe(at)))
 		}
 	}
-	off := int(addr - a.base)
-	if kind == accRead && !a.isInit(off, size) {
-		return nil, 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spGlobal, addr, size,
-			fmt.Sprintf("%s at %#x reads bytes never written: %s", accessName(in, kind, size), addr, a.describe(addr)))
-	}
-	return a, off, true
+	return a, int(addr - a.base), true
 }
 
 // recordGlobalWrite counts a store and checks it against stores of other
@@ -172,23 +168,25 @@ func (l *launch) sharedVarAt(off uint64) string {
 
 // sharedCheck checks bounds, red zones, uninitialised reads and races of a
 // shared access by lane.
-func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8, val uint64) bool {
+// For reads it reports whether any byte is undefined (never written in this
+// block, or written with an undefined value).
+func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8, val uint64, undefVal bool) (ok, undef bool) {
 	l := w.l
 	if addr+uint64(size) > uint64(len(l.cta.smem)) || addr+uint64(size) < addr {
 		return w.memFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
 			fmt.Sprintf("%s at shared address %#x beyond the %d bytes of shared memory of the block (static %d + dynamic %d)",
-				accessName(in, kind, size), addr, len(l.cta.smem), l.k.sharedEnd, l.g.SharedBytes))
+				accessName(in, kind, size), addr, len(l.cta.smem), l.k.sharedEnd, l.g.SharedBytes)), false
 	}
 	for _, v := range l.k.shared {
 		end := uint64(v.off + v.size)
 		if addr < end+redZone && addr+uint64(size) > end {
 			return w.memFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
-				fmt.Sprintf("%s at shared address %#x in the %s", accessName(in, kind, size), addr, l.sharedVarAt(max(addr, end))))
+				fmt.Sprintf("%s at shared address %#x in the %s", accessName(in, kind, size), addr, l.sharedVarAt(max(addr, end)))), false
 		}
 	}
 	sh := l.cta.sh
 	if sh == nil {
-		return true
+		return true, false
 	}
 	tid := uint16(w.idx*32 + lane)
 	cur := access{epoch: w.barEpoch, sync: w.syncEpoch, inst: uint32(l.warpInsts), tid: tid, atom: kind == accAtomic}
@@ -196,11 +194,9 @@ func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8
 		rec := &sh[addr+uint64(i)]
 		b := byte(val >> (8 * i))
 		written := rec.w.epoch >= l.cta.startGen
-		if kind == accRead && !written && !l.cfg.AllowUninitShared && l.pendingUninit == nil {
-			// Reported when the barrier interval ends: a write by another
-			// thread in the same interval makes it a race instead.
-			l.pendingUninit = w.newFault(cudart.ErrOutOfBounds, in, lane, spShared, addr, size,
-				fmt.Sprintf("%s at shared address %#x reads a byte no thread of the block has written before (%s)", accessName(in, kind, size), addr, l.sharedVarAt(addr+uint64(i))))
+		if kind == accRead && (!written || rec.wundef) && !l.cfg.AllowUninitShared && !undef {
+			undef = true
+			l.noteUndef(w, in, lane, spShared, addr, size, l.sharedVarAt(addr+uint64(i)), written)
 		}
 		if !l.cfg.NoRaceCheck {
 			if written && w.conflicts(rec.w, cur) {
@@ -209,13 +205,13 @@ func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8
 					// Stores of the same value: benign, as on every GPU.
 				case rec.w.atom && cur.atom:
 				default:
-					return w.raceFault(in, lane, addr+uint64(i), rec.w, cur, rec.wval, b)
+					return w.raceFault(in, lane, addr+uint64(i), rec.w, cur, rec.wval, b), false
 				}
 			}
 			if kind != accRead {
 				for _, r := range rec.r {
 					if r.epoch >= l.cta.startGen && r.inst != cur.inst && w.conflicts(r, cur) && !(r.atom && cur.atom) {
-						return w.raceFault(in, lane, addr+uint64(i), r, cur, 0, b)
+						return w.raceFault(in, lane, addr+uint64(i), r, cur, 0, b), false
 					}
 				}
 			}
@@ -228,10 +224,10 @@ func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8
 			}
 			rec.r[slot] = cur
 		default:
-			rec.w, rec.wval = cur, b
+			rec.w, rec.wval, rec.wundef = cur, b, undefVal
 		}
 	}
-	return true
+	return true, undef
 }
 
 // concurrent reports whether access a (of this CTA) and cur fall in the
@@ -275,30 +271,36 @@ func (w *warp) raceFault(in *inst, lane int, addr uint64, prev, cur access, pv, 
 }
 
 // localAt checks a local access and returns the byte offset in the CTA's
-// local memory.
-func (w *warp) localAt(in *inst, lane int, addr uint64, size int, kind uint8) (int, bool) {
+// local memory; for reads it reports whether any byte is undefined.
+func (w *warp) localAt(in *inst, lane int, addr uint64, size int, kind uint8, undefVal bool) (int, bool, bool) {
 	l := w.l
 	ls := uint64(l.k.localSize)
 	if addr+uint64(size) > ls || addr+uint64(size) < addr {
 		return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spLocal, addr, size,
-			fmt.Sprintf("%s at local address %#x beyond the thread's %d-byte local frame", accessName(in, kind, size), addr, ls))
+			fmt.Sprintf("%s at local address %#x beyond the thread's %d-byte local frame", accessName(in, kind, size), addr, ls)), false
 	}
 	base := (w.idx*32+lane)*l.k.localSize + int(addr)
+	undef := false
 	if li := l.cta.linit; li != nil {
 		if kind == accRead {
 			for i := 0; i < size; i++ {
 				if li[base+i] == 0 {
-					return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spLocal, addr, size,
-						fmt.Sprintf("%s at local address %#x reads a byte the thread never wrote (%s)", accessName(in, kind, size), addr, l.localVarAt(addr+uint64(i))))
+					undef = true
+					l.noteUndef(w, in, lane, spLocal, addr, size, l.localVarAt(addr+uint64(i)), false)
+					break
 				}
 			}
 		} else {
+			v := byte(1)
+			if undefVal {
+				v = 0
+			}
 			for i := 0; i < size; i++ {
-				li[base+i] = 1
+				li[base+i] = v
 			}
 		}
 	}
-	return base, true
+	return base, true, undef
 }
 
 func (l *launch) localVarAt(off uint64) string {
@@ -310,10 +312,11 @@ func (l *launch) localVarAt(off uint64) string {
 	return fmt.Sprintf("local offset %d", off)
 }
 
-// load reads size bytes at addr in space for lane.
-func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (uint64, bool) {
+// load reads size bytes at addr in space for lane; undef reports bytes
+// that were never written (or hold an undefined value).
+func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v uint64, ok, undef bool) {
 	if addr%uint64(size) != 0 {
-		return 0, w.misaligned(in, lane, space, addr, size)
+		return 0, w.misaligned(in, lane, space, addr, size), false
 	}
 	space, addr = resolve(space, addr)
 	l := w.l
@@ -321,38 +324,46 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (uin
 	case spGlobal:
 		a, off, ok := w.globalAt(in, lane, addr, size, accRead)
 		if !ok {
-			return 0, false
+			return 0, false, false
 		}
-		return getBits(a.data[off:], size), true
+		if !a.isInit(off, size) {
+			undef = true
+			l.noteUndef(w, in, lane, spGlobal, addr, size, a.describe(addr), false)
+		}
+		return getBits(a.data[off:], size), true, undef
 	case spShared:
-		if !w.sharedCheck(in, lane, addr, size, accRead, 0) {
-			return 0, false
-		}
-		return getBits(l.cta.smem[addr:], size), true
-	case spLocal:
-		off, ok := w.localAt(in, lane, addr, size, accRead)
+		ok, undef := w.sharedCheck(in, lane, addr, size, accRead, 0, false)
 		if !ok {
-			return 0, false
+			return 0, false, false
 		}
-		return getBits(l.cta.lmem[off:], size), true
+		return getBits(l.cta.smem[addr:], size), true, undef
+	case spLocal:
+		off, ok, undef := w.localAt(in, lane, addr, size, accRead, false)
+		if !ok {
+			return 0, false, false
+		}
+		return getBits(l.cta.lmem[off:], size), true, undef
 	case spConst:
 		if addr+uint64(size) > uint64(len(l.m.constBank)) {
 			return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spConst, addr, size,
-				fmt.Sprintf("%s at const address %#x beyond the module's %d bytes of constants", accessName(in, accRead, size), addr, len(l.m.constBank)))
+				fmt.Sprintf("%s at const address %#x beyond the module's %d bytes of constants", accessName(in, accRead, size), addr, len(l.m.constBank))), false
 		}
-		return getBits(l.m.constBank[addr:], size), true
+		return getBits(l.m.constBank[addr:], size), true, false
 	case spParam:
 		if addr+uint64(size) > uint64(len(l.params)) {
 			return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spParam, addr, size,
-				fmt.Sprintf("%s at param address %#x beyond the kernel's %d bytes of parameters", accessName(in, accRead, size), addr, len(l.params)))
+				fmt.Sprintf("%s at param address %#x beyond the kernel's %d bytes of parameters", accessName(in, accRead, size), addr, len(l.params))), false
 		}
-		return getBits(l.params[addr:], size), true
+		return getBits(l.params[addr:], size), true, false
 	}
-	return 0, false
+	return 0, false, false
 }
 
-// store writes size bytes of v at addr in space for lane.
-func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v uint64) bool {
+// store writes size bytes of v at addr in space for lane. An undefined
+// value (computed from uninitialised memory) may go to shared or local
+// memory, where it stays undefined; storing one to global memory is
+// reported when the barrier interval ends.
+func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v uint64, undef bool) bool {
 	if addr%uint64(size) != 0 {
 		return w.misaligned(in, lane, space, addr, size)
 	}
@@ -364,6 +375,9 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 		if !ok {
 			return false
 		}
+		if undef {
+			l.undefUse(w, in, lane, "stores to global memory ("+a.describe(addr)+") a value")
+		}
 		if !w.recordGlobalWrite(in, lane, a, off, size, false) {
 			return false
 		}
@@ -371,13 +385,13 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 		a.markInit(off, size)
 		return true
 	case spShared:
-		if !w.sharedCheck(in, lane, addr, size, accWrite, v) {
+		if ok, _ := w.sharedCheck(in, lane, addr, size, accWrite, v, undef); !ok {
 			return false
 		}
 		putBits(l.cta.smem[addr:], size, v)
 		return true
 	case spLocal:
-		off, ok := w.localAt(in, lane, addr, size, accWrite)
+		off, ok, _ := w.localAt(in, lane, addr, size, accWrite, undef)
 		if !ok {
 			return false
 		}
@@ -413,7 +427,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		}
 		return old, true
 	case spShared:
-		if !w.sharedCheck(in, lane, addr, size, accAtomic, 0) {
+		if ok, _ := w.sharedCheck(in, lane, addr, size, accAtomic, 0, false); !ok {
 			return 0, false
 		}
 		old := getBits(l.cta.smem[addr:], size)

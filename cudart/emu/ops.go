@@ -249,6 +249,9 @@ func execLd(w *warp, in *inst, m uint32) {
 	size := int(in.t.n)
 	n := len(in.vec)
 	t := in.t
+	if w.l.undefOn {
+		w.checkDefined(in, in.a, m, "loads from an address")
+	}
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
 		addr := base[l] + uint64(in.off)
@@ -257,11 +260,14 @@ func execLd(w *warp, in *inst, m uint32) {
 			return
 		}
 		for i, s := range in.vec {
-			v, ok := w.load(in, l, in.space, addr+uint64(i*size), size)
+			v, ok, undef := w.load(in, l, in.space, addr+uint64(i*size), size)
 			if !ok {
 				return
 			}
 			w.regs[s*32+int32(l)] = t.ext(v)
+			if w.l.undefOn {
+				w.setUndef(s, l, undef)
+			}
 		}
 	}
 }
@@ -270,6 +276,10 @@ func execSt(w *warp, in *inst, m uint32) {
 	base := w.r(in.a)
 	size := int(in.t.n)
 	n := len(in.vec)
+	undefOn := w.l.undefOn
+	if undefOn {
+		w.checkDefined(in, in.a, m, "stores to an address")
+	}
 	for _, l := range w.l.laneOrder(m) {
 		addr := base[l] + uint64(in.off)
 		if n > 1 && addr%uint64(size*n) != 0 {
@@ -277,7 +287,8 @@ func execSt(w *warp, in *inst, m uint32) {
 			return
 		}
 		for i, s := range in.vec {
-			if !w.store(in, l, in.space, addr+uint64(i*size), size, in.t.trunc(w.regs[s*32+int32(l)])) {
+			undef := undefOn && w.undef[s]>>l&1 != 0
+			if !w.store(in, l, in.space, addr+uint64(i*size), size, in.t.trunc(w.regs[s*32+int32(l)]), undef) {
 				return
 			}
 		}
@@ -292,6 +303,11 @@ func execAtom(w *warp, in *inst, m uint32) {
 	}
 	t := in.t
 	size := int(t.n)
+	if w.l.undefOn {
+		w.checkDefined(in, in.a, m, "applies an atomic to an address")
+		w.checkDefined(in, in.b, m, "applies an atomic with an operand")
+		w.checkDefined(in, in.c, m, "applies an atomic with an operand")
+	}
 	for _, l := range w.l.laneOrder(m) {
 		b := t.trunc(bv[l])
 		var c uint64
@@ -306,6 +322,9 @@ func execAtom(w *warp, in *inst, m uint32) {
 		}
 		if in.d >= 0 {
 			w.regs[in.d*32+int32(l)] = t.ext(old)
+			if w.l.undefOn {
+				w.setUndef(in.d, l, false)
+			}
 		}
 	}
 }
@@ -377,13 +396,14 @@ func execCpAsync(w *warp, in *inst, m uint32) {
 		da, sa := dst[l]+uint64(in.off), src[l]+uint64(in.target)
 		for i := 0; i < n; i += 4 {
 			var v uint64
+			var undef bool
 			if i < srcN {
 				var ok bool
-				if v, ok = w.load(in, l, spGlobal, sa+uint64(i), min(4, n-i)); !ok {
+				if v, ok, undef = w.load(in, l, spGlobal, sa+uint64(i), min(4, n-i)); !ok {
 					return
 				}
 			}
-			if !w.store(in, l, spShared, da+uint64(i), min(4, n-i), v) {
+			if !w.store(in, l, spShared, da+uint64(i), min(4, n-i), v, undef) {
 				return
 			}
 		}

@@ -53,6 +53,9 @@ func (w *warp) warpSync(in *inst, m uint32) {
 		l.fault(cudart.ErrLaunch, w, in, lane, fmt.Sprintf("lane %d executes %s but is not in its membermask %#08x (undefined behaviour)", lane, in.src.Op, mask))
 		return
 	}
+	if l.undefOn {
+		w.checkDefined(in, in.e, m, "passes to "+in.src.Op+" a membermask")
+	}
 	need := mask & w.valid &^ w.exited
 	if need&^m == 0 {
 		for mm := m; mm != 0; mm &= mm - 1 {
@@ -160,6 +163,13 @@ func (w *warp) execSync(in *inst, p uint32) {
 			ok bool
 		}
 		var res [32]out
+		var undef, aUndef uint32
+		if l.undefOn {
+			for mm := p; mm != 0; mm &= mm - 1 {
+				lane := bits.TrailingZeros32(mm)
+				aUndef |= w.undef[src[lane].a] & (1 << lane)
+			}
+		}
 		for mm := p; mm != 0; mm &= mm - 1 {
 			lane := bits.TrailingZeros32(mm)
 			s := src[lane]
@@ -169,6 +179,9 @@ func (w *warp) execSync(in *inst, p uint32) {
 				v = vals[j]
 			}
 			res[lane] = out{uint64(uint32(v)), ok}
+			if l.undefOn && (aUndef>>j&1 != 0 || (w.undef[s.b]|w.undef[s.c])>>lane&1 != 0) {
+				undef |= 1 << lane
+			}
 		}
 		for mm := p; mm != 0; mm &= mm - 1 {
 			lane := bits.TrailingZeros32(mm)
@@ -176,6 +189,12 @@ func (w *warp) execSync(in *inst, p uint32) {
 			regs[s.d*32+int32(lane)] = res[lane].v
 			if s.d2 >= 0 {
 				setPred(w.preds, s.d2, lane, res[lane].ok)
+			}
+			if l.undefOn {
+				w.setUndef(s.d, lane, undef>>lane&1 != 0)
+				if s.d2 >= 0 {
+					setPred(w.pundef, s.d2, lane, (w.undef[s.b]|w.undef[s.c])>>lane&1 != 0)
+				}
 			}
 		}
 	case wsVoteAll, wsVoteAny, wsVoteUni, wsVoteBallot:
@@ -187,9 +206,23 @@ func (w *warp) execSync(in *inst, p uint32) {
 				ballot |= 1 << lane
 			}
 		}
+		var anyUndef bool
+		if l.undefOn {
+			for mm := p; mm != 0; mm &= mm - 1 {
+				lane := bits.TrailingZeros32(mm)
+				anyUndef = anyUndef || w.pundef[src[lane].a]>>lane&1 != 0
+			}
+		}
 		for mm := p; mm != 0; mm &= mm - 1 {
 			lane := bits.TrailingZeros32(mm)
 			s := src[lane]
+			if l.undefOn {
+				if in.sub == wsVoteBallot {
+					w.setUndef(s.d, lane, anyUndef)
+				} else {
+					setPred(w.pundef, s.d, lane, anyUndef)
+				}
+			}
 			switch in.sub {
 			case wsVoteBallot:
 				regs[s.d*32+int32(lane)] = uint64(ballot)
@@ -232,12 +265,19 @@ func (w *warp) execSync(in *inst, p uint32) {
 			}
 			res[lane] = uint64(same)
 		}
+		anyUndef := l.undefOn && w.anyUndef(p)
 		for mm := p; mm != 0; mm &= mm - 1 {
 			lane := bits.TrailingZeros32(mm)
 			s := src[lane]
 			regs[s.d*32+int32(lane)] = res[lane]
 			if s.d2 >= 0 {
 				setPred(w.preds, s.d2, lane, all)
+			}
+			if l.undefOn {
+				w.setUndef(s.d, lane, anyUndef)
+				if s.d2 >= 0 {
+					setPred(w.pundef, s.d2, lane, anyUndef)
+				}
 			}
 		}
 	case wsRedux:
@@ -252,9 +292,13 @@ func (w *warp) execSync(in *inst, p uint32) {
 				acc = in.f2(acc, v)
 			}
 		}
+		anyUndef := l.undefOn && w.anyUndef(p)
 		for mm := p; mm != 0; mm &= mm - 1 {
 			lane := bits.TrailingZeros32(mm)
 			regs[src[lane].d*32+int32(lane)] = uint64(uint32(acc))
+			if l.undefOn {
+				w.setUndef(src[lane].d, lane, anyUndef)
+			}
 		}
 	case wsElect:
 		leader := bits.TrailingZeros32(p)
@@ -309,4 +353,15 @@ func setPred(preds []uint32, slot int32, lane int, v bool) {
 	} else {
 		preds[slot] &^= 1 << lane
 	}
+}
+
+// anyUndef reports whether operand a of any participating lane is undefined.
+func (w *warp) anyUndef(p uint32) bool {
+	for mm := p; mm != 0; mm &= mm - 1 {
+		lane := bits.TrailingZeros32(mm)
+		if w.undef[w.l.srcs[lane].a]>>lane&1 != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -108,3 +108,30 @@ extern "C" __global__ void spin(volatile int* flag, int* out) {
   }
   out[threadIdx.x] = 1;
 }
+
+// The compiler loads red[w] for every w < 8 and discards the values of
+// missing warps with a select: not an uninitialised read.
+extern "C" __global__ void speculative_load(float* out) {
+  __shared__ float red[8];
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = 1.0f + (threadIdx.x >> 5);
+  __syncthreads();
+  unsigned nw = blockDim.x >> 5;
+  float s = 0.f;
+#pragma unroll
+  for (unsigned w = 0; w < 8; w++) s += w < nw ? red[w] : 0.0f;
+  out[threadIdx.x] = s;
+}
+
+// Branches on shared memory nobody wrote.
+extern "C" __global__ void uninit_branch(int* out) {
+  __shared__ int s[64];
+  __syncthreads();
+  if (s[threadIdx.x] > 0) out[threadIdx.x] = 1;
+}
+
+// Reads a local array element that was never written.
+extern "C" __global__ void uninit_local(const int* idx, int* out) {
+  int a[8];
+  for (int k = 0; k < 4; k++) a[k] = k;
+  out[threadIdx.x] = a[idx[threadIdx.x] & 7];
+}

@@ -251,10 +251,20 @@ func (a *kbn) add(x float64) {
 func (a *kbn) addProd(x, y float64) {
 	p := x * y
 	a.add(p)
-	a.add(math.FMA(x, y, -p))
+	if !math.IsInf(p, 0) && !math.IsNaN(p) { // the error term of Inf·y is NaN, not 0
+		a.add(math.FMA(x, y, -p))
+	}
 }
 
-func (a *kbn) sum() float64 { return a.s + a.c }
+// sum returns the compensated sum. Once the running sum is ±Inf or NaN the
+// correction term is NaN (Inf − Inf) and meaningless: the IEEE 754 sum of
+// the terms is then the running sum itself (Inf stays Inf, Inf − Inf is NaN).
+func (a *kbn) sum() float64 {
+	if math.IsInf(a.s, 0) || math.IsNaN(a.s) {
+		return a.s
+	}
+	return a.s + a.c
+}
 
 func mustLen(name string, s []float64, n int) {
 	if len(s) != n {

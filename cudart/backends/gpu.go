@@ -1,0 +1,5 @@
+//go:build cuda
+
+package backends
+
+import _ "github.com/ptxprop/ptxprop/cudart/gpu" // only with -tags cuda

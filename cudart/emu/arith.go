@@ -1245,7 +1245,7 @@ func cvtFloatInt(dt, st dtype, mode rmode, ftz bool) func(uint64) uint64 {
 			x = lo
 		case x >= hi:
 			if dt.signed() {
-				return dt.trunc(uint64(int64(hi)))
+				return dt.mask() >> 1
 			}
 			return dt.mask()
 		}
@@ -1318,7 +1318,7 @@ func cvtIntInt(dt, st dtype, sat bool) func(uint64) uint64 {
 					return dt.trunc(uint64(int64(lo)))
 				case float64(x) > hi:
 					if dt.signed() {
-						return dt.trunc(uint64(int64(hi)))
+						return dt.mask() >> 1
 					}
 					return dt.mask()
 				}

@@ -276,7 +276,10 @@ func finite(xs ...float64) bool {
 	return true
 }
 
-const bigPrec = 2200 // enough for any exact sum of two float64 values
+const (
+	bigPrec    = 2200 // enough for any exact sum of two float64 values
+	bigFMAPrec = 4400 // enough for any exact a·b + c of float64 values
+)
 
 func add64(a, b float64, mode rmode) float64 {
 	s := a + b
@@ -312,7 +315,7 @@ func fma64(a, b, c float64, mode rmode) float64 {
 	if mode == rn || !finite(a, b, c) {
 		return s
 	}
-	exact := new(big.Float).SetPrec(bigPrec).Mul(bigOf(a), bigOf(b))
+	exact := new(big.Float).SetPrec(bigFMAPrec).Mul(bigOf(a), bigOf(b))
 	exact.Add(exact, bigOf(c))
 	if exact.Sign() == 0 {
 		return zeroSign(a*b, c, mode)
@@ -325,7 +328,7 @@ func fma64(a, b, c float64, mode rmode) float64 {
 
 func div64(a, b float64, mode rmode) float64 {
 	s := a / b
-	if mode == rn || !finite(a, b, s) || s == 0 {
+	if mode == rn || !finite(a, b, s) || a == 0 {
 		if math.IsInf(s, 0) && finite(a, b) && b != 0 {
 			return overflow64(s, mode)
 		}

@@ -1,0 +1,253 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// Shape is the problem size a kernel is launched for. Rows and Hidden give
+// the [rows][hidden] tensor; per-head kernels and RoPE also set Heads and
+// HeadDim (Hidden = Heads·HeadDim). For colsum_f32, Rows is the number of
+// partial rows summed and Hidden the number of columns.
+type Shape struct {
+	Rows    int
+	Hidden  int
+	Heads   int // per-head kernels and RoPE only
+	HeadDim int // per-head kernels and RoPE only
+}
+
+func (s Shape) String() string {
+	if s.Heads != 0 || s.HeadDim != 0 {
+		return fmt.Sprintf("rows=%d heads=%d head_dim=%d", s.Rows, s.Heads, s.HeadDim)
+	}
+	return fmt.Sprintf("rows=%d hidden=%d", s.Rows, s.Hidden)
+}
+
+// ParamSpec describes one kernel parameter, in PTX order.
+type ParamSpec struct {
+	Name string
+	// Kind is the scalar's kind, or the element kind of a pointer's buffer.
+	Kind cudart.Kind
+	// Role is RoleIn, RoleOut or RoleInOut for a pointer, 0 for a scalar.
+	Role cudart.Role
+	// Elems, for a pointer, is the number of elements the kernel may access
+	// for a shape: the buffer (from the argument's offset on) must hold at
+	// least that many.
+	Elems func(Shape) int
+	// Value, for a scalar that the shape determines (rows, hidden, chunk,
+	// …), is the value it must have; nil for free scalars (eps, theta, pos).
+	Value func(Shape) uint64
+}
+
+// IsPointer reports whether the parameter is a buffer pointer.
+func (p ParamSpec) IsPointer() bool { return p.Role != 0 }
+
+// PTXType returns the type the parameter has in the PTX entry signature as
+// nvcc writes it: u64 for pointers, f32 for float, u32 for 32-bit integers,
+// u64 for 64-bit integers, f64 for double.
+func (p ParamSpec) PTXType() string {
+	if p.IsPointer() {
+		return "u64"
+	}
+	switch p.Kind {
+	case cudart.F32:
+		return "f32"
+	case cudart.F64:
+		return "f64"
+	case cudart.I32, cudart.U32:
+		return "u32"
+	case cudart.I64, cudart.U64:
+		return "u64"
+	}
+	return "?"
+}
+
+// Reduction describes one float32 sum a kernel (or a chain of kernels)
+// computes, for a tolerance derivation. Terms is the number of terms. Each
+// term passes through at most Serial + Tree rounded additions on its way to
+// the result: Serial for the longest chain of serial accumulations a thread
+// performs (an fmaf accumulation rounds once per term and counts once), Tree
+// for the levels of pairwise combination after them (warp butterfly, tree
+// over warps, tree over row groups). A forward error bound is then
+// |ŝ − s| ≤ γ(Depth())·Σ|term| with γ(n) = n·u/(1 − n·u), u = 2⁻²⁴.
+// Serial is an upper bound over both the vector and the scalar path.
+type Reduction struct {
+	Name   string // what is summed, e.g. "Σx² per row"
+	Terms  int
+	Serial int
+	Tree   int
+}
+
+// Depth returns Serial + Tree.
+func (r Reduction) Depth() int { return r.Serial + r.Tree }
+
+// Kernel describes one PTX entry. The zero value is not usable; the
+// descriptors are built in this package (All) and copied with WithPTX.
+type Kernel struct {
+	Name    string // registry name; equal to Entry
+	Entry   string // .entry name in the PTX
+	Source  string // CUDA C source, relative to the package: "src/rmsnorm_fwd.cu"
+	PTXFile string // committed PTX, relative to the package: "ptx/rmsnorm_fwd.ptx"
+	PTX     []byte // the PTX text launched (the committed one unless WithPTX)
+	Params  []ParamSpec
+	// Geometry returns the launch configuration for a shape. It depends on
+	// the shape only, never on the device.
+	Geometry func(Shape) cudart.Geometry
+	// Deterministic kernels produce the same bits on every launch: no
+	// floating-point atomics, reduction order fixed by the shape.
+	Deterministic bool
+	// Reductions lists the float32 sums the kernel computes for a shape.
+	Reductions func(Shape) []Reduction
+
+	// loaded remembers the module of the last device k was launched on, so
+	// that a launch loop (a benchmark) does not re-hash the PTX text every
+	// time; nil disables it.
+	loaded *moduleCache
+}
+
+type moduleCache struct {
+	mu  sync.Mutex
+	dev cudart.Device
+	mod cudart.Module
+}
+
+// module returns k's module on dev, loading it through dev (whose cache is
+// keyed by the PTX hash) unless dev was the last device k used.
+func (k *Kernel) module(dev cudart.Device) (cudart.Module, error) {
+	c := k.loaded
+	if c == nil {
+		return dev.Load(k.Name, k.PTX)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dev == dev {
+		return c.mod, nil
+	}
+	m, err := dev.Load(k.Name, k.PTX)
+	if err != nil {
+		return m, err
+	}
+	c.dev, c.mod = dev, m
+	return m, nil
+}
+
+// WithPTX returns a copy of k that launches ptx instead of k.PTX: the same
+// entry, parameters and geometry. A mutant is such a copy.
+func (k *Kernel) WithPTX(ptx []byte) *Kernel {
+	c := *k
+	c.Params = append([]ParamSpec(nil), k.Params...)
+	c.PTX = append([]byte(nil), ptx...)
+	c.loaded = &moduleCache{}
+	return &c
+}
+
+// invalid returns an error wrapping cudart.ErrInvalid.
+func invalid(format string, args ...any) error {
+	return cudart.Errorf(cudart.ErrInvalid, format, args...)
+}
+
+// CheckArgs checks args against the descriptor for shape s: their number,
+// each scalar's kind (and value, where the shape determines it), each
+// pointer's element kind, role and length.
+func (k *Kernel) CheckArgs(s Shape, args []cudart.Param) error {
+	if len(args) != len(k.Params) {
+		return invalid("%d arguments, want %d (%s)", len(args), len(k.Params), k.signature())
+	}
+	for i, p := range k.Params {
+		a := args[i]
+		if p.IsPointer() {
+			if !a.IsBuffer() {
+				return invalid("argument %d (%s): %v, want a %v buffer", i, p.Name, a, p.Kind)
+			}
+			if a.Buf.Kind() != p.Kind {
+				return invalid("argument %d (%s): %v, want a %v buffer", i, p.Name, a.Buf, p.Kind)
+			}
+			if a.Role != p.Role {
+				return invalid("argument %d (%s): role %v, want %v", i, p.Name, roleName(a.Role), roleName(p.Role))
+			}
+			if p.Elems != nil {
+				if need, have := p.Elems(s), a.Buf.Len()-a.Off; have < need {
+					return invalid("argument %d (%s): %v from offset %d holds %d elements, %v needs %d", i, p.Name, a.Buf, a.Off, have, s, need)
+				}
+			}
+			continue
+		}
+		if a.IsBuffer() || a.Kind != p.Kind {
+			return invalid("argument %d (%s): %v, want a %v scalar", i, p.Name, a, p.Kind)
+		}
+		if p.Value != nil {
+			want := p.Value(s)
+			if a.Kind.Size() == 4 {
+				want &= math.MaxUint32
+			}
+			if a.Bits != want {
+				return invalid("argument %d (%s) = %d, but %v needs %d", i, p.Name, a.Bits, s, want)
+			}
+		}
+	}
+	return nil
+}
+
+func roleName(r cudart.Role) string {
+	switch r {
+	case cudart.RoleIn:
+		return "in"
+	case cudart.RoleOut:
+		return "out"
+	case cudart.RoleInOut:
+		return "inout"
+	}
+	return "none"
+}
+
+func (k *Kernel) signature() string {
+	var b strings.Builder
+	b.WriteString(k.Entry)
+	b.WriteByte('(')
+	for i, p := range k.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if p.IsPointer() {
+			fmt.Fprintf(&b, "%s %s*", roleName(p.Role), p.Kind)
+		} else {
+			b.WriteString(p.Kind.String())
+		}
+		b.WriteByte(' ')
+		b.WriteString(p.Name)
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// String returns the kernel's signature, e.g.
+// "rmsnorm_fwd(in f32* x, in f32* gamma, out f32* y, u32 rows, u32 hidden, f32 eps)".
+func (k *Kernel) String() string { return k.signature() }
+
+// Launch loads k's PTX on dev (the device caches modules by the SHA-256 of
+// the text; k remembers the module of the last device it used), checks args against the descriptor for shape s and launches
+// k.Entry with k.Geometry(s), waiting for completion.
+func (k *Kernel) Launch(dev cudart.Device, s Shape, args ...cudart.Param) error {
+	if len(k.PTX) == 0 {
+		return fmt.Errorf("kernels: %s: %w", k.Name, invalid("no PTX text (%s missing from the build)", k.PTXFile))
+	}
+	if err := k.CheckArgs(s, args); err != nil {
+		return fmt.Errorf("kernels: %s: %w", k.Name, err)
+	}
+	g := k.Geometry(s)
+	if g.Grid.Count() <= 0 || g.Block.Count() <= 0 {
+		return fmt.Errorf("kernels: %s: %w", k.Name, invalid("empty launch %v for %v", g, s))
+	}
+	m, err := k.module(dev)
+	if err != nil {
+		return fmt.Errorf("kernels: %s: %w", k.Name, err)
+	}
+	if err := dev.Launch(m, k.Entry, g, args...); err != nil {
+		return fmt.Errorf("kernels: %s %v: %w", k.Name, s, err)
+	}
+	return nil
+}

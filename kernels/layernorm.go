@@ -1,0 +1,223 @@
+package kernels
+
+import "github.com/ptxprop/ptxprop/cudart"
+
+// LayerNormForward runs the LayerNorm forward (src/layernorm.cu):
+// y = (x−mean)·rstd·γ + β per row, rstd = 1/sqrt(var+eps), two-pass variance.
+type LayerNormForward struct {
+	K      *Kernel // layernorm_fwd: y only
+	KStats *Kernel // layernorm_fwd_stats: y, mean and rstd
+}
+
+// LayerNormFwd is the LayerNorm forward built from the committed PTX.
+var LayerNormFwd = LayerNormForward{K: kLayerNormFwd, KStats: kLayerNormFwdStats}
+
+// LayerNormForwardArgs are the host-level arguments of LayerNormForward.
+// Mean and Rstd are optional outputs, both nil or both set.
+type LayerNormForwardArgs struct {
+	Rows, Hidden int
+	Eps          float32
+	X            []float32 // [Rows·Hidden]
+	Gamma, Beta  []float32 // [Hidden]
+	Y            []float32 // output [Rows·Hidden]
+	Mean, Rstd   []float32 // optional outputs [Rows]; rstd = 1/sqrt(var+eps)
+}
+
+// LayerNormForwardBuffers are the device-level arguments. Mean and Rstd are
+// both the zero Buffer (layernorm_fwd) or both valid (layernorm_fwd_stats).
+type LayerNormForwardBuffers struct {
+	Rows, Hidden   int
+	Eps            float32
+	X, Gamma, Beta cudart.Buffer
+	Y              cudart.Buffer
+	Mean, Rstd     cudart.Buffer
+}
+
+// Launch runs the forward on device buffers.
+func (f LayerNormForward) Launch(dev cudart.Device, b LayerNormForwardBuffers) error {
+	var c argCheck
+	checkRowsHidden(&c, b.Rows, b.Hidden)
+	if b.Mean.Valid() != b.Rstd.Valid() {
+		c.addf("Mean and Rstd must be both set or both zero")
+	}
+	if err := c.err(f.K.Name); err != nil {
+		return err
+	}
+	s := Shape{Rows: b.Rows, Hidden: b.Hidden}
+	rows, hidden, eps := cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Hidden)), cudart.ScalarF32(b.Eps)
+	if b.Mean.Valid() {
+		return f.KStats.Launch(dev, s, cudart.In(b.X), cudart.In(b.Gamma), cudart.In(b.Beta), cudart.Out(b.Y),
+			cudart.Out(b.Mean), cudart.Out(b.Rstd), rows, hidden, eps)
+	}
+	return f.K.Launch(dev, s, cudart.In(b.X), cudart.In(b.Gamma), cudart.In(b.Beta), cudart.Out(b.Y), rows, hidden, eps)
+}
+
+// LayerNormForward validates a, runs the forward on dev and fills a.Y (and
+// a.Mean, a.Rstd when set).
+func (f LayerNormForward) LayerNormForward(dev cudart.Device, a *LayerNormForwardArgs) (err error) {
+	op := f.K.Name
+	if a.Mean != nil || a.Rstd != nil {
+		op = f.KStats.Name
+	}
+	var c argCheck
+	if checkRowsHidden(&c, a.Rows, a.Hidden) {
+		n := a.Rows * a.Hidden
+		c.length("X", len(a.X), n)
+		c.length("Gamma", len(a.Gamma), a.Hidden)
+		c.length("Beta", len(a.Beta), a.Hidden)
+		c.length("Y", len(a.Y), n)
+		c.optional("Mean", a.Mean, a.Rows)
+		c.optional("Rstd", a.Rstd, a.Rows)
+		if (a.Mean == nil) != (a.Rstd == nil) {
+			c.addf("Mean and Rstd must be both nil or both set")
+		}
+	}
+	if err := c.err(op); err != nil {
+		return err
+	}
+	sc := newScratch(dev, op)
+	defer func() { err = joinFree(err, sc) }()
+	in, err := sc.uploads(names("x", "gamma", "beta"), a.X, a.Gamma, a.Beta)
+	if err != nil {
+		return err
+	}
+	b := LayerNormForwardBuffers{Rows: a.Rows, Hidden: a.Hidden, Eps: a.Eps, X: in[0], Gamma: in[1], Beta: in[2]}
+	if b.Y, err = sc.alloc("y", cudart.F32, len(a.Y)); err != nil {
+		return err
+	}
+	if a.Mean != nil {
+		if b.Mean, err = sc.alloc("mean", cudart.F32, a.Rows); err != nil {
+			return err
+		}
+		if b.Rstd, err = sc.alloc("rstd", cudart.F32, a.Rows); err != nil {
+			return err
+		}
+	}
+	if err := f.Launch(dev, b); err != nil {
+		return err
+	}
+	if err := sc.download("y", a.Y, b.Y); err != nil {
+		return err
+	}
+	if err := sc.download("mean", a.Mean, b.Mean); err != nil {
+		return err
+	}
+	return sc.download("rstd", a.Rstd, b.Rstd)
+}
+
+// LayerNormBackward runs the LayerNorm backward: layernorm_bwd_chunk
+// (dx, and per-block partial dγ, dβ) then colsum_f32 twice.
+type LayerNormBackward struct{ K, Reduce *Kernel }
+
+// LayerNormBwd is the LayerNorm backward built from the committed PTX.
+var LayerNormBwd = LayerNormBackward{K: kLayerNormBwdChunk, Reduce: kColSum}
+
+// LayerNormBackwardArgs are the host-level arguments of LayerNormBackward.
+// Mean and Rstd are the forward's (layernorm_fwd_stats), rstd including eps.
+type LayerNormBackwardArgs struct {
+	Rows, Hidden  int
+	X             []float32 // [Rows·Hidden] forward input
+	Gamma         []float32 // [Hidden]
+	DY            []float32 // [Rows·Hidden]
+	Mean, Rstd    []float32 // [Rows]
+	DX            []float32 // output [Rows·Hidden]
+	DGamma, DBeta []float32 // outputs [Hidden]
+}
+
+// LayerNormBackwardBuffers are the device-level arguments. PartialG and
+// PartialB are scratch of at least PartialRows(Rows)·Hidden elements each.
+type LayerNormBackwardBuffers struct {
+	Rows, Hidden       int
+	X, Gamma, DY       cudart.Buffer
+	Mean, Rstd         cudart.Buffer
+	DX, DGamma, DBeta  cudart.Buffer
+	PartialG, PartialB cudart.Buffer
+}
+
+// PartialRows returns the rows of each partial scratch buffer: ChunkBlocks(rows).
+func (f LayerNormBackward) PartialRows(rows int) int { return ChunkBlocks(rows) }
+
+// Launch runs the backward on device buffers (three launches).
+func (f LayerNormBackward) Launch(dev cudart.Device, b LayerNormBackwardBuffers) error {
+	var c argCheck
+	checkRowsHidden(&c, b.Rows, b.Hidden)
+	if err := c.err(f.K.Name); err != nil {
+		return err
+	}
+	rows, hidden := cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Hidden))
+	err := f.K.Launch(dev, Shape{Rows: b.Rows, Hidden: b.Hidden},
+		cudart.In(b.X), cudart.In(b.Gamma), cudart.In(b.DY), cudart.In(b.Mean), cudart.In(b.Rstd),
+		cudart.Out(b.DX), cudart.Out(b.PartialG), cudart.Out(b.PartialB), rows, hidden,
+		cudart.ScalarU32(uint32(ChunkRows(b.Rows))))
+	if err != nil {
+		return err
+	}
+	p := f.PartialRows(b.Rows)
+	ps := Shape{Rows: p, Hidden: b.Hidden}
+	if err := f.Reduce.Launch(dev, ps, cudart.In(b.PartialG), cudart.Out(b.DGamma), cudart.ScalarU32(uint32(p)), hidden); err != nil {
+		return err
+	}
+	return f.Reduce.Launch(dev, ps, cudart.In(b.PartialB), cudart.Out(b.DBeta), cudart.ScalarU32(uint32(p)), hidden)
+}
+
+// LayerNormBackward validates a, runs the backward on dev and fills a.DX,
+// a.DGamma and a.DBeta.
+func (f LayerNormBackward) LayerNormBackward(dev cudart.Device, a *LayerNormBackwardArgs) (err error) {
+	op := f.K.Name
+	var c argCheck
+	if checkRowsHidden(&c, a.Rows, a.Hidden) {
+		n := a.Rows * a.Hidden
+		c.length("X", len(a.X), n)
+		c.length("Gamma", len(a.Gamma), a.Hidden)
+		c.length("DY", len(a.DY), n)
+		c.length("Mean", len(a.Mean), a.Rows)
+		c.length("Rstd", len(a.Rstd), a.Rows)
+		c.length("DX", len(a.DX), n)
+		c.length("DGamma", len(a.DGamma), a.Hidden)
+		c.length("DBeta", len(a.DBeta), a.Hidden)
+	}
+	if err := c.err(op); err != nil {
+		return err
+	}
+	sc := newScratch(dev, op)
+	defer func() { err = joinFree(err, sc) }()
+	in, err := sc.uploads(names("x", "gamma", "dy", "mean", "rstd"), a.X, a.Gamma, a.DY, a.Mean, a.Rstd)
+	if err != nil {
+		return err
+	}
+	b := LayerNormBackwardBuffers{Rows: a.Rows, Hidden: a.Hidden, X: in[0], Gamma: in[1], DY: in[2], Mean: in[3], Rstd: in[4]}
+	np := f.PartialRows(a.Rows) * a.Hidden
+	for _, o := range []struct {
+		name string
+		dst  *cudart.Buffer
+		n    int
+	}{{"dx", &b.DX, len(a.DX)}, {"dgamma", &b.DGamma, a.Hidden}, {"dbeta", &b.DBeta, a.Hidden},
+		{"partial_g", &b.PartialG, np}, {"partial_b", &b.PartialB, np}} {
+		if *o.dst, err = sc.alloc(o.name, cudart.F32, o.n); err != nil {
+			return err
+		}
+	}
+	if err := f.Launch(dev, b); err != nil {
+		return err
+	}
+	if err := sc.download("dx", a.DX, b.DX); err != nil {
+		return err
+	}
+	if err := sc.download("dgamma", a.DGamma, b.DGamma); err != nil {
+		return err
+	}
+	return sc.download("dbeta", a.DBeta, b.DBeta)
+}
+
+// Reductions returns the float32 sums of the whole backward for s: the two
+// per-row sums and the dγ, dβ column sums (serial over the chunk, then
+// colsum_f32 over the blocks).
+func (f LayerNormBackward) Reductions(s Shape) []Reduction {
+	red := f.K.Reductions(s)
+	col := f.Reduce.Reductions(Shape{Rows: f.PartialRows(s.Rows), Hidden: s.Hidden})[0]
+	chunk := red[2].Serial
+	return []Reduction{red[0], red[1],
+		{Name: "dγ: Σ_rows dy·x̂ per column", Terms: s.Rows, Serial: chunk + col.Serial, Tree: col.Tree},
+		{Name: "dβ: Σ_rows dy per column", Terms: s.Rows, Serial: chunk + col.Serial, Tree: col.Tree},
+	}
+}

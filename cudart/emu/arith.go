@@ -647,7 +647,7 @@ func prmt(a, b, c uint32, mode string) uint64 {
 		sel = [4]uint32{n, n + 1, n + 2, n + 3}
 	case "b4e":
 		n := c & 3
-		sel = [4]uint32{(8 - n) & 7, (7 - n) & 7, (6 - n) & 7, (5 - n) & 7}
+		sel = [4]uint32{n, (n - 1) & 7, (n - 2) & 7, (n - 3) & 7}
 	case "rc8":
 		n := c & 3
 		sel = [4]uint32{n, n, n, n}
@@ -1200,6 +1200,9 @@ func cvtFloatFloat(dt, st dtype, mode rmode, intRnd, ftz, sat, relu bool) func(u
 			x = float64(ftz32(float32(x)))
 		}
 		if math.IsNaN(x) {
+			if sat {
+				return 0 // .sat flushes NaN to +0
+			}
 			return fbits(dt, math.NaN())
 		}
 		if intRnd {

@@ -639,7 +639,6 @@ func (d *decoder) decodeAtom(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 	if !found {
 		return in, d.errf("unsupported atomic operation %s", pin.Opcode())
 	}
-	in.ftz = t.k == 'f' && t.n == 4 // atom.add.f32 flushes subnormals (PTX ISA)
 	first := 0
 	var err error
 	if pin.Op == "atom" {

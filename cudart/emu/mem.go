@@ -404,7 +404,7 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 
 // atomicRMW applies f to the value at addr atomically and returns the old
 // value; f returns the new value and whether to write it.
-func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int, f func(old uint64) (uint64, bool)) (uint64, bool) {
+func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int, f func(old uint64, space uint8) (uint64, bool)) (uint64, bool) {
 	if addr%uint64(size) != 0 {
 		return 0, w.misaligned(in, lane, space, addr, size)
 	}
@@ -417,7 +417,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 			return 0, false
 		}
 		old := getBits(a.data[off:], size)
-		nv, write := f(old)
+		nv, write := f(old, spGlobal)
 		if write {
 			if !w.recordGlobalWrite(in, lane, a, off, size, true) {
 				return 0, false
@@ -431,7 +431,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 			return 0, false
 		}
 		old := getBits(l.cta.smem[addr:], size)
-		if nv, write := f(old); write {
+		if nv, write := f(old, spShared); write {
 			putBits(l.cta.smem[addr:], size, nv)
 		}
 		return old, true
@@ -441,6 +441,10 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 }
 
 func (w *warp) misaligned(in *inst, lane int, space uint8, addr uint64, size int) bool {
+	op := "access"
+	if in != nil && in.src != nil {
+		op = in.src.Opcode()
+	}
 	return w.memFault(cudart.ErrLaunch, in, lane, space, addr, size,
-		fmt.Sprintf("misaligned address: %s at %#x is not %d-byte aligned", accessName(in, accRead, size), addr, size))
+		fmt.Sprintf("misaligned address: %s of %d bytes at %#x is not %d-byte aligned", op, size, addr, size))
 }

@@ -314,8 +314,8 @@ func execAtom(w *warp, in *inst, m uint32) {
 		if cv != nil {
 			c = t.trunc(cv[l])
 		}
-		old, ok := w.atomicRMW(in, l, in.space, base[l]+uint64(in.off), size, func(old uint64) (uint64, bool) {
-			return atomicOp(in, t, old, b, c)
+		old, ok := w.atomicRMW(in, l, in.space, base[l]+uint64(in.off), size, func(old uint64, space uint8) (uint64, bool) {
+			return atomicOp(in, t, old, b, c, space)
 		})
 		if !ok {
 			return
@@ -329,12 +329,17 @@ func execAtom(w *warp, in *inst, m uint32) {
 	}
 }
 
-func atomicOp(in *inst, t dtype, old, b, c uint64) (uint64, bool) {
+// atomicOp computes an atomic's new value. atom.add.f32 on global memory
+// flushes subnormal inputs and results to zero; on shared memory it keeps
+// them (PTX ISA, atom).
+func atomicOp(in *inst, t dtype, old, b, c uint64, space uint8) (uint64, bool) {
 	switch in.sub {
 	case atAdd:
 		switch {
-		case t.k == 'f' && t.n == 4:
+		case t.k == 'f' && t.n == 4 && space == spGlobal:
 			return uint64(ftzBits32(add32(ftz32(f32(old)), ftz32(f32(b)), rn))), true
+		case t.k == 'f' && t.n == 4:
+			return uint64(add32(f32(old), f32(b), rn)), true
 		case t.k == 'f':
 			return canon64(math.Float64frombits(old) + math.Float64frombits(b)), true
 		case t.k == 'h':

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
 )
@@ -85,3 +86,7 @@ func DefaultChecks(n int) {
 	}
 	flag.Set("rapid.checks", fmt.Sprint(n))
 }
+
+// WatchdogLimit bounds how long a launcher may take before a contract calls
+// it a liveness failure (a deadlock, or a kernel that never returns).
+var WatchdogLimit = 2 * time.Minute

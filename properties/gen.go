@@ -25,7 +25,7 @@ type Limits struct {
 var GPULimits = Limits{MaxRows: 4096, MaxHidden: 16384, MaxElements: 1 << 22}
 
 // EmuLimits keep one check small enough for the CPU emulator.
-var EmuLimits = Limits{MaxRows: 64, MaxHidden: 4097, MaxElements: 1 << 13}
+var EmuLimits = Limits{MaxRows: 64, MaxHidden: 16384, MaxElements: 1 << 14}
 
 // Hidden draws a row length: from the edge grid up to lim.MaxHidden most of
 // the time, otherwise uniform in [1, lim.MaxHidden].

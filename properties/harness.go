@@ -204,8 +204,8 @@ type captureTB struct {
 
 var (
 	reOK       = regexp.MustCompile(`^\[rapid\] OK, passed (\d+) tests`)
-	reFailed   = regexp.MustCompile(`^\[rapid\] (?:failed|panic) after (\d+) tests: (.*?)\nTo reproduce, specify (-run=.*?)\n`)
-	reFlaky    = regexp.MustCompile(`^\[rapid\] flaky test, can not reproduce a failure\nTo try to reproduce, specify (-run=.*?)\n`)
+	reFailed   = regexp.MustCompile(`(?s)^\[rapid\] (?:failed|panic) after (\d+) tests: (.*?)\nTo reproduce, specify (-run=.*?)\n`)
+	reFlaky    = regexp.MustCompile(`(?s)^\[rapid\] flaky test, can not reproduce a failure\nTo try to reproduce, specify (-run=.*?)\n`)
 	reFailfile = regexp.MustCompile(`-rapid\.failfile="([^"]*)"`)
 	reDraw     = regexp.MustCompile(`^\[rapid\] draw (.*?): (.*)$`)
 )
@@ -218,7 +218,8 @@ func (c *captureTB) note(msg string) {
 		return
 	}
 	if m := reFailed.FindStringSubmatch(msg); m != nil {
-		c.checks, _ = strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(m[1]) // checks that passed before the failing one
+		c.checks = n + 1
 		c.failed = true
 		c.failure = firstLine(m[2])
 		c.setRepro(m[3])

@@ -1,0 +1,96 @@
+package properties_test
+
+import (
+	"testing"
+
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/properties"
+)
+
+// ptxprop's own kernels, each checked by its contracts: the same three lines
+// a user writes for their own PTX.
+
+func TestRMSNormForward(t *testing.T) { properties.RMSNormForwardContract(t, kernels.RMSNormFwd) }
+
+func TestEpsParity(t *testing.T) { properties.EpsParityContract(t, kernels.RMSNormFwd) }
+
+func TestRMSNormBackwardWarp32(t *testing.T) {
+	properties.RMSNormBackwardWarpContract(t, kernels.RMSNormBwdWarp32)
+}
+
+func TestRMSNormBackwardRowWarp(t *testing.T) {
+	properties.RMSNormBackwardContract(t, kernels.RMSNormBwdWarp)
+}
+
+func TestRMSNormBackwardChunk(t *testing.T) {
+	properties.RMSNormBackwardContract(t, kernels.RMSNormBwdBlock)
+}
+
+func TestRMSNormBackwardRowWarpFD(t *testing.T) {
+	properties.RMSNormBackwardFDContract(t, kernels.RMSNormBwdWarp)
+}
+
+func TestRMSNormBackwardChunkFD(t *testing.T) {
+	properties.RMSNormBackwardFDContract(t, kernels.RMSNormBwdBlock)
+}
+
+func TestDeterminismRowWarp(t *testing.T) { properties.DeterminismContract(t, kernels.RMSNormBwdWarp) }
+
+func TestDeterminismChunk(t *testing.T) { properties.DeterminismContract(t, kernels.RMSNormBwdBlock) }
+
+func TestDimIndependence(t *testing.T) { properties.DimIndependenceContract(t, kernels.RMSNormFwd) }
+
+func TestFusedResidualRMSNorm(t *testing.T) {
+	properties.FusedResidualRMSNormContract(t, kernels.FusedResidualRMSNormFwd)
+}
+
+func TestRoPEThetaCacheShared(t *testing.T) {
+	properties.RoPEThetaCacheContract(t, kernels.RoPEFwd, properties.SharedPosition)
+}
+
+func TestRoPEThetaCacheBatched(t *testing.T) {
+	properties.RoPEThetaCacheContract(t, kernels.RoPEFwdBatched, properties.PerRowPositions)
+}
+
+func TestRoPEBasis(t *testing.T) {
+	properties.RoPEBasisContract(t, kernels.RoPEFwdBatched, properties.PerRowPositions, kernels.RoPEBwd)
+}
+
+func TestRoPEBackward(t *testing.T) { properties.RoPEBackwardContract(t, kernels.RoPEBwd) }
+
+func TestLayerNormForward(t *testing.T) { properties.LayerNormForwardContract(t, kernels.LayerNormFwd) }
+
+func TestLayerNormBackward(t *testing.T) { properties.LayerNormBackwardContract(t, kernels.LayerNormBwd) }
+
+func TestLayerNormShift(t *testing.T) { properties.LayerNormShiftContract(t, kernels.LayerNormFwd) }
+
+func TestLayerNormMoments(t *testing.T) { properties.LayerNormMomentsContract(t, kernels.LayerNormFwd) }
+
+func TestPerHeadRMSNorm(t *testing.T) { properties.PerHeadRMSNormContract(t, kernels.PerHeadRMSNormFwd) }
+
+func TestPerHeadIndependence(t *testing.T) {
+	properties.PerHeadIndependenceContract(t, kernels.PerHeadRMSNormFwd)
+}
+
+// ours lists every row-wise implementation for the metamorphic predictions.
+var ours = properties.Impls{
+	RMSNorm: kernels.RMSNormFwd, Fused: kernels.FusedResidualRMSNormFwd, LayerNorm: kernels.LayerNormFwd,
+	PerHead: kernels.PerHeadRMSNormFwd, RoPE: kernels.RoPEFwdBatched, RoPEBack: kernels.RoPEBwd,
+	RMSBackward: kernels.RMSNormBwdBlock, LNBackward: kernels.LayerNormBwd,
+}
+
+func TestBatchIndependence(t *testing.T) { properties.BatchIndependenceContract(t, ours) }
+
+func TestRowPermutation(t *testing.T) { properties.RowPermutationContract(t, ours) }
+
+func TestScaleInvariance(t *testing.T) { properties.ScaleInvarianceContract(t, kernels.RMSNormFwd) }
+
+func TestRobustness(t *testing.T) {
+	properties.RobustnessContract(t, kernels.RMSNormFwd, kernels.RMSNormBwdBlock)
+}
+
+func TestParity(t *testing.T) { properties.ParityContract(t, ours) }
+
+func TestOracleSoundness(t *testing.T) { properties.OracleSoundnessContract(t) }
+
+func TestOracleGradient(t *testing.T) { properties.OracleGradientContract(t) }

@@ -1,0 +1,306 @@
+package properties
+
+import (
+	"fmt"
+	"math"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/oracle"
+)
+
+// LayerNormForwarder runs the LayerNorm forward.
+type LayerNormForwarder interface {
+	LayerNormForward(dev cudart.Device, a *kernels.LayerNormForwardArgs) error
+}
+
+// LayerNormBackwarder runs the LayerNorm backward.
+type LayerNormBackwarder interface {
+	LayerNormBackward(dev cudart.Device, a *kernels.LayerNormBackwardArgs) error
+}
+
+// PerHeadRMSNormer runs the per-head RMSNorm (QK-norm).
+type PerHeadRMSNormer interface {
+	PerHeadRMSNorm(dev cudart.Device, a *kernels.PerHeadRMSNormArgs) error
+}
+
+// Prediction IDs of LayerNorm and per-head RMSNorm.
+const (
+	LNForward   = "LN-FWD-001"
+	LNBackward  = "LN-BWD-001"
+	LNShift     = "LN-SHIFT-001"
+	LNMoments   = "LN-MOMENTS-001"
+	QKNForward  = "QKN-FWD-001"
+	QKNHeads    = "QKN-HEAD-001"
+	lnTolNote   = "oracle.LayerNormForwardTol (two-pass variance; bounds in Σ|x|, not in the mean, so cancellation is covered)"
+	lnBwdNote   = "oracle.LayerNormBackwardTol"
+	qknTolNote  = "oracle.PerHeadRMSNormTol (RMSNormForwardTol per head)"
+	lnShiftNote = "tolY(x) + tolY(x+c), with x+c exact in float32"
+	lnMomNote   = "Σ tolY/n for the mean; (2Σ|y|·tolY + Σ tolY²)/n for the variance, against the exact var/(var+ε)"
+)
+
+func init() {
+	Register(Prediction{ID: LNForward, Title: "LayerNorm forward matches the float64 oracle",
+		Statement: "y = (x−μ)·rstd·γ + β, μ and rstd agree with the float64 oracle within the derived bound",
+		Kernels:   []string{"layernorm_fwd", "layernorm_fwd_stats"}, Tolerance: lnTolNote, Device: true})
+	Register(Prediction{ID: LNBackward, Title: "LayerNorm backward matches the analytic gradient",
+		Statement: "dx, dγ and dβ agree with the float64 analytic gradient within the derived bound",
+		Kernels:   []string{"layernorm_bwd_chunk", "colsum_f32"}, Tolerance: lnBwdNote, Device: true})
+	Register(Prediction{ID: LNShift, Title: "LayerNorm is shift invariant",
+		Statement: "LN(x + c) = LN(x) for a constant c (x + c exact in float32), within the two inputs' bounds",
+		Kernels:   []string{"layernorm_fwd"}, Tolerance: lnShiftNote, Device: true})
+	Register(Prediction{ID: LNMoments, Title: "LayerNorm output is standardised",
+		Statement: "with γ = 1, β = 0 each output row has mean 0 and variance var/(var+ε) (1 when var ≫ ε), within the bound",
+		Kernels:   []string{"layernorm_fwd"}, Tolerance: lnMomNote, Device: true})
+	Register(Prediction{ID: QKNForward, Title: "per-head RMSNorm matches the oracle",
+		Statement: "each head of head_dim values is RMS-normalised with the shared γ[head_dim], within the derived bound",
+		Kernels:   []string{"per_head_rmsnorm"}, Tolerance: qknTolNote, Device: true})
+	Register(Prediction{ID: QKNHeads, Title: "per-head RMSNorm heads are independent",
+		Statement: "changing one head's input leaves every other head's output bit-identical",
+		Kernels:   []string{"per_head_rmsnorm"}, Tolerance: "bit-exact", Device: true})
+}
+
+type lnCase struct {
+	rmsCase
+	beta []float32
+}
+
+func drawLNCase(rt *rapid.T, lim Limits, dists ...Dist) lnCase {
+	c := lnCase{rmsCase: drawRMSCase(rt, lim, dists...)}
+	c.beta = Gamma(rt, "beta", c.hidden)
+	return c
+}
+
+func runLN(o *Obs, dev cudart.Device, impl LayerNormForwarder, c lnCase, x []float32, stats bool) *kernels.LayerNormForwardArgs {
+	o.rt.Helper()
+	a := &kernels.LayerNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: x, Gamma: c.gamma, Beta: c.beta,
+		Y: make([]float32, len(x))}
+	if stats {
+		a.Mean, a.Rstd = make([]float32, c.rows), make([]float32, c.rows)
+	}
+	o.Check("layernorm forward", impl.LayerNormForward(dev, a))
+	return a
+}
+
+func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tolRstd []float64) {
+	xf, g, b := F64(x), F64(c.gamma), F64(c.beta)
+	n := len(xf)
+	want, mean, rstd = make([]float64, n), make([]float64, c.rows), make([]float64, c.rows)
+	tol, tolMean, tolRstd = make([]float64, n), make([]float64, c.rows), make([]float64, c.rows)
+	oracle.LayerNormForward(want, mean, rstd, xf, g, b, c.rows, c.hidden, float64(c.eps))
+	row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+	oracle.LayerNormForwardTol(tol, tolMean, tolRstd, xf, g, b, c.rows, c.hidden, float64(c.eps), row, oracle.TwoPassVariance)
+	return
+}
+
+// LayerNormForwardContract checks LN-FWD-001.
+func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
+	t.Helper()
+	dev := DeviceFor(t, LNForward)
+	lim := ShapeLimits()
+	Check(t, LNForward, func(rt *rapid.T, o *Obs) {
+		c := drawLNCase(rt, lim)
+		o.Context(c.hidden, "%v", c.rmsCase)
+		a := runLN(o, dev, impl, c, c.x.Data, true)
+		want, mean, rstd, tol, tolMean, tolRstd := lnTol(impl, c, c.x.Data)
+		o.Within("mean", a.Mean, mean, tolMean)
+		o.Within("rstd", a.Rstd, rstd, tolRstd)
+		o.Within("y", a.Y, want, tol)
+		naive := make([]float32, len(want))
+		oracle.LayerNormForward32Naive(naive, nil, nil, c.x.Data, c.gamma, c.beta, c.rows, c.hidden, c.eps)
+		o.Naive(naive, want, tol)
+	})
+}
+
+// LayerNormShiftContract checks LN-SHIFT-001: x is drawn on the grid
+// k·2^e with |k| < 2^12 and c = m·2^e with |m| < 2^11, so x + c is exact in
+// float32 and the exact LayerNorm of both inputs is the same.
+func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
+	t.Helper()
+	dev := DeviceFor(t, LNShift)
+	lim := ShapeLimits()
+	Check(t, LNShift, func(rt *rapid.T, o *Obs) {
+		c := drawLNCase(rt, lim, Normal, MixedScale, Constant)
+		e := rapid.IntRange(-30, 10).Draw(rt, "grid.exp")
+		m := rapid.IntRange(-(1<<11)+1, 1<<11-1).Draw(rt, "shift.k")
+		ulp := math.Ldexp(1, e)
+		x, xs := make([]float32, len(c.x.Data)), make([]float32, len(c.x.Data))
+		top := math.Max(1e-300, maxAbs(c.x.Data))
+		for i, v := range c.x.Data {
+			k := math.Max(-(1<<12)+1, math.Min(1<<12-1, math.Round(float64(v)/top*(1<<11))))
+			x[i] = float32(k * ulp)
+			xs[i] = float32((k + float64(m)) * ulp)
+		}
+		o.Context(c.hidden, "%v grid=2^%d shift=%d·2^%d", c.rmsCase, e, m, e)
+		a := runLN(o, dev, impl, c, x, false)
+		b := runLN(o, dev, impl, c, xs, false)
+		want, _, _, tolA, _, _ := lnTol(impl, c, x)
+		_, _, _, tolB, _, _ := lnTol(impl, c, xs)
+		tol := make([]float64, len(tolA))
+		for i := range tol {
+			tol[i] = tolA[i] + tolB[i]
+		}
+		o.Within("LN(x)", a.Y, want, tolA)
+		o.Within("LN(x+c) − LN(x)", b.Y, F64(a.Y), tol)
+	})
+}
+
+func maxAbs(x []float32) float64 {
+	m := 0.0
+	for _, v := range x {
+		m = math.Max(m, math.Abs(float64(v)))
+	}
+	return m
+}
+
+// LayerNormMomentsContract checks LN-MOMENTS-001.
+func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
+	t.Helper()
+	dev := DeviceFor(t, LNMoments)
+	lim := ShapeLimits()
+	Check(t, LNMoments, func(rt *rapid.T, o *Obs) {
+		c := drawLNCase(rt, lim, Normal, MixedScale)
+		for i := range c.gamma {
+			c.gamma[i], c.beta[i] = 1, 0
+		}
+		o.Context(c.hidden, "%v", c.rmsCase)
+		a := runLN(o, dev, impl, c, c.x.Data, false)
+		want, _, _, tol, _, _ := lnTol(impl, c, c.x.Data)
+		o.Within("y", a.Y, want, tol)
+		for r := 0; r < c.rows; r++ {
+			lo, hi := r*c.hidden, (r+1)*c.hidden
+			n := float64(c.hidden)
+			var sum, abs, sumTol, sq, sqTol, v float64
+			xr := F64(c.x.Data[lo:hi])
+			mu := 0.0
+			for _, xv := range xr {
+				mu += xv
+			}
+			mu /= n
+			for j := lo; j < hi; j++ {
+				y := float64(a.Y[j])
+				sum += y
+				abs += math.Abs(y)
+				sumTol += tol[j]
+				sq += y * y
+				sqTol += 2*math.Abs(want[j])*tol[j] + tol[j]*tol[j]
+				v += (xr[j-lo] - mu) * (xr[j-lo] - mu)
+			}
+			v /= n
+			// |mean(ŷ)| ≤ Σ tol/n, since the exact y has mean 0; the float64
+			// sums here add at most n·2⁻⁵³ of what they sum.
+			o.Ratio(fmt.Sprintf("row %d mean", r), math.Abs(sum/n), sumTol/n+2*n*oracle.Eps64*abs/n)
+			// mean(ŷ²) − mean(ŷ)² against the exact v/(v+ε): |mean(ŷ²) − mean(y²)| ≤
+			// Σ(2|y|·tol + tol²)/n and mean(ŷ)² ≤ (Σ tol/n)².
+			mean := sum / n
+			wantVar := v / (v + float64(c.eps))
+			o.Ratio(fmt.Sprintf("row %d variance (want %.6g)", r, wantVar), math.Abs(sq/n-mean*mean-wantVar),
+				sqTol/n+(sumTol/n)*(sumTol/n)+4*n*oracle.Eps64*(sq/n+wantVar))
+		}
+	})
+}
+
+// LayerNormBackwardContract checks LN-BWD-001.
+func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, LNBackward)
+	lim := ShapeLimits()
+	Check(t, LNBackward, func(rt *rapid.T, o *Obs) {
+		c := drawRMSCase(rt, lim)
+		dyT := Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+		o.Context(c.hidden, "%v dy=%v", c, dyT)
+		n := c.rows * c.hidden
+		x, g, dy := F64(c.x.Data), F64(c.gamma), F64(dyT.Data)
+		// The forward's statistics, as a forward kernel stores them.
+		mean, rstd := make([]float64, c.rows), make([]float64, c.rows)
+		oracle.LayerNormForward(make([]float64, n), mean, rstd, x, g, make([]float64, c.hidden), c.rows, c.hidden, float64(c.eps))
+		m32, r32 := make([]float32, c.rows), make([]float32, c.rows)
+		for i := range m32 {
+			m32[i], r32[i] = float32(mean[i]), float32(rstd[i])
+		}
+		a := &kernels.LayerNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, DY: dyT.Data,
+			Mean: m32, Rstd: r32, DX: make([]float32, n), DGamma: make([]float32, c.hidden), DBeta: make([]float32, c.hidden)}
+		o.Check("layernorm backward", impl.LayerNormBackward(dev, a))
+		dx, dg, db := make([]float64, n), make([]float64, c.hidden), make([]float64, c.hidden)
+		oracle.LayerNormBackward(dx, dg, db, x, g, dy, c.rows, c.hidden, float64(c.eps))
+		tdx, tdg, tdb := make([]float64, n), make([]float64, c.hidden), make([]float64, c.hidden)
+		row, rows := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+		oracle.LayerNormBackwardTol(tdx, tdg, tdb, x, g, dy, c.rows, c.hidden, float64(c.eps), row, rows)
+		o.Within("dx", a.DX, dx, tdx)
+		o.cols = 0
+		o.Within("dgamma", a.DGamma, dg, tdg)
+		o.Within("dbeta", a.DBeta, db, tdb)
+	})
+}
+
+type qknCase struct {
+	rows, heads, headDim int
+	eps                  float32
+	x                    Tensor
+	gamma                []float32
+}
+
+func drawQKN(rt *rapid.T, lim Limits) qknCase {
+	headDim := rapid.OneOf(rapid.SampledFrom([]int{1, 31, 32, 33, 64, 128, 256}), rapid.IntRange(1, 512)).Draw(rt, "head_dim")
+	heads := rapid.IntRange(1, max(1, min(32, lim.MaxHidden/headDim))).Draw(rt, "heads")
+	rows := Rows(lim, heads*headDim).Draw(rt, "rows")
+	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: Eps().Draw(rt, "eps"),
+		x: Values(rt, "x", rows, heads*headDim), gamma: Gamma(rt, "gamma", headDim)}
+}
+
+func (c qknCase) String() string {
+	return fmt.Sprintf("rows=%d heads=%d head_dim=%d eps=%g x=%v", c.rows, c.heads, c.headDim, c.eps, c.x)
+}
+
+func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []float32) []float32 {
+	o.rt.Helper()
+	a := &kernels.PerHeadRMSNormArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Eps: c.eps, X: x, Gamma: c.gamma,
+		Y: make([]float32, len(x))}
+	o.Check("per-head rmsnorm", impl.PerHeadRMSNorm(dev, a))
+	return a.Y
+}
+
+// PerHeadRMSNormContract checks QKN-FWD-001.
+func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
+	t.Helper()
+	dev := DeviceFor(t, QKNForward)
+	lim := ShapeLimits()
+	Check(t, QKNForward, func(rt *rapid.T, o *Obs) {
+		c := drawQKN(rt, lim)
+		o.Context(c.heads*c.headDim, "%v", c)
+		y := runQKN(o, dev, impl, c, c.x.Data)
+		x, g := F64(c.x.Data), F64(c.gamma)
+		want, tol := make([]float64, len(x)), make([]float64, len(x))
+		oracle.PerHeadRMSNorm(want, nil, x, g, c.rows, c.heads, c.headDim, float64(c.eps))
+		row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.heads * c.headDim, Heads: c.heads, HeadDim: c.headDim}, c.headDim)
+		oracle.PerHeadRMSNormTol(tol, nil, x, g, c.rows, c.heads, c.headDim, float64(c.eps), row)
+		o.Within("y", y, want, tol)
+		naive := make([]float32, len(x))
+		oracle.PerHeadRMSNorm32Naive(naive, nil, c.x.Data, c.gamma, c.rows, c.heads, c.headDim, c.eps)
+		o.Naive(naive, want, tol)
+	})
+}
+
+// PerHeadIndependenceContract checks QKN-HEAD-001: one (row, head) is
+// redrawn; every other head's output must keep its bits.
+func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
+	t.Helper()
+	dev := DeviceFor(t, QKNHeads)
+	lim := ShapeLimits()
+	Check(t, QKNHeads, func(rt *rapid.T, o *Obs) {
+		c := drawQKN(rt, lim)
+		r := rapid.IntRange(0, c.rows-1).Draw(rt, "row")
+		h := rapid.IntRange(0, c.heads-1).Draw(rt, "head")
+		o.Context(c.heads*c.headDim, "%v changed row %d head %d", c, r, h)
+		y1 := runQKN(o, dev, impl, c, c.x.Data)
+		x2 := append([]float32(nil), c.x.Data...)
+		other := Values(rt, "x.head", 1, c.headDim)
+		copy(x2[(r*c.heads+h)*c.headDim:], other.Data)
+		y2 := runQKN(o, dev, impl, c, x2)
+		lo, hi := (r*c.heads+h)*c.headDim, (r*c.heads+h+1)*c.headDim
+		o.Identical("other heads before the changed one", y2[:lo], y1[:lo])
+		o.Identical("other heads after the changed one", y2[hi:], y1[hi:])
+	})
+}

@@ -1,0 +1,392 @@
+package properties
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"regexp"
+	"sync"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/oracle"
+)
+
+// Prediction IDs of the metamorphic, determinism, dimension, robustness and
+// parity predictions.
+const (
+	BatchIndependence = "META-BATCH-001"
+	RowPermutation    = "META-PERM-001"
+	ScaleInvariance   = "META-SCALE-001"
+	Determinism       = "FALSIFY-GPUTRAIN-006"
+	DimIndependence   = "FALSIFY-DIM-001"
+	Robustness        = "ROBUST-001"
+	Parity            = "PARITY-001"
+)
+
+func init() {
+	Register(Prediction{ID: BatchIndependence, Title: "row-wise kernels are batch independent",
+		Statement: "a row's row-wise outputs are bit-identical whether it is computed alone or inside any batch, for every row-wise kernel (forwards, per-head, RoPE, and the dx of the backwards)",
+		Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk"},
+		Tolerance: "bit-exact", Device: true})
+	Register(Prediction{ID: RowPermutation, Title: "row-wise kernels commute with row permutations",
+		Statement: "permuting the input rows permutes the row-wise outputs, bit for bit",
+		Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk"},
+		Tolerance: "bit-exact", Device: true})
+	Register(Prediction{ID: ScaleInvariance, Title: "RMSNorm is scale invariant up to ε",
+		Statement: "y(αx) = y(x)·(exact ε effect) for α a power of two: |y(αx) − y(x)| ≤ tol(x) + tol(αx) + |y*(αx) − y*(x)| with y* the float64 oracle",
+		Kernels:   []string{"rmsnorm_fwd_rms"}, Tolerance: "tol(x) + tol(αx) + oracle difference (the part ε explains)", Device: true})
+	Register(Prediction{ID: Determinism, Title: "backward results are bit-reproducible",
+		Statement: "dx and dγ are bit-identical across repeated launches, with other launches interleaved, under another schedule (emulator seed), and on a freshly loaded module; statically, no float atomic appears in the backward PTX",
+		Kernels:   []string{"rmsnorm_bwd_rowwarp", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk", "colsum_f32"}, Tolerance: "bit-exact", Device: true})
+	Register(Prediction{ID: DimIndependence, Title: "one module serves every shape",
+		Statement: "the shapes drawn in a check run on the module loaded for the first (no further module load) and each matches the oracle; every declared .param is read by its entry",
+		Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: rmsFwdTolNote, Device: true})
+	Register(Prediction{ID: Robustness, Title: "RMSNorm handles zeros, subnormals, huge values and IEEE specials",
+		Statement: "zero rows give finite output and gradients when ε > 0; subnormal rows match the oracle; for magnitudes near float32 overflow and for ±Inf/NaN inputs the output is finite exactly where the float64 oracle's is, NaN where it is NaN and infinite where it is infinite",
+		Kernels:   []string{"rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote + " for zero/subnormal rows; class equality otherwise", Device: true})
+	Register(Prediction{ID: Parity, Title: "the emulator reproduces the GPU",
+		Statement: "on the same inputs every kernel gives bit-identical outputs on the GPU and on the PTX emulator when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's ex2.approx)",
+		Kernels:   []string{"all"}, Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol", Device: true})
+}
+
+// BatchIndependenceContract checks META-BATCH-001 over every family in im.
+func BatchIndependenceContract(t TB, im Impls) {
+	t.Helper()
+	dev := DeviceFor(t, BatchIndependence)
+	lim := ShapeLimits()
+	Check(t, BatchIndependence, func(rt *rapid.T, o *Obs) {
+		p := drawProblem(rt, im, lim)
+		r := rapid.IntRange(0, p.rows-1).Draw(rt, "row")
+		o.Context(p.outCols, "%v row %d", p, r)
+		all, err := p.run(dev, p)
+		o.Check("batch", err)
+		one, err := p.run(dev, p.selectRows([]int{r}))
+		o.Check("row alone", err)
+		o.Identical(fmt.Sprintf("row %d alone vs in the batch", r), one[:p.outCols], all[r*p.outCols:(r+1)*p.outCols])
+	})
+}
+
+// RowPermutationContract checks META-PERM-001 over every family in im.
+func RowPermutationContract(t TB, im Impls) {
+	t.Helper()
+	dev := DeviceFor(t, RowPermutation)
+	lim := ShapeLimits()
+	Check(t, RowPermutation, func(rt *rapid.T, o *Obs) {
+		p := drawProblem(rt, im, lim)
+		perm := rapid.Permutation(seq(p.rows)).Draw(rt, "perm")
+		o.Context(p.outCols, "%v perm %v", p, perm)
+		all, err := p.run(dev, p)
+		o.Check("batch", err)
+		got, err := p.run(dev, p.selectRows(perm))
+		o.Check("permuted batch", err)
+		want := make([]float32, 0, p.rows*p.outCols)
+		for _, r := range perm {
+			want = append(want, all[r*p.outCols:(r+1)*p.outCols]...)
+		}
+		o.Identical("permuted output vs permuted rows of the output", got[:len(want)], want)
+	})
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// ScaleInvarianceContract checks META-SCALE-001.
+func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
+	t.Helper()
+	dev := DeviceFor(t, ScaleInvariance)
+	lim := ShapeLimits()
+	Check(t, ScaleInvariance, func(rt *rapid.T, o *Obs) {
+		c := drawRMSCase(rt, lim, Normal, MixedScale, Constant)
+		k := rapid.IntRange(-20, 20).Draw(rt, "log2(alpha)")
+		alpha := math.Ldexp(1, k)
+		cs := c
+		cs.x.Data = make([]float32, len(c.x.Data))
+		for i, v := range c.x.Data {
+			cs.x.Data[i] = float32(float64(v) * alpha)
+		}
+		if maxAbs(cs.x.Data) > 1e18 || (maxAbs(c.x.Data) > 0 && maxAbs(cs.x.Data) < 1e-18) {
+			return // keep αx and its squares normal: the relation is about ε, not range
+		}
+		o.Context(c.hidden, "%v alpha=2^%d", c, k)
+		y1, _ := checkRMSForward(o, dev, impl, c)
+		y2, _ := checkRMSForward(o, dev, impl, cs)
+		x1, x2, g := F64(c.x.Data), F64(cs.x.Data), F64(c.gamma)
+		w1, w2 := make([]float64, len(x1)), make([]float64, len(x1))
+		t1, t2 := make([]float64, len(x1)), make([]float64, len(x1))
+		oracle.RMSNormForward(w1, nil, x1, g, c.rows, c.hidden, float64(c.eps))
+		oracle.RMSNormForward(w2, nil, x2, g, c.rows, c.hidden, float64(c.eps))
+		row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+		oracle.RMSNormForwardTol(t1, nil, x1, g, c.rows, c.hidden, float64(c.eps), row)
+		oracle.RMSNormForwardTol(t2, nil, x2, g, c.rows, c.hidden, float64(c.eps), row)
+		tol := make([]float64, len(t1))
+		for i := range tol {
+			tol[i] = t1[i] + t2[i] + math.Abs(w2[i]-w1[i])
+		}
+		o.Within("y(αx) vs y(x)", y2, F64(y1), tol)
+	})
+}
+
+// DeterminismContract checks FALSIFY-GPUTRAIN-006 on a backward: repeated
+// launches, launches interleaved, another schedule seed on the emulator, and
+// a fresh device (so a freshly loaded module) must all give the same bits.
+func DeterminismContract(t TB, impl RMSNormBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, Determinism)
+	lim := ShapeLimits()
+	fresh := freshDevice(dev)
+	Check(t, Determinism, func(rt *rapid.T, o *Obs) {
+		if err := staticNoFloatAtomics(impl); err != nil {
+			o.Fatalf("%v", err)
+		}
+		c := drawBwdCase(rt, lim)
+		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
+		run := func(d cudart.Device, what string) ([]float32, []float32) {
+			a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
+				DY: c.dy.Data, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden)}
+			o.Check(what, impl.RMSNormBackward(d, a))
+			return a.DX, a.DGamma
+		}
+		dx1, dg1 := run(dev, "first launch")
+		seed := rapid.Int64().Draw(rt, "schedule.seed")
+		setSchedule(dev, seed)
+		other := drawBwdCase(rt, lim) // interleaved launch of another shape
+		a := &kernels.RMSNormBackwardArgs{Rows: other.rows, Hidden: other.hidden, X: other.x.Data, Gamma: other.gamma,
+			RMS: other.rms32, DY: other.dy.Data, DX: make([]float32, other.rows*other.hidden), DGamma: make([]float32, other.hidden)}
+		o.Check("interleaved launch", impl.RMSNormBackward(dev, a))
+		dx2, dg2 := run(dev, "second launch")
+		setSchedule(dev, 0)
+		o.Identical("dx, second launch", dx2, dx1)
+		o.Identical("dgamma, second launch", dg2, dg1)
+		if fresh != nil {
+			dx3, dg3 := run(fresh, "launch on a fresh device")
+			o.Identical("dx, fresh module", dx3, dx1)
+			o.Identical("dgamma, fresh module", dg3, dg1)
+		}
+	})
+}
+
+// Scheduler is implemented by backends whose schedule can be varied by a
+// seed (the emulator); FALSIFY-GPUTRAIN-006 runs under several.
+type Scheduler interface{ SetSeed(seed int64) }
+
+func setSchedule(dev cudart.Device, seed int64) {
+	if s, ok := dev.Backend().(Scheduler); ok {
+		s.SetSeed(seed)
+	}
+}
+
+var (
+	freshMu   sync.Mutex
+	freshDevs = map[string]cudart.Device{}
+)
+
+// freshDevice opens (once per backend) a second device of the same backend,
+// whose module cache is empty: the "freshly loaded module" of GPUTRAIN-006.
+func freshDevice(dev cudart.Device) cudart.Device {
+	if dev == nil {
+		return nil
+	}
+	freshMu.Lock()
+	defer freshMu.Unlock()
+	b := dev.Info().Backend
+	if d, ok := freshDevs[b]; ok {
+		return d
+	}
+	d, err := cudart.Open(b, cudart.DefaultOptions())
+	if err != nil {
+		return nil
+	}
+	freshDevs[b] = d
+	return d
+}
+
+var floatAtomic = regexp.MustCompile(`\b(atom|red)(\.[a-z]+)*\.(add|min|max|exch|cas)?\.?f(16|32|64)\b|\b(atom|red)\.[a-z.]*\.f(16|32|64)\b`)
+
+// entryBody returns the text of entry's body in a PTX module.
+func entryBody(ptx []byte, entry string) []byte {
+	i := bytes.Index(ptx, []byte(".entry "+entry+"("))
+	if i < 0 {
+		return nil
+	}
+	rest := ptx[i:]
+	if j := bytes.Index(rest[1:], []byte(".entry ")); j >= 0 {
+		return rest[:j+1]
+	}
+	return rest
+}
+
+// staticNoFloatAtomics inspects every deterministic kernel impl launches.
+func staticNoFloatAtomics(impl any) error {
+	kl, ok := impl.(KernelLister)
+	if !ok {
+		return nil
+	}
+	for _, k := range kl.Kernels() {
+		if m := floatAtomic.Find(entryBody(k.PTX, k.Entry)); m != nil {
+			return fmt.Errorf("kernel %s uses a floating-point atomic (%s): its sum order depends on the schedule", k.Entry, m)
+		}
+	}
+	return nil
+}
+
+var (
+	paramDecl = regexp.MustCompile(`\.param\s+\.[a-z0-9]+\s+(?:\.ptr\s+(?:\.[a-z]+\s+)*)?(?:\.align\s+\d+\s+)?([A-Za-z_$][\w$]*)`)
+)
+
+// staticParamsRead checks that every .param of every kernel impl launches
+// is read (ld.param … [name] or [name+off]) in its entry.
+func staticParamsRead(impl any) error {
+	kl, ok := impl.(KernelLister)
+	if !ok {
+		return nil
+	}
+	for _, k := range kl.Kernels() {
+		body := entryBody(k.PTX, k.Entry)
+		open := bytes.IndexByte(body, '(')
+		closeP := bytes.IndexByte(body, ')')
+		if open < 0 || closeP < open {
+			return fmt.Errorf("kernel %s: entry %q not found in its PTX", k.Name, k.Entry)
+		}
+		for _, m := range paramDecl.FindAllSubmatch(body[open:closeP], -1) {
+			name := string(m[1])
+			if !bytes.Contains(body[closeP:], []byte("["+name+"]")) && !bytes.Contains(body[closeP:], []byte("["+name+"+")) {
+				return fmt.Errorf("kernel %s: parameter %s is declared but never read: a shape or constant is baked into the PTX", k.Entry, name)
+			}
+		}
+	}
+	return nil
+}
+
+// DimIndependenceContract checks FALSIFY-DIM-001 on an RMSNorm forward: two
+// to four shapes per check; after the first, no module is loaded.
+func DimIndependenceContract(t TB, impl RMSNormForwarder) {
+	t.Helper()
+	dev := DeviceFor(t, DimIndependence)
+	lim := ShapeLimits()
+	Check(t, DimIndependence, func(rt *rapid.T, o *Obs) {
+		if err := staticParamsRead(impl); err != nil {
+			o.Fatalf("%v", err)
+		}
+		n := rapid.IntRange(2, 4).Draw(rt, "shapes")
+		var loads int
+		var shapes []string
+		for i := 0; i < n; i++ {
+			c := drawRMSCase(rt, lim, Normal, MixedScale)
+			shapes = append(shapes, fmt.Sprintf("%dx%d", c.rows, c.hidden))
+			o.Context(c.hidden, "shape %d of %v: %v", i, shapes, c)
+			checkRMSForward(o, dev, impl, c)
+			if i == 0 {
+				loads = dev.Stats().ModuleLoads
+			} else if l := dev.Stats().ModuleLoads; l != loads {
+				o.Fatalf("shape %s loaded %d more module(s): the PTX depends on the shape", shapes[i], l-loads)
+			}
+		}
+	})
+}
+
+// RobustnessContract checks ROBUST-001 with the forward and a backward.
+func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, Robustness)
+	lim := ShapeLimits()
+	Check(t, Robustness, func(rt *rapid.T, o *Obs) {
+		c := drawRMSCase(rt, lim, Zero, Subnormal, Huge, Special, Constant)
+		o.Context(c.hidden, "%v", c)
+		a := &kernels.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
+			Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}
+		o.Check("rmsnorm forward", fwd.RMSNormForward(dev, a))
+		x, g := F64(c.x.Data), F64(c.gamma)
+		want, rms := make([]float64, len(x)), make([]float64, c.rows)
+		oracle.RMSNormForward(want, rms, x, g, c.rows, c.hidden, float64(c.eps))
+		switch c.x.Dist {
+		case Zero, Subnormal, Constant:
+			tol := make([]float64, len(x))
+			row, _ := reductions(fwd, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+			oracle.RMSNormForwardTol(tol, nil, x, g, c.rows, c.hidden, float64(c.eps), row)
+			o.Within("y", a.Y, want, tol)
+		default:
+			sameClass(o, "y", a.Y, want)
+		}
+		if c.x.Dist == Zero || c.x.Dist == Subnormal {
+			// Gradients at a zero (or subnormal) row are finite: 1/rms ≤ 1/sqrt(ε).
+			dy := Values(rt, "dy", c.rows, c.hidden, Normal)
+			rms32 := make([]float32, c.rows)
+			for i, v := range rms {
+				rms32[i] = float32(v)
+			}
+			b := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms32,
+				DY: dy.Data, DX: make([]float32, len(x)), DGamma: make([]float32, c.hidden)}
+			o.Check("rmsnorm backward", bwd.RMSNormBackward(dev, b))
+			for i, v := range b.DX {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					o.Fatalf("dx: %s is %g at a %s row with ε=%g", o.where(i), v, c.x.Dist, c.eps)
+				}
+			}
+		}
+	})
+}
+
+// sameClass requires got to be finite, NaN or ±Inf exactly where want is.
+func sameClass(o *Obs, name string, got []float32, want []float64) {
+	o.rt.Helper()
+	class := func(v float64) string {
+		switch {
+		case math.IsNaN(v):
+			return "NaN"
+		case math.IsInf(v, 1):
+			return "+Inf"
+		case math.IsInf(v, -1):
+			return "-Inf"
+		}
+		return "finite"
+	}
+	for i, w := range want {
+		if cg, cw := class(float64(got[i])), class(w); cg != cw {
+			o.Fatalf("%s: %s is %s (%g), the oracle's is %s (%g)", name, o.where(i), cg, got[i], cw, w)
+		}
+	}
+	o.stats.Compared += len(want)
+}
+
+// ParityContract checks PARITY-001: every family of im on the GPU device
+// and on a fresh emulator, same inputs. It is skipped (with the reason)
+// unless the current device is a GPU and the emulator is available.
+func ParityContract(t TB, im Impls) {
+	t.Helper()
+	dev := DeviceFor(t, Parity)
+	if dev == nil {
+		return
+	}
+	if dev.Info().Backend != "gpu" {
+		Skip(t, Parity, "needs a GPU to compare the emulator with (this run's backend is "+dev.Info().Backend+")")
+		return
+	}
+	emu, err := cudart.Open("emu", cudart.DefaultOptions())
+	if err != nil {
+		Skip(t, Parity, fmt.Sprintf("emulator unavailable: %v", err))
+		return
+	}
+	defer emu.Close()
+	lim := EmuLimits
+	Check(t, Parity, func(rt *rapid.T, o *Obs) {
+		p := drawProblem(rt, im, lim)
+		o.Context(p.outCols, "%v", p)
+		g, err := p.run(dev, p)
+		o.Check("gpu", err)
+		e, err := p.run(emu, p)
+		o.Check("emulator", err)
+		if p.approxTol == nil {
+			o.Identical("emulator vs gpu", e, g)
+			return
+		}
+		o.Within("emulator vs gpu", e, F64(g), p.approxTol(p))
+	})
+}

@@ -1,0 +1,340 @@
+package properties
+
+import (
+	"fmt"
+	"math"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/oracle"
+)
+
+// RMSNormForwarder runs the RMSNorm forward.
+type RMSNormForwarder interface {
+	RMSNormForward(dev cudart.Device, a *kernels.RMSNormForwardArgs) error
+}
+
+// RMSNormBackwarder runs an RMSNorm backward (any design).
+type RMSNormBackwarder interface {
+	RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBackwardArgs) error
+}
+
+// FusedResidualRMSNormer runs the fused residual add + RMSNorm forward.
+type FusedResidualRMSNormer interface {
+	FusedResidualRMSNorm(dev cudart.Device, a *kernels.FusedResidualRMSNormArgs) error
+}
+
+// Prediction IDs of the RMSNorm family.
+const (
+	RMSFwd         = "RMS-FWD-001"
+	RMSBackWarp    = "P-RMS-BACK-001"
+	BRMSBack       = "P-BRMS-BACK-001"
+	BRMSBackFD     = "C-BRMS-BACK-001"
+	EpsParity      = "FALSIFY-CUDA-RMSNORM-EPS-PARITY-001"
+	FusedRMSNorm   = "FALSIFY-CUDA-FUSED-RMSNORM-DEADLOCK-001"
+	fdTolNote      = "Σ_i |v_i|·tolDX_i + FD error estimate (Richardson, oracle.DirectionalDerivativeFD)"
+	rmsFwdTolNote  = "oracle.RMSNormForwardTol: |y|·((d+4)/2+7)·u to first order, d = Σx² reduction depth"
+	rmsBwdTolNote  = "oracle.RMSNormBackwardTol: path errors of γ·dy·ri and x·ri³·S/n with S's error γ_{d+3}·Σ|γ·dy·x|"
+	fusedTolNote   = "residual_out bit-exact (one float32 add); y: oracle.FusedResidualRMSNormTol"
+	epsParityNote  = "oracle.RMSNormForwardTol at the drawn ε; the ε'=10ε oracle must lie outside it"
+	watchdogLimit  = "the watchdog (cudart.Watch) limit"
+	defaultWatchMS = 120000
+)
+
+func init() {
+	Register(Prediction{ID: RMSFwd, Title: "RMSNorm forward matches the float64 oracle",
+		Statement: "y = x/rms·γ and rms = sqrt(mean(x²)+ε) agree with the float64 oracle within the derived per-element bound for every shape, ε and value distribution; every output element is written",
+		Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: rmsFwdTolNote, Device: true})
+	Register(Prediction{ID: RMSBackWarp, Title: "single-warp RMSNorm backward matches finite differences",
+		Statement: "for hidden ≤ 32, ⟨dx, v⟩ equals the Richardson finite difference of L(x) = ⟨RMSNorm(x), dy⟩ along random v, and dx, dγ match the analytic float64 gradient, within the derived bound; the rms input already includes ε and ε is not added again",
+		Kernels:   []string{"rmsnorm_bwd_warp32", "colsum_f32"}, Tolerance: rmsBwdTolNote + "; " + fdTolNote, Device: true})
+	Register(Prediction{ID: BRMSBack, Title: "batched RMSNorm backward matches the analytic gradient",
+		Statement: "for every hidden (1..16384) and rows, dx and dγ of both deterministic designs agree with the float64 analytic gradient within the derived bound",
+		Kernels:   []string{"rmsnorm_bwd_rowwarp", "rmsnorm_bwd_chunk", "colsum_f32"}, Tolerance: rmsBwdTolNote, Device: true})
+	Register(Prediction{ID: BRMSBackFD, Title: "batched RMSNorm backward matches finite differences",
+		Statement: "⟨dx, v⟩ and ⟨dγ, w⟩ of both batched designs equal Richardson finite differences of the float64 forward loss along random directions",
+		Kernels:   []string{"rmsnorm_bwd_rowwarp", "rmsnorm_bwd_chunk", "colsum_f32"}, Tolerance: fdTolNote, Device: true})
+	Register(Prediction{ID: EpsParity, Title: "RMSNorm forward honours ε",
+		Statement: "with ε drawn over [1e-8, 1e-2] and rows where mean(x²) is comparable to ε, the forward matches the oracle at that ε and not the oracle at 10ε (which tells ε=1e-5 from 1e-6)",
+		Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: epsParityNote, Device: true})
+	Register(Prediction{ID: FusedRMSNorm, Title: "fused residual + RMSNorm completes and is correct, aliased or not",
+		Statement: "with a distinct and with an aliased residual_out the launcher returns within the watchdog, residual_out == residual + x bit for bit, y matches the oracle, and every row is written",
+		Kernels:   []string{"fused_residual_rmsnorm"}, Tolerance: fusedTolNote, Device: true})
+}
+
+// rmsCase is one drawn RMSNorm problem.
+type rmsCase struct {
+	rows, hidden int
+	eps          float32
+	x            Tensor
+	gamma        []float32
+}
+
+func drawRMSCase(rt *rapid.T, lim Limits, dists ...Dist) rmsCase {
+	hidden := Hidden(lim).Draw(rt, "hidden")
+	rows := Rows(lim, hidden).Draw(rt, "rows")
+	return rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
+		x: Values(rt, "x", rows, hidden, dists...), gamma: Gamma(rt, "gamma", hidden)}
+}
+
+func (c rmsCase) String() string {
+	return fmt.Sprintf("rows=%d hidden=%d eps=%g x=%v", c.rows, c.hidden, c.eps, c.x)
+}
+
+// checkRMSForward runs impl on c and compares y and rms with the oracle.
+func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase) (y, rms []float32) {
+	o.rt.Helper()
+	s := kernels.Shape{Rows: c.rows, Hidden: c.hidden}
+	a := &kernels.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
+		Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}
+	o.Check("rmsnorm forward", impl.RMSNormForward(dev, a))
+	x, g := F64(c.x.Data), F64(c.gamma)
+	want, wantRMS := make([]float64, len(x)), make([]float64, c.rows)
+	oracle.RMSNormForward(want, wantRMS, x, g, c.rows, c.hidden, float64(c.eps))
+	tol, tolRMS := make([]float64, len(x)), make([]float64, c.rows)
+	row, _ := reductions(impl, s, c.hidden)
+	oracle.RMSNormForwardTol(tol, tolRMS, x, g, c.rows, c.hidden, float64(c.eps), row)
+	o.Within("rms", a.RMS, wantRMS, tolRMS)
+	o.Within("y", a.Y, want, tol)
+	naive := make([]float32, len(x))
+	oracle.RMSNormForward32Naive(naive, nil, c.x.Data, c.gamma, c.rows, c.hidden, c.eps)
+	o.Naive(naive, want, tol)
+	return a.Y, a.RMS
+}
+
+// RMSNormForwardContract checks RMS-FWD-001 on impl.
+func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
+	t.Helper()
+	dev := DeviceFor(t, RMSFwd)
+	lim := ShapeLimits()
+	Check(t, RMSFwd, func(rt *rapid.T, o *Obs) {
+		c := drawRMSCase(rt, lim)
+		o.Context(c.hidden, "%v", c)
+		checkRMSForward(o, dev, impl, c)
+	})
+}
+
+// EpsParityContract checks FALSIFY-CUDA-RMSNORM-EPS-PARITY-001 on impl: rows
+// are scaled so that mean(x²) = ε·10^k, k ~ U(−1, 1), where ε moves y by far
+// more than the bound.
+func EpsParityContract(t TB, impl RMSNormForwarder) {
+	t.Helper()
+	dev := DeviceFor(t, EpsParity)
+	lim := ShapeLimits()
+	Check(t, EpsParity, func(rt *rapid.T, o *Obs) {
+		hidden := Hidden(lim).Draw(rt, "hidden")
+		rows := Rows(lim, hidden).Draw(rt, "rows")
+		eps := Eps().Draw(rt, "eps")
+		k := rapid.Float64Range(-1, 1).Draw(rt, "log10(mean(x²)/eps)")
+		seed := rapid.Uint64().Draw(rt, "x.seed")
+		x := MakeTensor(Normal, 0, seed, rows, hidden)
+		for r := 0; r < rows; r++ { // scale each row to mean(x²) = ε·10^k
+			row := x.Data[r*hidden : (r+1)*hidden]
+			ss := 0.0
+			for _, v := range row {
+				ss += float64(v) * float64(v)
+			}
+			if ss == 0 {
+				continue
+			}
+			f := math.Sqrt(float64(eps) * math.Pow(10, k) * float64(hidden) / ss)
+			for j := range row {
+				row[j] = float32(float64(row[j]) * f)
+			}
+		}
+		c := rmsCase{rows: rows, hidden: hidden, eps: eps, x: x, gamma: Gamma(rt, "gamma", hidden)}
+		o.Context(hidden, "%v mean(x²)=eps·10^%.2f", c, k)
+		y, _ := checkRMSForward(o, dev, impl, c)
+		// Teeth: the oracle at 10ε must be refuted by the same bound, else the
+		// property could not tell ε from 10ε (1e-5 from 1e-6).
+		xf, g := F64(x.Data), F64(c.gamma)
+		other, tol := make([]float64, len(xf)), make([]float64, len(xf))
+		oracle.RMSNormForward(other, nil, xf, g, rows, hidden, 10*float64(eps))
+		row, _ := reductions(impl, kernels.Shape{Rows: rows, Hidden: hidden}, hidden)
+		oracle.RMSNormForwardTol(tol, nil, xf, g, rows, hidden, float64(eps), row)
+		worst := 0.0
+		for i := range y {
+			if tol[i] > 0 {
+				worst = math.Max(worst, math.Abs(float64(y[i])-other[i])/tol[i])
+			}
+		}
+		if worst <= 1 && hasNonzero(g) {
+			o.Fatalf("the output is also within the bound of the oracle at ε'=10ε (max ratio %.3g): the check cannot tell ε from 10ε", worst)
+		}
+	})
+}
+
+func hasNonzero(x []float64) bool {
+	for _, v := range x {
+		if v != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// bwdCase is one drawn RMSNorm backward problem: the forward's rms (ε
+// included, rounded to float32 as a forward kernel stores it), dy and a
+// direction for the finite-difference check.
+type bwdCase struct {
+	rmsCase
+	rms32 []float32
+	dy    Tensor
+}
+
+func drawBwdCase(rt *rapid.T, lim Limits) bwdCase {
+	c := bwdCase{rmsCase: drawRMSCase(rt, lim)}
+	c.dy = Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+	rms := make([]float64, c.rows)
+	oracle.RMSNormForward(make([]float64, c.rows*c.hidden), rms, F64(c.x.Data), F64(c.gamma), c.rows, c.hidden, float64(c.eps))
+	c.rms32 = make([]float32, c.rows)
+	for i, v := range rms {
+		c.rms32[i] = float32(v)
+	}
+	return c
+}
+
+// checkRMSBackward runs impl on c and compares dx and dγ with the analytic
+// oracle at c.eps. The kernel is given the forward's rms rounded to float32;
+// oracle.RMSNormBackwardTol covers a stored rms with a forward's error.
+func checkRMSBackward(o *Obs, dev cudart.Device, impl RMSNormBackwarder, c bwdCase) (dx, dg []float32) {
+	o.rt.Helper()
+	n := c.rows * c.hidden
+	a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
+		DY: c.dy.Data, DX: make([]float32, n), DGamma: make([]float32, c.hidden)}
+	o.Check("rmsnorm backward", impl.RMSNormBackward(dev, a))
+	x, g, dy := F64(c.x.Data), F64(c.gamma), F64(c.dy.Data)
+	wantDX, wantDG := make([]float64, n), make([]float64, c.hidden)
+	tolDX, tolDG := make([]float64, n), make([]float64, c.hidden)
+	row, rows := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+	eps := float64(c.eps)
+	oracle.RMSNormBackward(wantDX, wantDG, x, g, dy, c.rows, c.hidden, eps)
+	oracle.RMSNormBackwardTol(tolDX, tolDG, x, g, dy, c.rows, c.hidden, eps, row, rows)
+	o.Within("dx", a.DX, wantDX, tolDX)
+	o.cols = 0
+	o.Within("dgamma", a.DGamma, wantDG, tolDG)
+	o.cols = c.hidden
+	return a.DX, a.DGamma
+}
+
+func meanSquare(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v * v
+	}
+	return s / float64(len(x))
+}
+
+// RMSNormBackwardWarpContract checks P-RMS-BACK-001 on a single-warp
+// backward (hidden ≤ 32): dx against finite differences of the float64
+// forward along a random direction, and dx, dγ against the analytic oracle.
+func RMSNormBackwardWarpContract(t TB, impl RMSNormBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, RMSBackWarp)
+	lim := ShapeLimits()
+	lim.MaxHidden = 32
+	Check(t, RMSBackWarp, func(rt *rapid.T, o *Obs) {
+		c := drawBwdCase(rt, lim)
+		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
+		dx, _ := checkRMSBackward(o, dev, impl, c)
+		checkDirectional(rt, o, c, dx)
+	})
+}
+
+// checkDirectional compares ⟨dx, v⟩ with the Richardson finite difference
+// of the float64 loss L(x_r) = ⟨RMSNorm_ε(x_r), dy_r⟩, row by row, along a
+// drawn direction v. The bound is Σ|v_j|·tolDX_j (the kernel's own error,
+// worst-case reduction order) plus the finite difference's error estimate.
+func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
+	o.rt.Helper()
+	vseed := rapid.Uint64().Draw(rt, "v.seed")
+	v := F64(MakeTensor(Normal, 0, vseed, c.rows, c.hidden).Data)
+	x, g, dy := F64(c.x.Data), F64(c.gamma), F64(c.dy.Data)
+	eps := float64(c.eps)
+	tolDX := make([]float64, len(x))
+	oracle.RMSNormBackwardTol(tolDX, nil, x, g, dy, c.rows, c.hidden, eps, oracle.SerialReduction(), oracle.SerialReduction())
+	for r := 0; r < c.rows; r++ {
+		lo, hi := r*c.hidden, (r+1)*c.hidden
+		xr, vr := x[lo:hi], v[lo:hi]
+		f := func(p []float64) float64 {
+			y := make([]float64, c.hidden)
+			oracle.RMSNormForward(y, nil, p, g, 1, c.hidden, eps)
+			s := 0.0
+			for j := range y {
+				s += y[j] * dy[lo+j]
+			}
+			return s
+		}
+		// Step: a thousandth of the row's rms, measured along v.
+		h := math.Sqrt(meanSquare(xr)+eps) * 1e-3 / math.Max(1e-300, math.Sqrt(meanSquare(vr)))
+		fd, fdErr := oracle.DirectionalDerivativeFD(f, xr, vr, h)
+		got, bound := 0.0, fdErr
+		for j := range vr {
+			got += float64(dx[lo+j]) * vr[j]
+			bound += math.Abs(vr[j]) * tolDX[lo+j]
+		}
+		o.Ratio(fmt.Sprintf("⟨dx, v⟩ of row %d against the finite difference %.17g", r, fd), math.Abs(got-fd), bound)
+	}
+}
+
+// RMSNormBackwardContract checks P-BRMS-BACK-001 on a batched backward.
+func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, BRMSBack)
+	lim := ShapeLimits()
+	Check(t, BRMSBack, func(rt *rapid.T, o *Obs) {
+		c := drawBwdCase(rt, lim)
+		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
+		checkRMSBackward(o, dev, impl, c)
+	})
+}
+
+// RMSNormBackwardFDContract checks C-BRMS-BACK-001 on a batched backward:
+// its dx against finite differences of the float64 forward.
+func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, BRMSBackFD)
+	lim := ShapeLimits()
+	lim.MaxElements = min(lim.MaxElements, 1<<14) // FD costs 10 forwards a row
+	Check(t, BRMSBackFD, func(rt *rapid.T, o *Obs) {
+		c := drawBwdCase(rt, lim)
+		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
+		n := c.rows * c.hidden
+		a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
+			DY: c.dy.Data, DX: make([]float32, n), DGamma: make([]float32, c.hidden)}
+		o.Check("rmsnorm backward", impl.RMSNormBackward(dev, a))
+		checkDirectional(rt, o, c, a.DX)
+	})
+}
+
+// FusedResidualRMSNormContract checks FALSIFY-CUDA-FUSED-RMSNORM-DEADLOCK-001.
+func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
+	t.Helper()
+	dev := DeviceFor(t, FusedRMSNorm)
+	lim := ShapeLimits()
+	Check(t, FusedRMSNorm, func(rt *rapid.T, o *Obs) {
+		c := drawRMSCase(rt, lim)
+		res := Values(rt, "residual", c.rows, c.hidden)
+		alias := rapid.Bool().Draw(rt, "alias")
+		o.Context(c.hidden, "%v residual=%v alias=%v", c, res, alias)
+		n := c.rows * c.hidden
+		a := &kernels.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
+			Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, n), Y: make([]float32, n)}
+		err := cudart.Watch(WatchdogLimit, "fused residual rmsnorm", func() error { return impl.FusedResidualRMSNorm(dev, a) })
+		o.Check("fused residual rmsnorm", err)
+		sum := make([]float32, n)
+		for i := range sum {
+			sum[i] = oracle.ResidualSum32(res.Data[i], c.x.Data[i])
+		}
+		o.Identical("residual_out", a.ResidualOut, sum)
+		r, x, g := F64(res.Data), F64(c.x.Data), F64(c.gamma)
+		s, y := make([]float64, n), make([]float64, n)
+		oracle.FusedResidualRMSNorm(s, y, nil, r, x, g, c.rows, c.hidden, float64(c.eps))
+		tolS, tolY := make([]float64, n), make([]float64, n)
+		row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+		oracle.FusedResidualRMSNormTol(tolS, tolY, nil, r, x, g, c.rows, c.hidden, float64(c.eps), row)
+		o.Within("y", a.Y, y, tolY)
+	})
+}

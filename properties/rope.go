@@ -1,0 +1,247 @@
+package properties
+
+import (
+	"fmt"
+	"math"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/oracle"
+)
+
+// RoPEForwarder runs a RoPE NeoX forward (single position or batched).
+type RoPEForwarder interface {
+	RoPEForward(dev cudart.Device, a *kernels.RoPEArgs) error
+}
+
+// RoPEBackwarder runs the RoPE NeoX backward.
+type RoPEBackwarder interface {
+	RoPEBackward(dev cudart.Device, a *kernels.RoPEBackwardArgs) error
+}
+
+// Positions says how a RoPE forward takes its positions.
+type Positions int
+
+// Position modes: one position for every row (RoPEArgs.Pos), or one per row
+// (RoPEArgs.Positions).
+const (
+	SharedPosition Positions = iota
+	PerRowPositions
+)
+
+// Prediction IDs of the RoPE family.
+const (
+	RoPEThetaCache = "FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001"
+	RoPEBasis      = "FALSIFY-CUDA-NF4-TRAIN-LOSS-PARITY-001"
+	RoPEBackward   = "ROPE-BWD-001"
+	ropeTolNote    = "oracle.RoPETol: (|x_p|+|x_q|)·(|A|·(5u·|ln f|+11u) + 6u) to first order, A = pos·freq (the float32 angle error dominates at large positions)"
+)
+
+func init() {
+	Register(Prediction{ID: RoPEThetaCache, Title: "RoPE never runs with a stale θ",
+		Statement: "calling the forward with θ alternating between 1e4, 5e5, 1e6 and random values in one process, every call matches the NeoX oracle at its own θ (and the oracles at the other θ are refuted by the same bound)",
+		Kernels:   []string{"rope_neox_fwd", "rope_neox_fwd_batched"}, Tolerance: ropeTolNote, Device: true})
+	Register(Prediction{ID: RoPEBasis, Title: "RoPE is NeoX split-half, not GPT-J, and its backward is the adjoint",
+		Statement: "the forward matches the NeoX oracle (pairs (i, i+d/2)) and is refuted as GPT-J (pairs (2i, 2i+1)) on the same inputs; ⟨R x, w⟩ = ⟨x, Rᵀ w⟩ with the kernels' forward and backward; position 0 is the identity; each pair's norm is preserved — all within the derived bound",
+		Kernels:   []string{"rope_neox_fwd_batched", "rope_neox_bwd_batched"}, Tolerance: ropeTolNote, Device: true})
+	Register(Prediction{ID: RoPEBackward, Title: "RoPE backward is the transpose rotation",
+		Statement: "the backward matches R(−angle)·dy from the float64 oracle within the derived bound",
+		Kernels:   []string{"rope_neox_bwd_batched"}, Tolerance: ropeTolNote, Device: true})
+}
+
+// ropeCase is one drawn RoPE problem.
+type ropeCase struct {
+	rows, heads, headDim int
+	theta                float32
+	pos                  []uint32
+	x                    Tensor
+}
+
+func (c ropeCase) String() string {
+	p := fmt.Sprint(c.pos)
+	if len(p) > 60 {
+		p = p[:60] + "…]"
+	}
+	return fmt.Sprintf("rows=%d heads=%d head_dim=%d theta=%g pos=%s x=%v", c.rows, c.heads, c.headDim, c.theta, p, c.x)
+}
+
+// drawRoPECase draws a RoPE problem; minDim and minPos let a property ask for
+// inputs where rotations differ (head_dim ≥ 4, position ≥ 1).
+func drawRoPECase(rt *rapid.T, lim Limits, mode Positions, minDim, minPos int, dists ...Dist) ropeCase {
+	headDim := 2 * rapid.OneOf(rapid.SampledFrom([]int{1, 2, 16, 32, 64}), rapid.IntRange(1, 128)).
+		Filter(func(h int) bool { return 2*h >= minDim }).Draw(rt, "head_dim/2")
+	heads := rapid.IntRange(1, max(1, min(16, lim.MaxHidden/headDim))).Draw(rt, "heads")
+	rows := Rows(lim, heads*headDim).Draw(rt, "rows")
+	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
+	if mode == SharedPosition {
+		p := max(minPos, Position().Draw(rt, "pos"))
+		for i := range c.pos {
+			c.pos[i] = uint32(p)
+		}
+	} else {
+		base := Position().Draw(rt, "pos0")
+		step := rapid.IntRange(0, 4096).Draw(rt, "pos.step")
+		for i := range c.pos {
+			c.pos[i] = uint32(max(minPos, (base+i*step)%131073))
+		}
+	}
+	c.x = Values(rt, "x", rows, heads*headDim, dists...)
+	return c
+}
+
+func (c ropeCase) posF64() []float64 {
+	p := make([]float64, len(c.pos))
+	for i, v := range c.pos {
+		p[i] = float64(v)
+	}
+	return p
+}
+
+// runRoPE runs impl on c (positions per mode) and returns y.
+func runRoPE(o *Obs, dev cudart.Device, impl RoPEForwarder, mode Positions, c ropeCase, theta float32) []float32 {
+	o.rt.Helper()
+	a := &kernels.RoPEArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: theta, X: c.x.Data,
+		Y: make([]float32, len(c.x.Data))}
+	if mode == SharedPosition {
+		a.Pos = c.pos[0]
+	} else {
+		a.Positions = c.pos
+	}
+	o.Check(fmt.Sprintf("rope forward θ=%g", theta), impl.RoPEForward(dev, a))
+	return a.Y
+}
+
+// ropeOracle returns the NeoX (or GPT-J) oracle output and bound at theta.
+func ropeOracle(c ropeCase, theta float32, style oracle.RoPEStyle) (want, tol []float64) {
+	x := F64(c.x.Data)
+	want, tol = make([]float64, len(x)), make([]float64, len(x))
+	th := float64(theta)
+	if style == oracle.RoPENeoX {
+		oracle.RoPENeoXForward(want, x, c.posF64(), c.rows, c.heads, c.headDim, th)
+		oracle.RoPENeoXForwardTol(tol, x, c.posF64(), c.rows, c.heads, c.headDim, th)
+	} else {
+		oracle.RoPEGPTJForward(want, x, c.posF64(), c.rows, c.heads, c.headDim, th)
+		oracle.RoPEGPTJForwardTol(tol, x, c.posF64(), c.rows, c.heads, c.headDim, th)
+	}
+	return want, tol
+}
+
+// refutedBy reports the largest |got − want|/tol: above 1 means the bound
+// refutes want as an explanation of got.
+func refutedBy(got []float32, want, tol []float64) float64 {
+	worst := 0.0
+	for i := range want {
+		if tol[i] > 0 {
+			worst = math.Max(worst, math.Abs(float64(got[i])-want[i])/tol[i])
+		}
+	}
+	return worst
+}
+
+// RoPEThetaCacheContract checks FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001.
+func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
+	t.Helper()
+	dev := DeviceFor(t, RoPEThetaCache)
+	lim := ShapeLimits()
+	Check(t, RoPEThetaCache, func(rt *rapid.T, o *Obs) {
+		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
+		thetas := []float32{1e4, 5e5, 1e6, 1e4, Theta().Draw(rt, "theta.random"), 1e6, 5e5}
+		start := rapid.IntRange(0, len(thetas)-1).Draw(rt, "theta.start")
+		thetas = append(thetas[start:], thetas[:start]...)
+		o.Context(c.heads*c.headDim, "%v thetas=%v", c, thetas)
+		for k, th := range thetas {
+			y := runRoPE(o, dev, impl, mode, c, th)
+			want, tol := ropeOracle(c, th, oracle.RoPENeoX)
+			o.Within(fmt.Sprintf("y (call %d, θ=%g)", k, th), y, want, tol)
+			// Teeth: the output must refute the oracle at every other θ.
+			for _, other := range thetas {
+				if other == th {
+					continue
+				}
+				w2, _ := ropeOracle(c, other, oracle.RoPENeoX)
+				if refutedBy(y, w2, tol) <= 1 {
+					o.Fatalf("call %d (θ=%g) is also within the bound of the oracle at θ=%g: the check cannot tell them apart", k, th, other)
+				}
+			}
+		}
+	})
+}
+
+// RoPEBasisContract checks FALSIFY-CUDA-NF4-TRAIN-LOSS-PARITY-001 with a
+// batched forward and the backward.
+func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, RoPEBasis)
+	lim := ShapeLimits()
+	Check(t, RoPEBasis, func(rt *rapid.T, o *Obs) {
+		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
+		o.Context(c.heads*c.headDim, "%v", c)
+		y := runRoPE(o, dev, fwd, mode, c, c.theta)
+		want, tol := ropeOracle(c, c.theta, oracle.RoPENeoX)
+		o.Within("y (NeoX oracle)", y, want, tol)
+		gptj, tolJ := ropeOracle(c, c.theta, oracle.RoPEGPTJ)
+		if r := refutedBy(y, gptj, tolJ); r <= 1 {
+			o.Fatalf("output is also within the bound of the GPT-J oracle (ratio %.3g): NeoX and GPT-J not told apart", r)
+		}
+		// Each pair keeps its norm: |‖ŷ_pair‖ − ‖x_pair‖| ≤ ‖ŷ − y‖ ≤ sqrt(tol_p² + tol_q²).
+		half, d := c.headDim/2, c.headDim
+		for base := 0; base < len(y); base += d {
+			for i := 0; i < half; i++ {
+				p, q := base+i, base+i+half
+				nx := math.Hypot(float64(c.x.Data[p]), float64(c.x.Data[q]))
+				ny := math.Hypot(float64(y[p]), float64(y[q]))
+				bound := math.Hypot(tol[p], tol[q]) + 4*oracle.Eps64*nx
+				o.Ratio(fmt.Sprintf("pair norm at element %d", p), math.Abs(ny-nx), bound)
+			}
+		}
+		// Position 0 is the identity.
+		zero := c
+		zero.pos = make([]uint32, c.rows)
+		y0 := runRoPE(o, dev, fwd, mode, zero, c.theta)
+		o.Within("y at position 0 (identity)", y0, F64(c.x.Data), make([]float64, len(y0)))
+		// The backward is the adjoint of the forward: ⟨ŷ, w⟩ = ⟨x, d̂x⟩.
+		w := Values(rt, "w", c.rows, c.heads*c.headDim, Normal)
+		dx := runRoPEBackward(o, dev, bwd, c, w.Data)
+		_, tolB := ropeBackwardOracle(c, w.Data)
+		lhs, rhs, bound := 0.0, 0.0, 0.0
+		for i := range y {
+			wi, xi := float64(w.Data[i]), float64(c.x.Data[i])
+			lhs += float64(y[i]) * wi
+			rhs += xi * float64(dx[i])
+			bound += math.Abs(wi)*tol[i] + math.Abs(xi)*tolB[i] + 4*float64(len(y))*oracle.Eps64*(math.Abs(float64(y[i])*wi)+math.Abs(xi*float64(dx[i])))
+		}
+		o.Ratio("adjoint ⟨R x, w⟩ − ⟨x, Rᵀ w⟩", math.Abs(lhs-rhs), bound)
+	})
+}
+
+func runRoPEBackward(o *Obs, dev cudart.Device, bwd RoPEBackwarder, c ropeCase, dy []float32) []float32 {
+	o.rt.Helper()
+	a := &kernels.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: c.pos,
+		DY: dy, DX: make([]float32, len(dy))}
+	o.Check("rope backward", bwd.RoPEBackward(dev, a))
+	return a.DX
+}
+
+func ropeBackwardOracle(c ropeCase, dy []float32) (want, tol []float64) {
+	d := F64(dy)
+	want, tol = make([]float64, len(d)), make([]float64, len(d))
+	oracle.RoPENeoXBackward(want, d, c.posF64(), c.rows, c.heads, c.headDim, float64(c.theta))
+	oracle.RoPENeoXBackwardTol(tol, d, c.posF64(), c.rows, c.heads, c.headDim, float64(c.theta))
+	return want, tol
+}
+
+// RoPEBackwardContract checks ROPE-BWD-001.
+func RoPEBackwardContract(t TB, bwd RoPEBackwarder) {
+	t.Helper()
+	dev := DeviceFor(t, RoPEBackward)
+	lim := ShapeLimits()
+	Check(t, RoPEBackward, func(rt *rapid.T, o *Obs) {
+		c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
+		o.Context(c.heads*c.headDim, "%v", c)
+		dx := runRoPEBackward(o, dev, bwd, c, c.x.Data)
+		want, tol := ropeBackwardOracle(c, c.x.Data)
+		o.Within("dx", dx, want, tol)
+	})
+}

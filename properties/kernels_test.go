@@ -60,13 +60,17 @@ func TestRoPEBackward(t *testing.T) { properties.RoPEBackwardContract(t, kernels
 
 func TestLayerNormForward(t *testing.T) { properties.LayerNormForwardContract(t, kernels.LayerNormFwd) }
 
-func TestLayerNormBackward(t *testing.T) { properties.LayerNormBackwardContract(t, kernels.LayerNormBwd) }
+func TestLayerNormBackward(t *testing.T) {
+	properties.LayerNormBackwardContract(t, kernels.LayerNormBwd)
+}
 
 func TestLayerNormShift(t *testing.T) { properties.LayerNormShiftContract(t, kernels.LayerNormFwd) }
 
 func TestLayerNormMoments(t *testing.T) { properties.LayerNormMomentsContract(t, kernels.LayerNormFwd) }
 
-func TestPerHeadRMSNorm(t *testing.T) { properties.PerHeadRMSNormContract(t, kernels.PerHeadRMSNormFwd) }
+func TestPerHeadRMSNorm(t *testing.T) {
+	properties.PerHeadRMSNormContract(t, kernels.PerHeadRMSNormFwd)
+}
 
 func TestPerHeadIndependence(t *testing.T) {
 	properties.PerHeadIndependenceContract(t, kernels.PerHeadRMSNormFwd)

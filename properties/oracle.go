@@ -35,7 +35,9 @@ func (c rapidChooser) IntRange(label string, lo, hi int) int {
 func (c rapidChooser) Float64Range(label string, lo, hi float64) float64 {
 	return rapid.Float64Range(lo, hi).Draw(c.t, label)
 }
-func (c rapidChooser) SampleInt(label string, v []int) int { return rapid.SampledFrom(v).Draw(c.t, label) }
+func (c rapidChooser) SampleInt(label string, v []int) int {
+	return rapid.SampledFrom(v).Draw(c.t, label)
+}
 func (c rapidChooser) SampleFloat64(label string, v []float64) float64 {
 	return rapid.SampledFrom(v).Draw(c.t, label)
 }

@@ -82,3 +82,40 @@ gpu-bin:
 	      go test -c -tags cuda -o bin/$$(basename $$p).test $$p; \
 	  else echo "gpu-bin: skipping $$p (no Go files)"; fi; \
 	done
+
+# ---------------------------------------------------------------------------
+# The two commands of the README, and their helpers.
+#
+#   make          (= make all) download the modules, run the property suite on
+#                 the GPU (if built with GOFLAGS=-tags=cuda and present) or on
+#                 the PTX emulator, write out/contract-report.json, print its
+#                 summary; exits non-zero when a prediction is not discharged
+#   make test     every package's tests, as CI runs them
+#   make lint     gofmt -l (must print nothing) and go vet
+#   make falsify  the mutation analysis; adds the kill matrix to the report
+#   make bench    kernel bandwidth benchmarks (meaningful on a GPU)
+.DEFAULT_GOAL := all
+CHECKS ?= 1000
+REPORT ?= out/contract-report.json
+
+.PHONY: all report test lint falsify bench
+all: report
+
+report:
+	go mod download
+	@status=0; go test ./properties -count=1 -timeout 60m -rapid.checks=$(CHECKS) -report=$(abspath $(REPORT)) || status=$$?; \
+	  go run ./cmd/ptxprop summary $(REPORT) || true; \
+	  echo "contract report: $(REPORT)"; exit $$status
+
+test:
+	go test -count=1 -timeout 80m ./...
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+falsify:
+	go test ./falsify -count=1 -timeout 80m -report=$(abspath $(REPORT)) -v
+
+bench:
+	go test ./kernels -run '^$$' -bench . -benchtime 20x

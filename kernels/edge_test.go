@@ -1,9 +1,9 @@
 package kernels
 
 // Device tests over the edge grid. They run on whatever cudart.Open("")
-// finds: the GPU under -tags cuda (once cudart/gpu registers itself), else
-// the emulator (once cudart/emu does and a test file imports it). With no
-// backend they skip.
+// finds among the backends cudart/backends registers (backends_test.go):
+// the GPU under -tags cuda when a device is present, else the PTX emulator,
+// where rows are subsampled (emuBudget). With no backend they skip.
 //
 // For every kernel and shape: outputs are compared element by element with
 // a float64 reference within the bound derived in ref_test.go; outputs

@@ -299,3 +299,16 @@ func TestInfoAndRegistration(t *testing.T) {
 		t.Fatalf("Info() = %+v", info)
 	}
 }
+
+func TestNamedBarrierProducerConsumer(t *testing.T) {
+	for _, seed := range []int64{0, 1, 2, 3} {
+		e := newEnv(t, "kernels.ptx", Config{Seed: seed})
+		out := e.buf(cudart.I32, 32)
+		e.mustLaunch("named_barrier", 1, 64, cudart.Out(out))
+		for lane, got := range e.i32s(out) {
+			if want := int32((31 - lane) * (31 - lane)); got != want {
+				t.Fatalf("seed %d: out[%d] = %d, want %d", seed, lane, got, want)
+			}
+		}
+	}
+}

@@ -170,7 +170,12 @@ func instKernel(body string) string {
 // runInst runs body (see instKernel) for each input triple and returns %rd7.
 func runInst(t testing.TB, body string, inputs [][3]uint64) []uint64 {
 	t.Helper()
-	e := newEnvSrc(t, "inst", []byte(instKernel(body)), Config{})
+	return runInstCfg(t, body, inputs, Config{})
+}
+
+func runInstCfg(t testing.TB, body string, inputs [][3]uint64, cfg Config) []uint64 {
+	t.Helper()
+	e := newEnvSrc(t, "inst", []byte(instKernel(body)), cfg)
 	flat := make([]uint64, 0, 3*len(inputs))
 	for _, in := range inputs {
 		flat = append(flat, in[0], in[1], in[2])

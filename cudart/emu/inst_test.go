@@ -214,11 +214,11 @@ func TestPermuteAndLogic(t *testing.T) {
 			return d
 		})
 	modes := map[string][4][4]int{ // selector (c & 3) → result byte sources
-		"f4e": {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}},
-		"b4e": {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}},
-		"rc8": {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}},
-		"ecl": {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}},
-		"ecr": {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}},
+		"f4e":  {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}},
+		"b4e":  {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}},
+		"rc8":  {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}},
+		"ecl":  {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}},
+		"ecr":  {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}},
 		"rc16": {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}},
 	}
 	for mode, table := range modes {
@@ -428,5 +428,41 @@ func TestGenericAddressWindows(t *testing.T) {
 	got := runInst(t, body, [][3]uint64{{0x1234, 0, 0}})
 	if got[0] != 0x1234^1 {
 		t.Fatalf("generic shared round trip = %#x", got[0])
+	}
+}
+
+func TestContractionUnderAdversarialMode(t *testing.T) {
+	// a = b = 1+2^-12: a·b = 1 + 2^-11 + 2^-24 rounds to 1 + 2^-11, so
+	// a·b − (1 + 2^-11) is 0 unfused and 2^-24 fused.
+	a := uint64(math.Float32bits(1 + 0x1p-12))
+	c := uint64(math.Float32bits(-(1 + 0x1p-11)))
+	body := func(rnd string) string {
+		return `	cvt.u32.u64 %r1, %rd4;
+	cvt.u32.u64 %r2, %rd6;
+	mov.b32 %f1, %r1;
+	mov.b32 %f2, %r2;
+	mul` + rnd + `.f32 %f3, %f1, %f1;
+	add` + rnd + `.f32 %f4, %f3, %f2;
+	mov.b32 %r3, %f4;
+	cvt.u64.u32 %rd7, %r3;`
+	}
+	in := [][3]uint64{{a, 0, c}}
+	if got := runInst(t, body(""), in)[0]; got != 0 {
+		t.Fatalf("default mode fused mul+add: %#x", got)
+	}
+	seen := map[uint64]bool{}
+	for seed := int64(1); seed <= 16; seed++ {
+		cfg := Config{Approx: ApproxAdversarial, Seed: seed}
+		got := runInstCfg(t, body(""), in, cfg)[0]
+		if again := runInstCfg(t, body(""), in, cfg)[0]; again != got {
+			t.Fatalf("seed %d not reproducible", seed)
+		}
+		seen[got] = true
+		if got := runInstCfg(t, body(".rn"), in, cfg)[0]; got != 0 {
+			t.Fatalf("seed %d fused mul.rn+add.rn: %#x", seed, got)
+		}
+	}
+	if !seen[0] || !seen[uint64(math.Float32bits(0x1p-24))] || len(seen) != 2 {
+		t.Fatalf("adversarial contraction gave %v, want both 0 and 2^-24", seen)
 	}
 }

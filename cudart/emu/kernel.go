@@ -47,6 +47,7 @@ type inst struct {
 	bop        uint8 // setp combine: 0 none, 1 and, 2 or, 3 xor
 	sh         uint8 // shadow class: how undefined values propagate
 	call       *callInfo
+	fuse       *fusion // a multiply this add may absorb (see contract.go)
 	pc         int32
 	line       int32
 	src        *ptx.Instruction
@@ -272,6 +273,7 @@ func decodeKernel(m *module, f *ptx.Function) (*kernel, error) {
 		}
 	}
 	d.k.nsigs = int32(len(d.sigs))
+	findContractions(d.k)
 	sort.Slice(d.k.shared, func(i, j int) bool { return d.k.shared[i].off < d.k.shared[j].off })
 	return d.k, nil
 }

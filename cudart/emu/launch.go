@@ -373,7 +373,11 @@ func (w *warp) run(quantum int) {
 		if l.undefOn {
 			if in.kind == kOp {
 				if m != 0 {
-					in.fn(w, in, m)
+					if in.fuse != nil && l.fused(in) {
+						execFusedAdd(w, in, m)
+					} else {
+						in.fn(w, in, m)
+					}
 					if l.err != nil {
 						return
 					}
@@ -395,7 +399,11 @@ func (w *warp) run(quantum int) {
 		switch in.kind {
 		case kOp:
 			if m != 0 {
-				in.fn(w, in, m)
+				if in.fuse != nil && l.fused(in) {
+					execFusedAdd(w, in, m)
+				} else {
+					in.fn(w, in, m)
+				}
 				if l.err != nil {
 					return
 				}
@@ -707,10 +715,17 @@ func (l *launch) completeBarrier(key barKey, bar *barrier) {
 
 // checkBarriers re-checks full-CTA barriers after threads exited.
 func (l *launch) checkBarriers() {
+	keys := make([]barKey, 0, len(l.cta.bars))
 	for key, bar := range l.cta.bars {
 		if bar.count == 0 {
-			l.completeBarrier(key, bar)
+			keys = append(keys, key)
 		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].id < keys[j].id || keys[i].id == keys[j].id && keys[i].pc < keys[j].pc
+	})
+	for _, key := range keys {
+		l.completeBarrier(key, l.cta.bars[key])
 	}
 }
 

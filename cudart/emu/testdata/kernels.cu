@@ -138,3 +138,17 @@ extern "C" __global__ void rmsnorm_bwd(const float* __restrict__ x, const float*
   float c = r * r * r * dot / hidden;
   for (int i = lane; i < hidden; i += 32) dx[(size_t)row * hidden + i] = r * g[i] * dyr[i] - c * xr[i];
 }
+
+// Producer/consumer with named barriers: warp 0 writes and arrives at
+// barrier 1 (64 threads), warp 1 waits there and reads.
+extern "C" __global__ void named_barrier(int* out) {
+  __shared__ int s[32];
+  int lane = threadIdx.x & 31;
+  if (threadIdx.x < 32) {
+    s[lane] = lane * lane;
+    asm volatile("bar.arrive 1, 64;" ::: "memory");
+  } else {
+    asm volatile("bar.sync 1, 64;" ::: "memory");
+    out[lane] = s[31 - lane];
+  }
+}

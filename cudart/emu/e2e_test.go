@@ -312,3 +312,33 @@ func TestNamedBarrierProducerConsumer(t *testing.T) {
 		}
 	}
 }
+
+func TestBlockOrderFollowsSeed(t *testing.T) {
+	order := func(seed int64) []uint32 {
+		e := newEnv(t, "kernels.ptx", Config{Seed: seed})
+		counter := e.in([]uint32{0})
+		out := e.buf(cudart.U32, 64)
+		e.mustLaunch("block_order", 64, 32, cudart.InOut(counter), cudart.Out(out))
+		return e.u32s(out)
+	}
+	for i, v := range order(0) {
+		if v != uint32(i) {
+			t.Fatalf("seed 0: block %d ran %d-th, want canonical order", i, v)
+		}
+	}
+	a, b, c := order(5), order(5), order(6)
+	same := func(x, y []uint32) bool {
+		for i := range x {
+			if x[i] != y[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a, b) {
+		t.Fatal("seed 5 is not reproducible")
+	}
+	if same(a, c) || same(a, order(0)) {
+		t.Fatalf("seeds 0, 5 and 6 do not give three block orders: %v %v", a, c)
+	}
+}

@@ -289,3 +289,28 @@ func TestShflAfterExitAndRedux(t *testing.T) {
 		}
 	}
 }
+
+func TestReconvergenceAfterDivergence(t *testing.T) {
+	e := newEnv(t, "warp.ptx", Config{})
+	in := make([]int32, 32)
+	for i := range in {
+		in[i] = int32(i*7 + 3)
+	}
+	out := e.buf(cudart.U32, 3*32)
+	e.mustLaunch("reconverge", 1, 32, cudart.In(e.in(in)), cudart.Out(out))
+	got := e.u32s(out)
+	for lane := 0; lane < 32; lane++ {
+		v := in[lane]
+		if v&1 != 0 {
+			v = v*3 + 1
+		} else {
+			v >>= 1
+		}
+		for i := int32(0); i < v&7; i++ {
+			v += i * int32(lane)
+		}
+		if got[3*lane] != 0xFFFFFFFF || got[3*lane+1] != 0xFFFFFFFF || int32(got[3*lane+2]) != v {
+			t.Fatalf("lane %d: activemask after if/else %#x, after loop %#x, v %d (want %d)", lane, got[3*lane], got[3*lane+1], int32(got[3*lane+2]), v)
+		}
+	}
+}

@@ -152,3 +152,8 @@ extern "C" __global__ void named_barrier(int* out) {
     out[lane] = s[31 - lane];
   }
 }
+
+// Each block takes a ticket: the order in which blocks ran.
+extern "C" __global__ void block_order(unsigned* counter, unsigned* order) {
+  if (threadIdx.x == 0) order[blockIdx.x] = atomicAdd(counter, 1u);
+}

@@ -73,3 +73,20 @@ extern "C" __global__ void redux(const int* in, int* out) {
   asm volatile("redux.sync.max.s32 %0, %1, -1;" : "=r"(mx) : "r"(v));
   out[3 * t] = s; out[3 * t + 1] = mn; out[3 * t + 2] = mx;
 }
+
+// After a divergent if/else and a loop with per-lane trip counts the lanes
+// run together again: __activemask() is the full warp.
+extern "C" __global__ void reconverge(const int* in, unsigned* out) {
+  int t = threadIdx.x, v = in[t];
+  if (v & 1) {
+    v = v * 3 + 1;
+  } else {
+    v >>= 1;
+  }
+  unsigned m1 = __activemask();
+  for (int i = 0; i < (v & 7); i++) v += i * t;
+  unsigned m2 = __activemask();
+  out[3 * t] = m1;
+  out[3 * t + 1] = m2;
+  out[3 * t + 2] = v;
+}

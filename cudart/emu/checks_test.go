@@ -213,3 +213,14 @@ func TestUninitialisedBranchAndLocal(t *testing.T) {
 	e.b.SetConfig(Config{AllowUninitLocal: true})
 	e.mustLaunch("uninit_local", 1, 32, cudart.In(e.in(idx)), cudart.Out(out))
 }
+
+func TestLaunchBoundsDirectives(t *testing.T) {
+	src := strings.Replace(instKernel("\tmov.u64 %rd7, 1;"), "{\n\t.reg .pred", ".maxntid 64, 1, 1\n{\n\t.reg .pred", 1)
+	e := newEnvSrc(t, "bounds", []byte(src), Config{})
+	in, out := e.in(make([]uint64, 3*128)), e.buf(cudart.U64, 128)
+	e.mustLaunch("k", 1, 64, cudart.Out(out), cudart.In(in))
+	err := e.launch("k", 1, 128, cudart.Out(out), cudart.In(in))
+	if !errors.Is(err, cudart.ErrLaunch) || !strings.Contains(err.Error(), ".maxntid") {
+		t.Fatalf("err = %v", err)
+	}
+}

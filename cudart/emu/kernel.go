@@ -91,6 +91,8 @@ type kernel struct {
 	localSize  int // bytes of local memory per thread
 	locals     []sharedVar
 	nsigs      int32
+	maxntid    []int64 // .maxntid, if declared
+	reqntid    []int64 // .reqntid, if declared
 }
 
 type constSlot struct {
@@ -274,6 +276,14 @@ func decodeKernel(m *module, f *ptx.Function) (*kernel, error) {
 	}
 	d.k.nsigs = int32(len(d.sigs))
 	findContractions(d.k)
+	for _, dir := range f.Directives {
+		switch dir.Name {
+		case "maxntid":
+			d.k.maxntid = dir.Args
+		case "reqntid":
+			d.k.reqntid = dir.Args
+		}
+	}
 	sort.Slice(d.k.shared, func(i, j int) bool { return d.k.shared[i].off < d.k.shared[j].off })
 	return d.k, nil
 }

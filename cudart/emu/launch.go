@@ -114,6 +114,16 @@ func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]b
 	if l.nthread <= 0 || l.nthread > 1024 {
 		return nil, cudart.Errorf(cudart.ErrInvalid, "%s: block of %d threads", k.name, l.nthread)
 	}
+	if prod := product(k.maxntid); len(k.maxntid) > 0 && l.nthread > prod {
+		return nil, cudart.Errorf(cudart.ErrLaunch, "%s: block of %d threads exceeds its .maxntid %v", k.name, l.nthread, k.maxntid)
+	}
+	if len(k.reqntid) > 0 {
+		for i, v := range k.reqntid {
+			if i < 3 && int64(l.ntid[i]) != v {
+				return nil, cudart.Errorf(cudart.ErrLaunch, "%s: block (%d,%d,%d) differs from its .reqntid %v", k.name, l.ntid[0], l.ntid[1], l.ntid[2], k.reqntid)
+			}
+		}
+	}
 	l.nwarp = (l.nthread + 31) / 32
 	if g.SharedBytes < 0 {
 		return nil, cudart.Errorf(cudart.ErrInvalid, "%s: negative dynamic shared memory", k.name)
@@ -807,4 +817,12 @@ func (l *launch) flushUninit() {
 		l.err = l.pendingUninit
 	}
 	l.pendingUninit = nil
+}
+
+func product(xs []int64) int {
+	p := 1
+	for _, x := range xs {
+		p *= int(max(x, 1))
+	}
+	return p
 }

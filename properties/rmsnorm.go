@@ -185,7 +185,14 @@ type bwdCase struct {
 }
 
 func drawBwdCase(rt *rapid.T, lim Limits) bwdCase {
-	c := bwdCase{rmsCase: drawRMSCase(rt, lim)}
+	hidden := Hidden(lim).Draw(rt, "hidden")
+	return drawBwdCaseAt(rt, lim, Rows(lim, hidden).Draw(rt, "rows"), hidden)
+}
+
+// drawBwdCaseAt draws a backward problem of a given shape.
+func drawBwdCaseAt(rt *rapid.T, lim Limits, rows, hidden int) bwdCase {
+	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
+		x: Values(rt, "x", rows, hidden), gamma: Gamma(rt, "gamma", hidden)}}
 	c.dy = Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
 	rms := make([]float64, c.rows)
 	oracle.RMSNormForward(make([]float64, c.rows*c.hidden), rms, F64(c.x.Data), F64(c.gamma), c.rows, c.hidden, float64(c.eps))

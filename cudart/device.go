@@ -62,7 +62,7 @@ type Module struct {
 type Options struct {
 	GuardBytes   int           // guard band on each side of a buffer; multiple of 256; 0 disables
 	Poison       bool          // fill RoleOut buffers with NaN before every launch
-	CheckGuards  bool          // verify every live buffer's guard bands after every launch
+	CheckGuards  bool          // verify the launch's buffers' guard bands after every launch (and every buffer's at Free)
 	VerifyInputs bool          // verify RoleIn buffers unchanged by every launch
 	Watchdog     time.Duration // 0: no watchdog
 }
@@ -422,8 +422,10 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		return wrap("launch", entry, err)
 	}
 	if d.opts.CheckGuards {
-		for _, buf := range d.bufs {
-			if err := d.checkGuards(buf); err != nil {
+		// The launch's own buffers after every launch; every buffer's once
+		// more when it is freed.
+		for id := range seen {
+			if err := d.checkGuards(d.bufs[id]); err != nil {
 				return wrap("launch", entry, err)
 			}
 		}

@@ -21,8 +21,11 @@ type Limits struct {
 	MaxElements int // rows·hidden cap (rows shrink to fit)
 }
 
-// GPULimits are the ranges: rows 1..4096, hidden up to 16384.
-var GPULimits = Limits{MaxRows: 4096, MaxHidden: 16384, MaxElements: 1 << 22}
+// GPULimits are the ranges on a GPU: rows 1..4096, hidden up to 16384, at
+// most 2²⁰ elements a tensor (rows shrink to fit), so that the float64 oracle
+// and its bounds, computed on the CPU for every check, keep 10 000 checks of
+// every prediction within minutes.
+var GPULimits = Limits{MaxRows: 4096, MaxHidden: 16384, MaxElements: 1 << 20}
 
 // EmuLimits keep one check small enough for the CPU emulator.
 var EmuLimits = Limits{MaxRows: 64, MaxHidden: 16384, MaxElements: 1 << 14}

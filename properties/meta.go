@@ -269,7 +269,19 @@ func staticParamsRead(impl any) error {
 // to four shapes per check; after the first, no module is loaded.
 func DimIndependenceContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
-	dev := DeviceFor(t, DimIndependence)
+	shared := DeviceFor(t, DimIndependence)
+	if shared == nil {
+		return
+	}
+	// A private device: its module count moves only with this contract's
+	// launches, whatever runs in parallel.
+	dev, err := cudart.Open(shared.Info().Backend, cudart.DefaultOptions())
+	if err != nil {
+		Record(Outcome{ID: DimIndependence, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
+		t.Fatalf("%s: opening a private device: %v", DimIndependence, err)
+		return
+	}
+	defer dev.Close()
 	lim := ShapeLimits()
 	Check(t, DimIndependence, func(rt *rapid.T, o *Obs) {
 		if err := staticParamsRead(impl); err != nil {

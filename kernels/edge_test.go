@@ -35,7 +35,11 @@ var (
 // instead when PTXPROP_REQUIRE_GPU is set, as on the GPU machine).
 func openDevice(tb testing.TB) cudart.Device {
 	tb.Helper()
-	dev, err := cudart.Open("", cudart.DefaultOptions())
+	backend := "auto"
+	if os.Getenv("PTXPROP_REQUIRE_GPU") != "" {
+		backend = "gpu" // no silent fallback to the emulator
+	}
+	dev, err := cudart.Open(backend, cudart.DefaultOptions())
 	if errors.Is(err, cudart.ErrNoDevice) && os.Getenv("PTXPROP_REQUIRE_GPU") == "" {
 		tb.Skipf("no backend registered: %v", err)
 	}

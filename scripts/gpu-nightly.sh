@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The nightly GPU job: runs the test binaries that `make gpu-bin` built (a
+# GPU machine needs no Go) and writes every log and the contract report to
+# $OUT (default out/gpu). Stages can be picked: scripts/gpu-nightly.sh unit edge bench properties falsify torch
+#
+#   unit        cudart/gpu tests (driver layer, guard bands, watchdog, params)
+#   edge        every kernel over the edge grid of shapes, against the oracle
+#   bench       kernel bandwidth benchmarks, and -fmad=false vs -fmad=true (bin/ptx-fmad)
+#   properties  every prediction at CHECKS (default 10000) checks; parity with the emulator
+#   throughput  fixed-shape value/gradient checks per second (compare scripts/torch_baseline.py)
+#   falsify     the mutation analysis on the GPU
+#   torch       the torch baseline, if torch is installed
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out/gpu}
+CHECKS=${CHECKS:-10000}
+mkdir -p "$OUT"
+root=$(pwd)
+stages=${*:-unit edge bench properties throughput falsify torch}
+export PTXPROP_REQUIRE_GPU=1
+status=0
+run() { # name, timeout, command...
+  local name=$1 limit=$2; shift 2
+  echo "== $name ($(date -u +%T))"
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "   exit $rc after $((SECONDS - t0)) s; log $OUT/$name.log"
+  [ $rc -eq 0 ] || status=1
+  tail -n 3 "$OUT/$name.log"
+}
+for s in $stages; do
+  case $s in
+  unit) run unit 120 bin/gpu.test -test.v ;;
+  edge) (cd kernels && run edge 300 ../bin/kernels.test -test.v) ;;
+  bench) (cd kernels && PTXPROP_FMAD_PTX=$root/bin/ptx-fmad run bench 300 ../bin/kernels.test -test.run '^$' -test.bench . -test.benchtime 50x) ;;
+  properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -backend=gpu \
+      -rapid.checks="$CHECKS" -report="$root/$OUT/contract-report.json") ;;
+  throughput) (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
+      -test.benchtime 3s -backend=gpu -report="$root/$OUT/throughput-report.json") ;;
+  falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$root/$OUT/contract-report.json") ;;
+  torch) python3 -c 'import torch' 2>/dev/null && run torch 120 python3 scripts/torch_baseline.py --seconds 5 ;;
+  *) echo "unknown stage $s"; status=2 ;;
+  esac
+done
+exit $status

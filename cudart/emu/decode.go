@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/ptxprop/ptxprop/ptx"
@@ -857,7 +856,7 @@ func (d *decoder) decodeCpAsync(in inst, sc *scope, pin *ptx.Instruction) (inst,
 	}
 	in.t = dtype{'b', uint8(ops[2].Int)}
 	in.c = -1
-	if len(ops) >= 4 && ops[3].Kind != ptx.Name || len(ops) >= 4 && d.isPred(sc, ops[3]) == false && ops[3].Kind == ptx.Name {
+	if len(ops) >= 4 && !d.isPred(sc, ops[3]) { // the optional src-size (a trailing predicate is ignore-src)
 		if in.c, err = d.src(sc, ops[3], dtype{'u', 4}); err != nil {
 			return in, err
 		}
@@ -866,4 +865,3 @@ func (d *decoder) decodeCpAsync(in inst, sc *scope, pin *ptx.Instruction) (inst,
 	return in, nil
 }
 
-var _ = fmt.Sprint

@@ -2,7 +2,6 @@ package emu
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 
@@ -93,6 +92,11 @@ type kernel struct {
 	nsigs      int32
 	maxntid    []int64 // .maxntid, if declared
 	reqntid    []int64 // .reqntid, if declared
+
+	// Reused by successive launches (the backend serialises them).
+	warpPool                      []*warp
+	smemPool, lmemPool, linitPool []byte
+	shPool                        []shRec
 }
 
 type constSlot struct {
@@ -101,8 +105,9 @@ type constSlot struct {
 }
 
 type specialSlot struct {
-	slot int32
-	name string
+	slot    int32
+	name    string
+	perLane bool // differs between the lanes of a warp (%tid, %laneid, %lanemask_*)
 }
 
 type paramLayout struct {
@@ -468,7 +473,8 @@ func (d *decoder) special(name string) (int32, bool) {
 	}
 	s := d.newSlot()
 	d.specials[name] = s
-	d.k.specials = append(d.k.specials, specialSlot{s, name})
+	perLane := strings.HasPrefix(name, "%tid") || name == "%laneid" || strings.HasPrefix(name, "%lanemask")
+	d.k.specials = append(d.k.specials, specialSlot{s, name, perLane})
 	return s, true
 }
 
@@ -512,8 +518,7 @@ func (d *decoder) src(sc *scope, o ptx.Operand, t dtype) (int32, error) {
 		if s, ok := d.special(o.Name); ok {
 			return s, nil
 		}
-		if fc, ok := d.m.funcs[o.Name]; ok {
-			_ = fc
+		if _, ok := d.m.funcs[o.Name]; ok {
 			return 0, d.errf("function address %s is not supported", o.Name)
 		}
 		return 0, d.errf("unknown register or symbol %s", o.Name)
@@ -658,4 +663,3 @@ func typesOf(mods []string) []dtype {
 	return ts
 }
 
-var _ = math.Inf

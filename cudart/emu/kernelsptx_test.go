@@ -68,6 +68,12 @@ func TestRepositoryKernels(t *testing.T) {
 				if err := e.dev.Launch(e.mod, f.Name, g, params...); err != nil {
 					t.Fatalf("launch: %v", err)
 				}
+				// Another schedule and adversarial approximations find no
+				// error either.
+				e.b.SetConfig(Config{Seed: 1, Approx: ApproxAdversarial})
+				if err := e.dev.Launch(e.mod, f.Name, g, params...); err != nil {
+					t.Fatalf("launch with seed 1: %v", err)
+				}
 				st := e.b.Stats()
 				if st.ThreadInstructions == 0 || !strings.Contains(st.String(), f.Name) {
 					t.Fatalf("stats = %v", st)

@@ -33,9 +33,9 @@ type launch struct {
 	gen   uint32 // barrier-interval generation counter
 	err   error
 
-	pendingUninit *Fault // first use of an undefined value in the interval
-	undefOn       bool   // some load read undefined bytes: propagate definedness
-	undefOrigin   string // the first such load, for diagnostics
+	pendingUninit *Fault       // first use of an undefined value in the interval
+	undefOn       bool         // some load read undefined bytes: propagate definedness
+	undefOrigin   *undefOrigin // the first such load in the block, for diagnostics
 
 	warpInsts, threadInsts int64
 	ctasRun                int
@@ -145,9 +145,10 @@ func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]b
 	if l.cfg.Seed != 0 {
 		l.rng = rand.New(rand.NewPCG(uint64(l.cfg.Seed), 0x9E3779B97F4A7C15))
 	}
-	l.warps = make([]*warp, l.nwarp)
-	for i := range l.warps {
-		w := &warp{l: l, idx: i, regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds),
+	// Register files and per-block memories are kept with the kernel and
+	// reused by its later launches: launches are serialised by the backend.
+	for len(k.warpPool) < l.nwarp {
+		w := &warp{idx: len(k.warpPool), regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds),
 			undef: make([]uint32, k.nslots), pundef: make([]uint32, k.npreds)}
 		for _, c := range k.consts {
 			r := w.regs[c.slot*32 : c.slot*32+32]
@@ -160,15 +161,25 @@ func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]b
 				w.preds[c.slot] = fullMask
 			}
 		}
-		l.warps[i] = w
+		k.warpPool = append(k.warpPool, w)
 	}
-	l.cta.smem = make([]byte, l.smem)
+	l.warps = k.warpPool[:l.nwarp]
+	for _, w := range l.warps {
+		w.l = l
+		clear(w.undef)
+		clear(w.pundef)
+	}
+	l.cta.smem = grow(&k.smemPool, l.smem)
 	if !l.cfg.NoRaceCheck || !l.cfg.AllowUninitShared {
-		l.cta.sh = make([]shRec, l.smem)
+		if cap(k.shPool) < l.smem {
+			k.shPool = make([]shRec, l.smem)
+		}
+		l.cta.sh = k.shPool[:l.smem]
+		clear(l.cta.sh)
 	}
-	l.cta.lmem = make([]byte, l.nthread*k.localSize)
+	l.cta.lmem = grow(&k.lmemPool, l.nthread*k.localSize)
 	if !l.cfg.AllowUninitLocal {
-		l.cta.linit = make([]byte, l.nthread*k.localSize)
+		l.cta.linit = grow(&k.linitPool, l.nthread*k.localSize)
 	}
 	return l, nil
 }
@@ -217,7 +228,7 @@ func (l *launch) startCTA(idx int) {
 	}
 	g := l.nextGen()
 	c.startGen = g
-	l.pendingUninit, l.undefOrigin = nil, ""
+	l.pendingUninit, l.undefOrigin = nil, nil
 	for _, w := range l.warps {
 		w.reset(g)
 		if l.undefOn {
@@ -241,8 +252,15 @@ func (w *warp) reset(gen uint32) {
 	}
 	for _, s := range l.k.specials {
 		r := w.regs[s.slot*32 : s.slot*32+32]
+		if s.perLane {
+			for lane := range r {
+				r[lane] = w.specialValue(s.name, lane)
+			}
+			continue
+		}
+		v := w.specialValue(s.name, 0)
 		for lane := range r {
-			r[lane] = w.specialValue(s.name, lane)
+			r[lane] = v
 		}
 	}
 }
@@ -825,4 +843,12 @@ func product(xs []int64) int {
 		p *= int(max(x, 1))
 	}
 	return p
+}
+
+// grow returns (*pool)[:n], reallocating the pool when it is too small.
+func grow(pool *[]byte, n int) []byte {
+	if cap(*pool) < n {
+		*pool = make([]byte, n)
+	}
+	return (*pool)[:n]
 }

@@ -196,7 +196,7 @@ func (w *warp) sharedCheck(in *inst, lane int, addr uint64, size int, kind uint8
 		written := rec.w.epoch >= l.cta.startGen
 		if kind == accRead && (!written || rec.wundef) && !l.cfg.AllowUninitShared && !undef {
 			undef = true
-			l.noteUndef(w, in, lane, spShared, addr, size, l.sharedVarAt(addr+uint64(i)), written)
+			l.noteUndef(w, in, lane, spShared, addr, size, addr+uint64(i), written)
 		}
 		if !l.cfg.NoRaceCheck {
 			if written && w.conflicts(rec.w, cur) {
@@ -286,7 +286,7 @@ func (w *warp) localAt(in *inst, lane int, addr uint64, size int, kind uint8, un
 			for i := 0; i < size; i++ {
 				if li[base+i] == 0 {
 					undef = true
-					l.noteUndef(w, in, lane, spLocal, addr, size, l.localVarAt(addr+uint64(i)), false)
+					l.noteUndef(w, in, lane, spLocal, addr, size, addr+uint64(i), false)
 					break
 				}
 			}
@@ -328,7 +328,7 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 		}
 		if !a.isInit(off, size) {
 			undef = true
-			l.noteUndef(w, in, lane, spGlobal, addr, size, a.describe(addr), false)
+			l.noteUndef(w, in, lane, spGlobal, addr, size, addr, false)
 		}
 		return getBits(a.data[off:], size), true, undef
 	case spShared:

@@ -33,7 +33,7 @@ const (
 
 // noteUndef records that a load read undefined bytes and turns on
 // propagation.
-func (l *launch) noteUndef(w *warp, in *inst, lane int, space uint8, addr uint64, size int, where string, written bool) {
+func (l *launch) noteUndef(w *warp, in *inst, lane int, space uint8, addr uint64, size int, byteAddr uint64, written bool) {
 	if !l.undefOn {
 		l.undefOn = true
 		for _, x := range l.warps {
@@ -41,15 +41,46 @@ func (l *launch) noteUndef(w *warp, in *inst, lane int, space uint8, addr uint64
 			clear(x.pundef)
 		}
 	}
-	if l.undefOrigin == "" {
-		t := w.tid(lane)
-		what := "never written in this block"
-		if written {
-			what = "written with an undefined value"
-		}
-		l.undefOrigin = fmt.Sprintf("%s at PTX line %d by thread (%d,%d,%d) read %s address %#x (%s), %s",
-			in.src.Opcode(), in.line, t[0], t[1], t[2], spaceNames[space], addr, where, what)
+	if l.undefOrigin == nil {
+		l.undefOrigin = &undefOrigin{w: w, in: in, lane: lane, space: space, addr: addr, byteAddr: byteAddr, written: written}
 	}
+}
+
+// undefOrigin is the first load of undefined bytes in a block, formatted
+// only when a use is reported.
+type undefOrigin struct {
+	w        *warp
+	in       *inst
+	lane     int
+	space    uint8
+	addr     uint64
+	byteAddr uint64 // the undefined byte
+	written  bool
+}
+
+func (o *undefOrigin) String() string {
+	if o == nil {
+		return "unknown"
+	}
+	t := o.w.tid(o.lane)
+	what := "never written in this block"
+	if o.written {
+		what = "written with an undefined value"
+	}
+	l := o.w.l
+	var where string
+	switch o.space {
+	case spShared:
+		where = l.sharedVarAt(o.byteAddr)
+	case spLocal:
+		where = l.localVarAt(o.byteAddr)
+	default:
+		if a := l.b.mem.find(o.byteAddr); a != nil {
+			where = a.describe(o.byteAddr)
+		}
+	}
+	return fmt.Sprintf("%s at PTX line %d by thread (%d,%d,%d) read %s address %#x (%s), %s",
+		o.in.src.Opcode(), o.in.line, t[0], t[1], t[2], spaceNames[o.space], o.addr, where, what)
 }
 
 // undefUse records the first use of an undefined value; it is reported

@@ -864,4 +864,3 @@ func (d *decoder) decodeCpAsync(in inst, sc *scope, pin *ptx.Instruction) (inst,
 	in.fn, in.sh = execCpAsync, shNone
 	return in, nil
 }
-

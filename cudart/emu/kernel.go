@@ -662,4 +662,3 @@ func typesOf(mods []string) []dtype {
 	}
 	return ts
 }
-

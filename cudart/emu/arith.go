@@ -244,7 +244,7 @@ func (d *decoder) decodeArith(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 				return u32
 			}
 		case "mad", "madc":
-			if i == 2 && hasMod(mods, "wide") {
+			if i == 2 && pin.HasMod("wide") {
 				return dtype{t.k, t.n * 2}
 			}
 		case "dp4a", "dp2a":
@@ -273,8 +273,8 @@ func (d *decoder) decodeArith(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 	}
 	nb := t.bits()
 	wide := dtype{t.k, t.n * 2}
-	hi, isWide := hasMod(mods, "hi"), hasMod(mods, "wide")
-	cc := hasMod(mods, "cc")
+	hi, isWide := pin.HasMod("hi"), pin.HasMod("wide")
+	cc := pin.HasMod("cc")
 	in.fn = exec2
 	switch op {
 	case "add", "sub", "addc", "subc":
@@ -289,7 +289,7 @@ func (d *decoder) decodeArith(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 			return in, nil
 		}
 		neg := op == "sub"
-		if hasMod(mods, "sat") {
+		if pin.HasMod("sat") {
 			in.f2 = func(a, b uint64) uint64 {
 				x, y := int64(int32(a)), int64(int32(b))
 				if neg {
@@ -348,7 +348,7 @@ func (d *decoder) decodeArith(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 		case isWide:
 			in.f3 = func(a, b, c uint64) uint64 { return wide.trunc(t.ext(a)*t.ext(b) + c) }
 		case hi:
-			if hasMod(mods, "sat") {
+			if pin.HasMod("sat") {
 				in.f3 = func(a, b, c uint64) uint64 {
 					s := int64(int32(mulHi(t, a, b))) + int64(int32(c))
 					return uint64(uint32(int32(max(math.MinInt32, min(math.MaxInt32, s)))))
@@ -380,7 +380,7 @@ func (d *decoder) decodeArith(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 			return t.trunc(a) % t.trunc(b)
 		}
 	case "min", "max":
-		relu := hasMod(mods, "relu")
+		relu := pin.HasMod("relu")
 		isMax := op == "max"
 		in.f2 = func(a, b uint64) uint64 {
 			r := minInt(t, a, b)
@@ -481,7 +481,7 @@ func (d *decoder) decodeBitOps(in inst, sc *scope, pin *ptx.Instruction, t dtype
 	case "brev":
 		in.fn, in.f1 = exec1, func(a uint64) uint64 { return bits.Reverse64(a) >> (64 - nb) }
 	case "bfind":
-		shift := hasMod(mods, "shiftamt")
+		shift := pin.HasMod("shiftamt")
 		in.fn, in.f1 = exec1, func(a uint64) uint64 {
 			v := t.trunc(a)
 			if t.signed() && int64(t.ext(a)) < 0 {
@@ -519,7 +519,7 @@ func (d *decoder) decodeBitOps(in inst, sc *scope, pin *ptx.Instruction, t dtype
 	case "prmt":
 		mode := ""
 		for _, m := range []string{"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"} {
-			if hasMod(mods, m) {
+			if pin.HasMod(m) {
 				mode = m
 			}
 		}
@@ -550,7 +550,7 @@ func (d *decoder) decodeBitOps(in inst, sc *scope, pin *ptx.Instruction, t dtype
 			return uint64(uint32(r))
 		}
 	case "shf":
-		left, clamp := hasMod(mods, "l"), hasMod(mods, "clamp")
+		left, clamp := pin.HasMod("l"), pin.HasMod("clamp")
 		in.fn, in.f3 = exec3, func(a, b, c uint64) uint64 {
 			n := uint32(c)
 			if clamp {
@@ -581,7 +581,7 @@ func (d *decoder) decodeBitOps(in inst, sc *scope, pin *ptx.Instruction, t dtype
 			return in, d.errf("%s needs two types", pin.Op)
 		}
 		as, bs := ts[0].signed(), ts[1].signed()
-		hi := hasMod(mods, "hi")
+		hi := pin.HasMod("hi")
 		four := pin.Op == "dp4a"
 		in.fn, in.f3 = exec3, func(a, b, c uint64) uint64 {
 			sum := int64(int32(c))
@@ -672,8 +672,8 @@ func prmt(a, b, c uint32, mode string) uint64 {
 func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype) (inst, error) {
 	ops, mods, op := pin.Operands, pin.Mods, pin.Op
 	mode, _, hasRnd := roundingOf(mods)
-	ftz, sat := hasMod(mods, "ftz"), hasMod(mods, "sat")
-	approx, full := hasMod(mods, "approx"), hasMod(mods, "full")
+	ftz, sat := pin.HasMod("ftz"), pin.HasMod("sat")
+	approx, full := pin.HasMod("approx"), pin.HasMod("full")
 	in.mode, in.ftz, in.sat = mode, ftz, sat
 	var err error
 	if op == "testp" {
@@ -688,17 +688,17 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 		}
 		var test func(float64) bool
 		switch {
-		case hasMod(mods, "finite"):
+		case pin.HasMod("finite"):
 			test = func(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
-		case hasMod(mods, "infinite"):
+		case pin.HasMod("infinite"):
 			test = func(x float64) bool { return math.IsInf(x, 0) }
-		case hasMod(mods, "number"):
+		case pin.HasMod("number"):
 			test = func(x float64) bool { return !math.IsNaN(x) }
-		case hasMod(mods, "notanumber"):
+		case pin.HasMod("notanumber"):
 			test = math.IsNaN
-		case hasMod(mods, "normal"):
+		case pin.HasMod("normal"):
 			test = func(x float64) bool { return isNormal(t, x) }
-		case hasMod(mods, "subnormal"):
+		case pin.HasMod("subnormal"):
 			test = func(x float64) bool { return x != 0 && !math.IsInf(x, 0) && !math.IsNaN(x) && !isNormal(t, x) }
 		default:
 			return in, d.errf("unsupported testp")
@@ -789,7 +789,7 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 	if half {
 		return d.decodeHalf(in, pin, t, mode, ftz, sat)
 	}
-	nanProp := hasMod(mods, "NaN")
+	nanProp := pin.HasMod("NaN")
 	switch op {
 	case "add", "sub", "mul":
 		in.fn = exec2
@@ -887,7 +887,7 @@ func isNormal(t dtype, x float64) bool {
 
 func (d *decoder) decodeHalf(in inst, pin *ptx.Instruction, t dtype, mode rmode, ftz, sat bool) (inst, error) {
 	var op func(x []float64) (float64, float64)
-	nanProp := hasMod(pin.Mods, "NaN")
+	nanProp := pin.HasMod("NaN")
 	switch pin.Op {
 	case "add":
 		op = func(x []float64) (float64, float64) { return twoSum(x[0], x[1]) }
@@ -1029,7 +1029,7 @@ func (d *decoder) decodeSetp(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 		}
 	}
 	if t.isFloat() {
-		in.cmp = floatCmp(cmpName, t, hasMod(mods, "ftz"))
+		in.cmp = floatCmp(cmpName, t, pin.HasMod("ftz"))
 	} else {
 		in.cmp = intCmp(cmpName, t)
 	}
@@ -1092,7 +1092,7 @@ func (d *decoder) decodeSet(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 		}
 	}
 	if st.isFloat() {
-		in.cmp = floatCmp(cmpName, st, hasMod(mods, "ftz"))
+		in.cmp = floatCmp(cmpName, st, pin.HasMod("ftz"))
 	} else {
 		in.cmp = intCmp(cmpName, st)
 	}
@@ -1130,8 +1130,8 @@ func (d *decoder) decodeCvt(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 	in.t, in.t2 = dt, st
 	mode, rname, hasRnd := roundingOf(mods)
 	intRnd := len(rname) == 3
-	ftz, sat, relu := hasMod(mods, "ftz"), hasMod(mods, "sat"), hasMod(mods, "relu")
-	if hasMod(mods, "satfinite") || hasMod(mods, "rna") || dt.k == 'p' || st.k == 'p' {
+	ftz, sat, relu := pin.HasMod("ftz"), pin.HasMod("sat"), pin.HasMod("relu")
+	if pin.HasMod("satfinite") || pin.HasMod("rna") || dt.k == 'p' || st.k == 'p' {
 		return in, d.errf("unsupported instruction %s", pin.Opcode())
 	}
 	var err error

@@ -27,7 +27,7 @@ type fusion struct {
 // modifier, so that the code generator may fuse it.
 func contractible(p *ptx.Instruction) bool {
 	_, _, rnd := roundingOf(p.Mods)
-	return !rnd && !hasMod(p.Mods, "sat") && (hasMod(p.Mods, "f32") || hasMod(p.Mods, "f64"))
+	return !rnd && !p.HasMod("sat") && (p.HasMod("f32") || p.HasMod("f64"))
 }
 
 // destSlots returns the register slots an instruction writes.

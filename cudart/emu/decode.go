@@ -135,7 +135,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 			return in, err
 		}
 		window := symbol{space: sp}.generic()
-		if hasMod(mods, "to") {
+		if pin.HasMod("to") {
 			in.f1 = func(a uint64) uint64 { return t.trunc(a - window) }
 		} else {
 			in.f1 = func(a uint64) uint64 { return t.trunc(a + window) }
@@ -202,7 +202,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		if in.c, err = d.src(sc, ops[3], ts[1]); err != nil {
 			return in, err
 		}
-		ftz, ct := hasMod(mods, "ftz"), ts[1]
+		ftz, ct := pin.HasMod("ftz"), ts[1]
 		in.f3 = func(a, b, c uint64) uint64 {
 			if ct.k == 'f' {
 				x := f32(c)
@@ -280,7 +280,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		return d.decodeBarrier(in, sc, pin)
 
 	case "shfl":
-		if !hasMod(mods, "sync") {
+		if !pin.HasMod("sync") {
 			return in, d.errf("shfl without .sync (pre-Volta shuffle) is not supported")
 		}
 		if err := nops(5); err != nil {
@@ -288,7 +288,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		}
 		in.kind = kWarpSync
 		for i, m := range []string{"up", "down", "bfly", "idx"} {
-			if hasMod(mods, m) {
+			if pin.HasMod(m) {
 				in.sub = wsShflUp + uint8(i)
 			}
 		}
@@ -315,7 +315,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		}
 		in.kind = kWarpSync
 		for i, m := range []string{"all", "any", "uni", "ballot"} {
-			if hasMod(mods, m) {
+			if pin.HasMod(m) {
 				in.sub = wsVoteAll + uint8(i)
 			}
 		}
@@ -345,7 +345,7 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 			return in, err
 		}
 		in.kind, in.t, in.sub = kWarpSync, t, wsMatchAny
-		if hasMod(mods, "all") {
+		if pin.HasMod("all") {
 			in.sub = wsMatchAll
 		}
 		if ops[0].Kind == ptx.Pair {
@@ -380,17 +380,17 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		}
 		in.kind, in.t, in.sub = kWarpSync, t, wsRedux
 		switch {
-		case hasMod(mods, "add"):
+		case pin.HasMod("add"):
 			in.f2 = func(a, b uint64) uint64 { return a + b }
-		case hasMod(mods, "min"):
+		case pin.HasMod("min"):
 			in.f2 = func(a, b uint64) uint64 { return minInt(t, a, b) }
-		case hasMod(mods, "max"):
+		case pin.HasMod("max"):
 			in.f2 = func(a, b uint64) uint64 { return maxInt(t, a, b) }
-		case hasMod(mods, "and"):
+		case pin.HasMod("and"):
 			in.f2 = func(a, b uint64) uint64 { return a & b }
-		case hasMod(mods, "or"):
+		case pin.HasMod("or"):
 			in.f2 = func(a, b uint64) uint64 { return a | b }
-		case hasMod(mods, "xor"):
+		case pin.HasMod("xor"):
 			in.f2 = func(a, b uint64) uint64 { return a ^ b }
 		default:
 			return in, unsupported()
@@ -456,14 +456,14 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		return in, nil
 
 	case "cp":
-		if !hasMod(mods, "async") {
+		if !pin.HasMod("async") {
 			return in, unsupported()
 		}
-		if hasMod(mods, "commit_group") || hasMod(mods, "wait_group") || hasMod(mods, "wait_all") {
+		if pin.HasMod("commit_group") || pin.HasMod("wait_group") || pin.HasMod("wait_all") {
 			in.fn, in.sh = execNop, shNone
 			return in, nil
 		}
-		if hasMod(mods, "bulk") || hasMod(mods, "mbarrier") {
+		if pin.HasMod("bulk") || pin.HasMod("mbarrier") {
 			return in, unsupported()
 		}
 		return d.decodeCpAsync(in, sc, pin)
@@ -626,12 +626,12 @@ func (d *decoder) decodeAtom(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 	}
 	t := ts[len(ts)-1]
 	in.t = t
-	if t.k == 'x' || t.k == 'X' || hasMod(mods, "v2") || hasMod(mods, "v4") {
+	if t.k == 'x' || t.k == 'X' || pin.HasMod("v2") || pin.HasMod("v4") {
 		return in, d.errf("vector atomics are not supported")
 	}
 	found := false
 	for i, m := range []string{"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"} {
-		if hasMod(mods, m) {
+		if pin.HasMod(m) {
 			in.sub, found = uint8(i), true
 		}
 	}
@@ -731,7 +731,7 @@ func (d *decoder) decodeCall(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 func (d *decoder) decodeBarrier(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops, mods := pin.Operands, pin.Mods
 	var err error
-	if hasMod(mods, "warp") {
+	if pin.HasMod("warp") {
 		if len(ops) != 1 {
 			return in, d.errf("bar.warp.sync takes 1 operand")
 		}
@@ -745,19 +745,19 @@ func (d *decoder) decodeBarrier(in inst, sc *scope, pin *ptx.Instruction) (inst,
 	in.kind = kBar
 	u32 := dtype{'u', 4}
 	switch {
-	case hasMod(mods, "red"):
+	case pin.HasMod("red"):
 		// bar.red.popc.u32 d, a{, b}, {!}c  /  bar.red.and.pred p, a{, b}, {!}c
 		if len(ops) != 3 && len(ops) != 4 {
 			return in, d.errf("bar.red takes 3 or 4 operands")
 		}
 		switch {
-		case hasMod(mods, "popc"):
+		case pin.HasMod("popc"):
 			in.sub = 1
 			in.d, err = d.dst(sc, ops[0])
-		case hasMod(mods, "and"):
+		case pin.HasMod("and"):
 			in.sub = 2
 			in.d, err = d.predDst(sc, ops[0])
-		case hasMod(mods, "or"):
+		case pin.HasMod("or"):
 			in.sub = 3
 			in.d, err = d.predDst(sc, ops[0])
 		default:
@@ -777,7 +777,7 @@ func (d *decoder) decodeBarrier(in inst, sc *scope, pin *ptx.Instruction) (inst,
 		if in.c, in.cneg, err = d.predSrc(sc, ops[len(ops)-1]); err != nil {
 			return in, err
 		}
-	case hasMod(mods, "sync") || hasMod(mods, "arrive") || len(mods) == 0 || hasMod(mods, "cta") && !hasMod(mods, "red"):
+	case pin.HasMod("sync") || pin.HasMod("arrive") || len(mods) == 0 || pin.HasMod("cta") && !pin.HasMod("red"):
 		if len(ops) != 1 && len(ops) != 2 {
 			return in, d.errf("%s takes 1 or 2 operands", pin.Opcode())
 		}
@@ -789,7 +789,7 @@ func (d *decoder) decodeBarrier(in inst, sc *scope, pin *ptx.Instruction) (inst,
 				return in, err
 			}
 		}
-		if hasMod(mods, "arrive") {
+		if pin.HasMod("arrive") {
 			if in.b < 0 {
 				return in, d.errf("bar.arrive needs a thread count")
 			}

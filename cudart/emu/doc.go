@@ -21,7 +21,9 @@
 // div.approx, div.full) return the correctly rounded value by default; with
 // Config.Approx = ApproxAdversarial they return a value chosen from the seed
 // anywhere inside the error bound the PTX ISA documents, so a property that
-// holds is shown to hold on any conforming GPU.
+// holds is shown to hold on any conforming GPU. ApproxAdversarial also fuses,
+// per instruction and seed, a mul and an add/sub that carry no rounding
+// modifier into one fma, as the PTX ISA lets the code generator do.
 //
 // # Checks
 //
@@ -30,17 +32,26 @@
 //
 //   - cudart.ErrOutOfBounds: a global access outside every live allocation
 //     or inside a guard band that cudart.Device protected; a shared access
-//     outside the CTA's shared memory or into the red zone between two
-//     shared variables; a local access past the thread's frame;
-//     uninitialised shared/local reads (on by default, Config.AllowUninit…);
-//   - cudart.ErrRace: two threads of a CTA touching the same shared byte in
-//     one barrier interval, at least one writing, without ordering (different
-//     warps, or one warp without a bar.warp.sync in between; lanes of one
-//     warp instruction writing different values to one byte); two CTAs
-//     storing to the same global byte in one launch without atomics;
+//     outside the block's shared memory or into the red zone after a shared
+//     variable; a local access past the thread's frame; a value computed
+//     from uninitialised shared or local memory (Config.AllowUninit… turn
+//     this off) reaching a branch, guard, address, membermask, atomic or a
+//     global store. Loading such bytes is not itself an error: compilers load
+//     speculatively and discard the value with a selp;
+//   - cudart.ErrRace: two threads of a block touching the same shared byte
+//     in one barrier interval, at least one writing and the values differing
+//     for two writes, without ordering (different warps, or one warp without
+//     a bar.warp.sync in between); two blocks storing to the same global byte
+//     in one launch without atomics;
 //   - cudart.ErrDeadlock: a bar.sync or *.sync that can never complete,
 //     with the waiting lanes and where the others are;
-//   - cudart.ErrTimeout: Abort (the Device watchdog) or Config.MaxInstructions.
+//   - cudart.ErrTimeout: Abort (the Device watchdog) or Config.MaxInstructions;
+//   - cudart.ErrLaunch: misaligned addresses, trap, lanes of one warp passing
+//     different membermasks or executing a *.sync outside their membermask,
+//     a block larger than .maxntid or different from .reqntid.
+//
+// An uninitialised-value report is held until the barrier interval ends, so
+// that a race with the write that was missing is reported instead.
 //
 // Barriers without a thread count are matched per instruction: threads that
 // wait at two different bar.sync instructions never meet (the

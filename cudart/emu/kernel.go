@@ -643,15 +643,6 @@ func roundingOf(mods []string) (rmode, string, bool) {
 	return rn, "", false
 }
 
-func hasMod(mods []string, m string) bool {
-	for _, x := range mods {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
 // typesOf returns the type modifiers of an instruction.
 func typesOf(mods []string) []dtype {
 	var ts []dtype

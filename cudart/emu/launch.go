@@ -398,25 +398,7 @@ func (w *warp) run(quantum int) {
 		}
 		l.warpInsts++
 		l.threadInsts += int64(bits.OnesCount32(w.active))
-		if l.undefOn {
-			if in.kind == kOp {
-				if m != 0 {
-					if in.fuse != nil && l.fused(in) {
-						execFusedAdd(w, in, m)
-					} else {
-						in.fn(w, in, m)
-					}
-					if l.err != nil {
-						return
-					}
-				}
-				w.shadow(in, m)
-				w.pc++
-				if w.pc == w.waitMin {
-					w.merge()
-				}
-				continue
-			}
+		if l.undefOn && in.kind != kOp {
 			w.checkGuard(in)
 			if in.kind == kBar && in.sub != 0 {
 				if u := w.pundef[in.c] & m; u != 0 {
@@ -435,6 +417,9 @@ func (w *warp) run(quantum int) {
 				if l.err != nil {
 					return
 				}
+			}
+			if l.undefOn {
+				w.shadow(in, m)
 			}
 			w.pc++
 			if w.pc == w.waitMin {

@@ -87,6 +87,7 @@ type buffer struct {
 	addr  uint64 // first element
 	bytes int    // element bytes
 	guard int
+	class int // allocation size (sizeClass of bytes + 2·guard)
 }
 
 type device struct {
@@ -99,6 +100,26 @@ type device struct {
 	stats    Stats
 	poisoned error
 	closed   bool
+	// pool keeps freed allocations by size class for reuse: allocating and
+	// freeing device memory costs far more than a property check's kernel.
+	pool      map[int][]uint64
+	poolBytes int
+}
+
+// maxPoolBytes bounds the memory a Device keeps for reuse.
+const maxPoolBytes = 1 << 30
+
+// sizeClass rounds an allocation up to a class of at most 1/8 waste, so that
+// buffers of nearby sizes share pooled allocations.
+func sizeClass(n int) int {
+	if n <= 4096 {
+		return 4096
+	}
+	step := 1
+	for step*16 < n {
+		step *= 2
+	}
+	return (n + step - 1) / step * step
 }
 
 // New wraps a backend into a Device with opts.
@@ -183,12 +204,20 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	}
 	nb := n * kind.Size()
 	g := d.opts.GuardBytes
-	base, err := d.b.Alloc(nb + 2*g)
-	if err != nil {
-		return Buffer{}, wrap("alloc", "", err)
+	class := sizeClass(nb + 2*g)
+	var base uint64
+	if free := d.pool[class]; len(free) > 0 {
+		base = free[len(free)-1]
+		d.pool[class] = free[:len(free)-1]
+		d.poolBytes -= class
+	} else {
+		var err error
+		if base, err = d.b.Alloc(class); err != nil {
+			return Buffer{}, wrap("alloc", "", err)
+		}
 	}
 	d.nextID++
-	buf := &buffer{Buffer: Buffer{id: d.nextID, kind: kind, n: n}, base: base, addr: base + uint64(g), bytes: nb, guard: g}
+	buf := &buffer{Buffer: Buffer{id: d.nextID, kind: kind, n: n}, base: base, addr: base + uint64(g), bytes: nb, guard: g, class: class}
 	if l, ok := d.b.(Labeler); ok {
 		l.Label(buf.addr, nb, buf.Buffer.String())
 	}
@@ -262,6 +291,14 @@ func (d *device) Free(b Buffer) error {
 	if p, ok := d.b.(Protector); ok && buf.guard > 0 {
 		p.Unprotect(buf.base)
 		p.Unprotect(buf.addr + uint64(buf.bytes))
+	}
+	if gerr == nil && d.poolBytes+buf.class <= maxPoolBytes {
+		if d.pool == nil {
+			d.pool = map[int][]uint64{}
+		}
+		d.pool[buf.class] = append(d.pool[buf.class], buf.base)
+		d.poolBytes += buf.class
+		return nil
 	}
 	if err := d.b.Free(buf.base); err != nil {
 		return wrap("free", b.String(), err)
@@ -548,6 +585,12 @@ func (d *device) Close() error {
 		for id, buf := range d.bufs {
 			errs = append(errs, d.b.Free(buf.base))
 			delete(d.bufs, id)
+		}
+		for class, free := range d.pool {
+			for _, base := range free {
+				errs = append(errs, d.b.Free(base))
+			}
+			delete(d.pool, class)
 		}
 		for k, m := range d.modules {
 			errs = append(errs, d.b.UnloadModule(m.h))

@@ -30,6 +30,16 @@ var GPULimits = Limits{MaxRows: 4096, MaxHidden: 16384, MaxElements: 1 << 20}
 // EmuLimits keep one check small enough for the CPU emulator.
 var EmuLimits = Limits{MaxRows: 64, MaxHidden: 16384, MaxElements: 1 << 14}
 
+// Cap returns lim with at most n elements a tensor: for properties whose
+// claim is not about size (θ, the RoPE basis) and whose checks cost several
+// oracle evaluations.
+func (lim Limits) Cap(n int) Limits {
+	if lim.MaxElements == 0 || lim.MaxElements > n {
+		lim.MaxElements = n
+	}
+	return lim
+}
+
 // Hidden draws a row length: from the edge grid up to lim.MaxHidden most of
 // the time, otherwise uniform in [1, lim.MaxHidden].
 func Hidden(lim Limits) *rapid.Generator[int] {

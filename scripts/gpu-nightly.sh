@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-out/gpu}
 CHECKS=${CHECKS:-10000}
 mkdir -p "$OUT"
+OUTABS=$(cd "$OUT" && pwd)
 root=$(pwd)
 stages=${*:-unit edge bench properties throughput falsify torch}
 export PTXPROP_REQUIRE_GPU=1
@@ -23,11 +24,11 @@ run() { # name, timeout, command...
   local name=$1 limit=$2; shift 2
   echo "== $name ($(date -u +%T))"
   local t0=$SECONDS
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  timeout "$limit" "$@" >"$OUTABS/$name.log" 2>&1
   local rc=$?
-  echo "   exit $rc after $((SECONDS - t0)) s; log $OUT/$name.log"
+  echo "   exit $rc after $((SECONDS - t0)) s; log $OUTABS/$name.log"
   [ $rc -eq 0 ] || status=1
-  tail -n 3 "$OUT/$name.log"
+  tail -n 3 "$OUTABS/$name.log"
 }
 for s in $stages; do
   case $s in
@@ -35,10 +36,10 @@ for s in $stages; do
   edge) (cd kernels && run edge 300 ../bin/kernels.test -test.v) ;;
   bench) (cd kernels && PTXPROP_FMAD_PTX=$root/bin/ptx-fmad run bench 300 ../bin/kernels.test -test.run '^$' -test.bench . -test.benchtime 50x) ;;
   properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -backend=gpu \
-      -rapid.checks="$CHECKS" -report="$root/$OUT/contract-report.json") ;;
+      -rapid.checks="$CHECKS" -report="$OUTABS/contract-report.json") ;;
   throughput) (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
-      -test.benchtime 3s -backend=gpu -report="$root/$OUT/throughput-report.json") ;;
-  falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$root/$OUT/contract-report.json") ;;
+      -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json") ;;
+  falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$OUTABS/contract-report.json") ;;
   torch) python3 -c 'import torch' 2>/dev/null && run torch 120 python3 scripts/torch_baseline.py --seconds 5 ;;
   *) echo "unknown stage $s"; status=2 ;;
   esac

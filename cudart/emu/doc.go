@@ -65,6 +65,6 @@
 // CTAs run one at a time. With Config.Seed = 0 they run in canonical order
 // (blockIdx.x fastest) and each warp runs until it blocks. Any other seed
 // permutes the CTA order, interleaves warps in random quanta and applies the
-// lanes of an atomic in random order, all reproducibly from the seed, so
+// lanes of a store or atomic in random order, all reproducibly from the seed, so
 // results that depend on the schedule (float atomics) differ across seeds.
 package emu

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,6 +150,42 @@ func TestInputModified(t *testing.T) {
 	err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(8), ScalarF32(2))
 	if !errors.Is(err, ErrInputModified) {
 		t.Fatalf("err = %v, want ErrInputModified", err)
+	}
+}
+
+// An input the host never wrote in full (here: partly) is snapshotted
+// before the launch instead of compared with a hash of what was written.
+func TestInputModifiedWithoutShadow(t *testing.T) {
+	d, m, x, y := setup(t, func(mb *memBackend, p [][]byte) error {
+		putF32(mb.at(ptr(p[0])), 3, 0)
+		return scaleKernel(0)(mb, p)
+	})
+	if err := d.Write(x, []float32{1, 2, 3, 4, 5, 6, 7}); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(8), ScalarF32(2))
+	if !errors.Is(err, ErrInputModified) || !strings.Contains(err.Error(), "element 3") {
+		t.Fatalf("err = %v, want ErrInputModified at element 3", err)
+	}
+}
+
+// A large buffer's guards are read separately from its contents.
+func TestGuardBandOverrunLarge(t *testing.T) {
+	mb := newMem()
+	mb.kernels["fill"] = func(mb *memBackend, p [][]byte) error {
+		y := mb.at(ptr(p[0]))
+		for i := 0; i <= 1<<15; i++ { // one past the end
+			putF32(y, i, 1)
+		}
+		return nil
+	}
+	d := New(mb, DefaultOptions())
+	defer d.Close()
+	m, _ := d.Load("fill", []byte("fill"))
+	y, _ := d.Alloc(F32, 1<<15)
+	err := d.Launch(m, "fill", Geometry{Grid: D1(1), Block: D1(1)}, Out(y))
+	if !errors.Is(err, ErrGuardBand) || !strings.Contains(err.Error(), "1 past its end") {
+		t.Fatalf("err = %v, want ErrGuardBand 1 past the end", err)
 	}
 }
 

@@ -55,10 +55,14 @@ func Emulated() bool {
 
 // ShapeLimits are the generator limits for the current backend.
 func ShapeLimits() Limits {
+	lim := GPULimits
 	if Emulated() {
-		return EmuLimits
+		lim = EmuLimits
 	}
-	return GPULimits
+	if *MaxElementsFlag > 0 {
+		lim = lim.Cap(*MaxElementsFlag)
+	}
+	return lim
 }
 
 // gpuVisible reports whether an NVIDIA device node exists.

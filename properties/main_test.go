@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	properties.DefaultChecks(1000)
 	start := time.Now()
+	properties.StartDeadline(os.Stdout, start)
 	code := m.Run()
 	if err := properties.Finish(os.Stdout, start); err != nil {
 		fmt.Fprintln(os.Stderr, err)

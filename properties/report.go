@@ -18,6 +18,15 @@ import (
 // ReportFlag is where TestMain writes the contract report.
 var ReportFlag = flag.String("report", "", "contract report path (default: out/contract-report.json at the module root)")
 
+// DeadlineFlag bounds a run: when it passes, the report is written with the
+// predictions that finished and the rest marked inconclusive, and the process
+// exits 1 — a long run on a shared machine still leaves its evidence.
+var DeadlineFlag = flag.Duration("deadline", 0, "write the report and exit after this long (0: no deadline)")
+
+// MaxElementsFlag caps the elements of a generated tensor (0: the backend's
+// default limits).
+var MaxElementsFlag = flag.Int("max-elements", 0, "cap on the elements of one generated tensor (0: backend default)")
+
 // KernelsForReport lists the kernels the report's kernels[] section names; it
 // is set by the package that knows them (the test binary wires in package
 // kernels) so that properties itself stays independent of them.
@@ -125,6 +134,12 @@ func PredictionReport(p *Prediction, o Outcome, ok bool, notRun string) reports.
 // falsify run recorded there. notRun is the reason given to predictions that
 // did not run (e.g. filtered out by -run).
 func WriteReport(path string, run reports.Run, notRun string) error {
+	return WriteReportStatus(path, run, notRun, Skipped)
+}
+
+// WriteReportStatus is WriteReport with the status given to predictions that
+// did not run (skipped, or inconclusive when a deadline cut the run short).
+func WriteReportStatus(path string, run reports.Run, notRun string, status Status) error {
 	out := Outcomes()
 	return reports.Update(path, func(r *reports.Report) error {
 		r.Run = run
@@ -134,12 +149,38 @@ func WriteReport(path string, run reports.Run, notRun string) error {
 				continue
 			}
 			o, ok := out[p.ID]
-			r.UpsertPrediction(PredictionReport(p, o, ok, notRun))
+			rp := PredictionReport(p, o, ok, notRun)
+			if !ok {
+				rp.Status = reports.PredictionStatus(status)
+			}
+			r.UpsertPrediction(rp)
 		}
 		if KernelsForReport != nil {
 			r.Kernels = KernelsForReport()
 		}
 		return nil
+	})
+}
+
+// StartDeadline arms -deadline: when it passes, the report is written from the
+// outcomes recorded so far (predictions still running are marked
+// inconclusive) and the process exits with status 1.
+func StartDeadline(w io.Writer, start time.Time) {
+	if *DeadlineFlag <= 0 {
+		return
+	}
+	time.AfterFunc(*DeadlineFlag, func() {
+		info := cudart.Info{Backend: "emu"}
+		if d, err := Device(); err == nil {
+			info = d.Info()
+		}
+		path := ReportPath()
+		reason := fmt.Sprintf("did not finish within -deadline=%v", *DeadlineFlag)
+		if err := WriteReportStatus(path, NewRun(info, start), reason, Inconclusive); err != nil {
+			fmt.Fprintln(w, "ptxprop:", err)
+		}
+		fmt.Fprintf(w, "ptxprop: deadline %v reached; partial contract report written to %s\n", *DeadlineFlag, path)
+		os.Exit(1)
 	})
 }
 

@@ -145,10 +145,10 @@ func WriteReportStatus(path string, run reports.Run, notRun string, status Statu
 		r.Run = run
 		r.Predictions = nil
 		for _, p := range All() {
-			if strings.HasPrefix(p.ID, "TEST-") {
-				continue
-			}
 			o, ok := out[p.ID]
+			if strings.HasPrefix(p.ID, "TEST-") || (strings.HasPrefix(p.ID, "BENCH-") && !ok) {
+				continue // the harness's own test, or a benchmark that did not run
+			}
 			rp := PredictionReport(p, o, ok, notRun)
 			if !ok {
 				rp.Status = reports.PredictionStatus(status)

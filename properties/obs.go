@@ -101,13 +101,26 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 				name, o.where(i), g, w, err, tol[i], err/tol[i])
 		}
 		s.Compared++
-		s.MaxAbs = math.Max(s.MaxAbs, err)
-		if w != 0 {
-			s.MaxRel = math.Max(s.MaxRel, err/math.Abs(w))
+		if err == 0 {
+			continue
 		}
-		s.MaxULP = math.Max(s.MaxULP, ulp32(got[i], float32(w)))
+		// Plain comparisons: every value here is finite and non-negative, so
+		// math.Max's NaN and signed-zero handling is not needed (and costs).
+		if err > s.MaxAbs {
+			s.MaxAbs = err
+		}
+		if w != 0 {
+			if r := err / math.Abs(w); r > s.MaxRel {
+				s.MaxRel = r
+			}
+		}
+		if u := ulp32(got[i], float32(w)); u > s.MaxULP {
+			s.MaxULP = u
+		}
 		if tol[i] > 0 {
-			s.MaxRatio = math.Max(s.MaxRatio, err/tol[i])
+			if r := err / tol[i]; r > s.MaxRatio {
+				s.MaxRatio = r
+			}
 		}
 	}
 }

@@ -8,12 +8,19 @@ import (
 	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/cudart/emu"
 )
 
 // BackendFlag selects the device backend: "gpu", "emu", or "auto" (the GPU
 // when the binary was built with -tags cuda and a device is present, the
 // emulator otherwise).
 var BackendFlag = flag.String("backend", "auto", "device backend: gpu, emu or auto")
+
+// AdversarialFlag makes the emulator return, for every approximate
+// instruction (RoPE's ex2.approx), a value anywhere inside the PTX ISA's
+// documented error bound, chosen from the seed — so a discharged prediction
+// holds on any conforming GPU, not only on the one at hand.
+var AdversarialFlag = flag.Int64("emu-adversarial", 0, "emulator: adversarial approximate instructions with this seed (0: off)")
 
 var (
 	devOnce sync.Once
@@ -30,6 +37,13 @@ func Device() (cudart.Device, error) {
 			fmt.Fprintln(os.Stderr, "ptxprop: a GPU is visible but this binary was built without -tags cuda; using the PTX emulator (set GOFLAGS=-tags=cuda to test on the GPU)")
 		}
 		dev, devErr = cudart.Open(name, cudart.DefaultOptions())
+		if devErr == nil && *AdversarialFlag != 0 {
+			if b, ok := dev.Backend().(*emu.Backend); ok {
+				cfg := b.Config()
+				cfg.Approx, cfg.Seed = emu.ApproxAdversarial, *AdversarialFlag
+				b.SetConfig(cfg)
+			}
+		}
 	})
 	return dev, devErr
 }

@@ -21,7 +21,7 @@ func ptxText(family string) []byte {
 
 // Launch-geometry constants. They are capacities of the kernels as written,
 // shared with the CUDA sources (MAX_THREADS, MAX_WARPS, ACC_SMEM_MAX,
-// COLSUM_COLS, COLSUM_GROUPS); none is a tensor dimension.
+// FWD_SMEM_MAX, COLSUM_COLS, COLSUM_GROUPS); none is a tensor dimension.
 const (
 	// BlockThreads is the block size of the row-per-block kernels and of the
 	// warp-per-row kernels (WarpsPerBlock rows or heads per block).
@@ -31,6 +31,9 @@ const (
 	// backward kernels keep in dynamic shared memory (32 KiB); beyond it they
 	// accumulate in their own rows of the partial buffer instead.
 	AccSharedMax = 8192
+	// FwdSharedMax is the longest row the RMSNorm forward keeps a copy of in
+	// dynamic shared memory (32 KiB), so that x is read from memory once.
+	FwdSharedMax = 8192
 	// ChunkMinRows and ChunkTargetBlocks fix the chunked backward's row
 	// partition: chunk = max(ChunkMinRows, ceil(rows/ChunkTargetBlocks)).
 	// 512 blocks is about 4 per SM of a 132-SM H100/H200; it is a constant,
@@ -91,6 +94,17 @@ func blockTree(T int) int { return 5 + ceilLog2(T/32) }
 
 func rowPerBlock(s Shape) cudart.Geometry {
 	return cudart.Geometry{Grid: cudart.D1(s.Rows), Block: cudart.D1(BlockThreads)}
+}
+
+// rowPerBlockCached is rowPerBlock with hidden*4 bytes of dynamic shared
+// memory for a copy of the row when hidden <= FwdSharedMax (the kernel reads
+// the amount it got from %dynamic_smem_size).
+func rowPerBlockCached(s Shape) cudart.Geometry {
+	g := rowPerBlock(s)
+	if s.Hidden <= FwdSharedMax {
+		g.SharedBytes = 4 * s.Hidden
+	}
+	return g
 }
 
 func warpPerRow(s Shape) cudart.Geometry {
@@ -154,14 +168,14 @@ var (
 		Name: "rmsnorm_fwd", Entry: "rmsnorm_fwd", Source: "src/rmsnorm_fwd.cu", PTXFile: "ptx/rmsnorm_fwd.ptx",
 		PTX:      ptxText("rmsnorm_fwd"),
 		Params:   []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), out("y", rowsHidden), pRows, pHidden, pEps},
-		Geometry: rowPerBlock, Deterministic: true,
+		Geometry: rowPerBlockCached, Deterministic: true,
 		Reductions: func(s Shape) []Reduction { return []Reduction{rowSum("Σx² per row", s)} },
 	}
 	kRMSNormFwdRMS = &Kernel{
 		Name: "rmsnorm_fwd_rms", Entry: "rmsnorm_fwd_rms", Source: "src/rmsnorm_fwd.cu", PTXFile: "ptx/rmsnorm_fwd.ptx",
 		PTX:      ptxText("rmsnorm_fwd"),
 		Params:   []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), out("y", rowsHidden), out("rms", rowsLen), pRows, pHidden, pEps},
-		Geometry: rowPerBlock, Deterministic: true,
+		Geometry: rowPerBlockCached, Deterministic: true,
 		Reductions: func(s Shape) []Reduction { return []Reduction{rowSum("Σx² per row", s)} },
 	}
 

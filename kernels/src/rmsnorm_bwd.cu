@@ -35,6 +35,12 @@
 // descriptor (kernels.AccSharedMax) requests shared memory by the same rule.
 #define ACC_SMEM_MAX 8192u
 
+// BWD_REG_F4 is how many float4 groups of x and of dy each thread of
+// rmsnorm_bwd_chunk keeps in registers between the two passes over a row
+// (vector path): rows of up to 4*BWD_REG_F4*T floats (8192 at T = 256) are
+// read from memory once. A capacity, not a shape; longer rows re-read.
+#define BWD_REG_F4 8u
+
 // ---------------------------------------------------------------------------
 // rmsnorm_bwd_warp32 (x, gamma, rms, dy, dx, partial, rows, hidden)
 //
@@ -135,6 +141,16 @@ rmsnorm_bwd_rowwarp(const float* __restrict__ x, const float* __restrict__ gamma
 // Column ownership: vector path (hidden % 4 == 0 and x, gamma, dy, dx,
 // partial 16-byte aligned) float4 groups t, t+T, …; scalar path elements
 // t, t+T, ….
+// Memory: on the vector path, when a thread's groups of a row fit in
+// registers (T = 256 and hidden <= 4*BWD_REG_F4*256 = 8192, or at most one
+// group per thread; both capacities, hidden stays a run-time parameter),
+// rmsnorm_bwd_chunk_rows_cached loads x and dy once per row and keeps xhat
+// and g in registers across the block reduction: per element x and dy are
+// read from HBM once and dx written once (12 bytes; gamma and the dgamma
+// accumulators stay on chip), plus one partial row per block. Otherwise
+// (scalar path, hidden > 8192) pass 2 re-reads x, dy and gamma. The dgamma
+// accumulation does not depend on m, so the cached path does it in pass 1;
+// every path performs the same ops in the same order: the same bits.
 // Reduction of dot per row: each thread fmaf-accumulates its columns from 0
 // (scalar: ceil(hidden/T) terms; vector: 4*ceil(hidden/(4T)), components in
 // order), then block_sum (butterfly depth 5 + tree depth 3 over W = T/32
@@ -143,6 +159,69 @@ rmsnorm_bwd_rowwarp(const float* __restrict__ x, const float* __restrict__ gamma
 // Outputs: dx (each element once, by its owner thread), partial[b][j] (each
 // once at the end, by its owner; in the global-accumulator path the owner
 // also updates it once per row before).
+// rmsnorm_bwd_chunk_rows_cached is the vector path of rmsnorm_bwd_chunk for
+// rows whose float4 groups t, t+S, …, t+(K-1)S cover the row (S = blockDim.x,
+// passed as the constant STRIDE when K > 1): each thread loads its groups of
+// x and dy once per row and keeps them in registers. Pass 1 computes
+// xhat = x*inv and g = gamma*dy, accumulates the row dot and its dgamma
+// columns (acc = fmaf(dy, xhat, acc); it does not depend on m); pass 2 writes
+// dx = (g - xhat*m)*inv from the registers. Same ops, same order as the
+// re-reading loop below, so the same bits.
+template <unsigned K, unsigned STRIDE>
+__device__ __forceinline__ void rmsnorm_bwd_chunk_rows_cached(
+    const float* __restrict__ x, const float4* __restrict__ g4,
+    const float* __restrict__ rms, const float* __restrict__ dy,
+    float* __restrict__ dx, float4* acc4, unsigned r0, unsigned r1,
+    unsigned hidden, float* red) {
+  const unsigned t = threadIdx.x, n4 = hidden >> 2;
+  const float fh = (float)hidden;
+  for (unsigned r = r0; r < r1; ++r) {
+    const size_t base = (size_t)r * hidden;
+    const float4* x4 = reinterpret_cast<const float4*>(x + base);
+    const float4* d4 = reinterpret_cast<const float4*>(dy + base);
+    float4* o4 = reinterpret_cast<float4*>(dx + base);
+    const float inv = 1.0f / rms[r];
+    // xc: x, then xhat; dc: dy, then g = gamma*dy. All loads first.
+    float4 xc[K], dc[K];
+#pragma unroll
+    for (unsigned k = 0; k < K; ++k) {
+      const unsigned i = t + k * STRIDE;
+      if (i < n4) {
+        xc[k] = x4[i];
+        dc[k] = d4[i];
+      }
+    }
+    float a = 0.0f;
+#pragma unroll
+    for (unsigned k = 0; k < K; ++k) {
+      const unsigned i = t + k * STRIDE;
+      if (i < n4) {
+        const float4 gv = g4[i];
+        float4 s = acc4[i];
+        float xh, g;
+        xh = xc[k].x * inv; g = gv.x * dc[k].x; a = fmaf(g, xh, a); s.x = fmaf(dc[k].x, xh, s.x); xc[k].x = xh; dc[k].x = g;
+        xh = xc[k].y * inv; g = gv.y * dc[k].y; a = fmaf(g, xh, a); s.y = fmaf(dc[k].y, xh, s.y); xc[k].y = xh; dc[k].y = g;
+        xh = xc[k].z * inv; g = gv.z * dc[k].z; a = fmaf(g, xh, a); s.z = fmaf(dc[k].z, xh, s.z); xc[k].z = xh; dc[k].z = g;
+        xh = xc[k].w * inv; g = gv.w * dc[k].w; a = fmaf(g, xh, a); s.w = fmaf(dc[k].w, xh, s.w); xc[k].w = xh; dc[k].w = g;
+        acc4[i] = s;
+      }
+    }
+    const float m = block_sum(a, red) / fh;
+#pragma unroll
+    for (unsigned k = 0; k < K; ++k) {
+      const unsigned i = t + k * STRIDE;
+      if (i < n4) {
+        float4 o;
+        o.x = (dc[k].x - xc[k].x * m) * inv;
+        o.y = (dc[k].y - xc[k].y * m) * inv;
+        o.z = (dc[k].z - xc[k].z * m) * inv;
+        o.w = (dc[k].w - xc[k].w * m) * inv;
+        o4[i] = o;
+      }
+    }
+  }
+}
+
 template <bool SMEM>
 __device__ __forceinline__ void rmsnorm_bwd_chunk_body(
     const float* __restrict__ x, const float* __restrict__ gamma,
@@ -156,6 +235,12 @@ __device__ __forceinline__ void rmsnorm_bwd_chunk_body(
     float4* acc4 = reinterpret_cast<float4*>(acc);
     const float4* g4 = reinterpret_cast<const float4*>(gamma);
     for (unsigned i = t; i < n4; i += T) acc4[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    // Uniform over the launch: the thread's part of a row fits in registers.
+    if (T == MAX_THREADS && n4 <= BWD_REG_F4 * MAX_THREADS) {
+      rmsnorm_bwd_chunk_rows_cached<BWD_REG_F4, MAX_THREADS>(x, g4, rms, dy, dx, acc4, r0, r1, hidden, red);
+    } else if (n4 <= T) {
+      rmsnorm_bwd_chunk_rows_cached<1, 0>(x, g4, rms, dy, dx, acc4, r0, r1, hidden, red);
+    } else {
     for (unsigned r = r0; r < r1; ++r) {
       const size_t base = (size_t)r * hidden;
       const float4* x4 = reinterpret_cast<const float4*>(x + base);
@@ -182,6 +267,7 @@ __device__ __forceinline__ void rmsnorm_bwd_chunk_body(
         o4[i] = o;
         acc4[i] = s;
       }
+    }
     }
     if (SMEM) {
       float4* p4 = reinterpret_cast<float4*>(prow);

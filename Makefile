@@ -119,3 +119,28 @@ falsify:
 
 bench:
 	go test ./kernels -run '^$$' -bench . -benchtime 20x
+
+# ---------------------------------------------------------------------------
+# falsify-ptx: the named mutants' variant kernels (falsify/src/<name>.cu ->
+# falsify/ptx/<name>.ptx, committed and embedded by package falsify) and
+# falsify/ptx/MANIFEST. The flags are the `ptx` target's (NVCCFLAGS): a
+# variant is compiled exactly like the kernel it replaces. The sources
+# include kernels/src/common.cuh, so every variant depends on the kernels'
+# headers; TestEmbeddedPTX (package falsify) checks MANIFEST against them.
+FSRC  := falsify/src
+FPTX  := falsify/ptx
+FCU   := $(sort $(wildcard $(FSRC)/*.cu))
+FPTXS := $(patsubst $(FSRC)/%.cu,$(FPTX)/%.ptx,$(FCU))
+
+.PHONY: falsify-ptx
+falsify-ptx: $(FPTXS) $(FPTX)/MANIFEST
+
+$(FPTX)/%.ptx: $(FSRC)/%.cu $(CUH)
+	cd falsify && $(NVCC) $(NVCCFLAGS) src/$*.cu -o ptx/$*.ptx
+
+$(FPTX)/MANIFEST: $(FPTXS) $(FCU) $(CUH) Makefile
+	@{ echo "# Written by 'make falsify-ptx'; checked by TestEmbeddedPTX in package falsify. Do not edit."; \
+	  echo "nvcc: $$($(NVCC) --version | grep release)"; \
+	  echo "flags: $(NVCCFLAGS)"; \
+	  (cd falsify && sha256sum $(patsubst falsify/%,%,$(FCU) $(FPTXS)) $(addprefix ../,$(CUH))); \
+	} > $@.tmp && mv $@.tmp $@

@@ -1,0 +1,253 @@
+package falsify
+
+import (
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/properties"
+)
+
+// set is one implementation of every operation a contract takes.
+type set struct {
+	rmsFwd  properties.RMSNormForwarder
+	warp32  properties.RMSNormBackwarder
+	rowWarp properties.RMSNormBackwarder
+	chunk   properties.RMSNormBackwarder
+	fused   properties.FusedResidualRMSNormer
+	lnFwd   properties.LayerNormForwarder
+	lnBwd   properties.LayerNormBackwarder
+	perHead properties.PerHeadRMSNormer
+	rope    properties.RoPEForwarder // one position for every row
+	ropeB   properties.RoPEForwarder // batched, per-row positions
+	ropeBwd properties.RoPEBackwarder
+}
+
+// defaults returns package kernels' implementations.
+func defaults() set { return setWith() }
+
+// setWith returns package kernels' implementations with every use of a
+// kernel named like one of ks replaced by it: a mutant kernel is swapped
+// into each implementation that launches the original.
+func setWith(ks ...*kernels.Kernel) set {
+	rf, w32, rw, ch := kernels.RMSNormFwd, kernels.RMSNormBwdWarp32, kernels.RMSNormBwdWarp, kernels.RMSNormBwdBlock
+	fu, lf, lb, ph := kernels.FusedResidualRMSNormFwd, kernels.LayerNormFwd, kernels.LayerNormBwd, kernels.PerHeadRMSNormFwd
+	ro, rb, rbw := kernels.RoPEFwd, kernels.RoPEFwdBatched, kernels.RoPEBwd
+	for _, k := range ks {
+		for _, p := range []**kernels.Kernel{&rf.K, &rf.KRMS, &w32.K, &w32.Reduce, &rw.K, &rw.Reduce, &ch.K, &ch.Reduce,
+			&fu.K, &lf.K, &lf.KStats, &lb.K, &lb.Reduce, &ph.K, &ro.K, &rb.K, &rbw.K} {
+			if (*p).Name == k.Name {
+				*p = k
+			}
+		}
+	}
+	return set{rmsFwd: rf, warp32: w32, rowWarp: rw, chunk: ch, fused: fu, lnFwd: lf, lnBwd: lb, perHead: ph,
+		rope: ro, ropeB: rb, ropeBwd: rbw}
+}
+
+// target is a built mutant: its implementations beside the originals, the
+// probes that run contracts on them, and what identifies its launches.
+type target struct {
+	probes    []probe
+	orig, mut *set
+	// mutated matches launches of the mutated code (nil: every launch of
+	// an implementation that differs from the original).
+	mutated func(m cudart.Module, entry string) bool
+	// check, when set, loads the mutant before any probe runs: a mutant
+	// that does not load is an error of the analysis, not a kill.
+	check func(dev cudart.Device) error
+	// close releases what the mutant holds (e.g. goroutines blocked on its
+	// lock); nil when nothing.
+	close func()
+	// setup, when set, runs before the probes and returns the function that
+	// undoes it (e.g. a lower watchdog limit).
+	setup func() func()
+}
+
+// probe is one contract run: prediction id checked by contract name on
+// the implementations env gives it.
+type probe struct {
+	id   string
+	name string
+	run  func(t properties.TB, e *env)
+}
+
+// env hands a probe the mutant's implementations, wrapped for tracing
+// (and for comparison with the originals in differential mode).
+type env struct {
+	orig, mut *set
+	tr        *tracer
+}
+
+func (e *env) rmsFwd() properties.RMSNormForwarder {
+	if same(e.mut.rmsFwd, e.orig.rmsFwd) {
+		return e.mut.rmsFwd
+	}
+	return rmsFwdW{pass{e.mut.rmsFwd}, e.tr, e.mut.rmsFwd, e.orig.rmsFwd}
+}
+
+func (e *env) bwd(mut, orig properties.RMSNormBackwarder) properties.RMSNormBackwarder {
+	if same(mut, orig) {
+		return mut
+	}
+	return rmsBwdW{pass{mut}, e.tr, mut, orig}
+}
+
+func (e *env) warp32() properties.RMSNormBackwarder  { return e.bwd(e.mut.warp32, e.orig.warp32) }
+func (e *env) rowWarp() properties.RMSNormBackwarder { return e.bwd(e.mut.rowWarp, e.orig.rowWarp) }
+func (e *env) chunk() properties.RMSNormBackwarder   { return e.bwd(e.mut.chunk, e.orig.chunk) }
+
+func (e *env) fused() properties.FusedResidualRMSNormer {
+	if same(e.mut.fused, e.orig.fused) {
+		return e.mut.fused
+	}
+	return fusedW{pass{e.mut.fused}, e.tr, e.mut.fused, e.orig.fused}
+}
+
+func (e *env) lnFwd() properties.LayerNormForwarder {
+	if same(e.mut.lnFwd, e.orig.lnFwd) {
+		return e.mut.lnFwd
+	}
+	return lnFwdW{pass{e.mut.lnFwd}, e.tr, e.mut.lnFwd, e.orig.lnFwd}
+}
+
+func (e *env) lnBwd() properties.LayerNormBackwarder {
+	if same(e.mut.lnBwd, e.orig.lnBwd) {
+		return e.mut.lnBwd
+	}
+	return lnBwdW{pass{e.mut.lnBwd}, e.tr, e.mut.lnBwd, e.orig.lnBwd}
+}
+
+func (e *env) perHead() properties.PerHeadRMSNormer {
+	if same(e.mut.perHead, e.orig.perHead) {
+		return e.mut.perHead
+	}
+	return perHeadW{pass{e.mut.perHead}, e.tr, e.mut.perHead, e.orig.perHead}
+}
+
+func (e *env) fwdRoPE(mut, orig properties.RoPEForwarder) properties.RoPEForwarder {
+	if same(mut, orig) {
+		return mut
+	}
+	return ropeW{pass{mut}, e.tr, mut, orig}
+}
+
+func (e *env) rope() properties.RoPEForwarder  { return e.fwdRoPE(e.mut.rope, e.orig.rope) }
+func (e *env) ropeB() properties.RoPEForwarder { return e.fwdRoPE(e.mut.ropeB, e.orig.ropeB) }
+
+func (e *env) ropeBwd() properties.RoPEBackwarder {
+	if same(e.mut.ropeBwd, e.orig.ropeBwd) {
+		return e.mut.ropeBwd
+	}
+	return ropeBwdW{pass{e.mut.ropeBwd}, e.tr, e.mut.ropeBwd, e.orig.ropeBwd}
+}
+
+// Probes of each family. The lists mirror the contract runs of
+// properties/kernels_test.go for the implementation that launches the
+// kernel, the sharpest and cheapest first (a mutant stops at its first
+// kill). PARITY-001 is left out: it compares two backends running the same
+// implementation, so a mutant passes it by construction.
+var (
+	pRMSFwd    = probe{properties.RMSFwd, "RMSNormForwardContract", func(t properties.TB, e *env) { properties.RMSNormForwardContract(t, e.rmsFwd()) }}
+	pEpsParity = probe{properties.EpsParity, "EpsParityContract", func(t properties.TB, e *env) { properties.EpsParityContract(t, e.rmsFwd()) }}
+	pDim       = probe{properties.DimIndependence, "DimIndependenceContract", func(t properties.TB, e *env) { properties.DimIndependenceContract(t, e.rmsFwd()) }}
+	pScale     = probe{properties.ScaleInvariance, "ScaleInvarianceContract", func(t properties.TB, e *env) { properties.ScaleInvarianceContract(t, e.rmsFwd()) }}
+	pRobust    = probe{properties.Robustness, "RobustnessContract", func(t properties.TB, e *env) { properties.RobustnessContract(t, e.rmsFwd(), e.chunk()) }}
+	pWarp32    = probe{properties.RMSBackWarp, "RMSNormBackwardWarpContract(warp32)", func(t properties.TB, e *env) { properties.RMSNormBackwardWarpContract(t, e.warp32()) }}
+	pBwdRow    = probe{properties.BRMSBack, "RMSNormBackwardContract(rowwarp)", func(t properties.TB, e *env) { properties.RMSNormBackwardContract(t, e.rowWarp()) }}
+	pBwdChunk  = probe{properties.BRMSBack, "RMSNormBackwardContract(chunk)", func(t properties.TB, e *env) { properties.RMSNormBackwardContract(t, e.chunk()) }}
+	pFDRow     = probe{properties.BRMSBackFD, "RMSNormBackwardFDContract(rowwarp)", func(t properties.TB, e *env) { properties.RMSNormBackwardFDContract(t, e.rowWarp()) }}
+	pFDChunk   = probe{properties.BRMSBackFD, "RMSNormBackwardFDContract(chunk)", func(t properties.TB, e *env) { properties.RMSNormBackwardFDContract(t, e.chunk()) }}
+	pDetRow    = probe{properties.Determinism, "DeterminismContract(rowwarp)", func(t properties.TB, e *env) { properties.DeterminismContract(t, e.rowWarp()) }}
+	pDetChunk  = probe{properties.Determinism, "DeterminismContract(chunk)", func(t properties.TB, e *env) { properties.DeterminismContract(t, e.chunk()) }}
+	pFused     = probe{properties.FusedRMSNorm, "FusedResidualRMSNormContract", func(t properties.TB, e *env) { properties.FusedResidualRMSNormContract(t, e.fused()) }}
+	pLNFwd     = probe{properties.LNForward, "LayerNormForwardContract", func(t properties.TB, e *env) { properties.LayerNormForwardContract(t, e.lnFwd()) }}
+	pLNShift   = probe{properties.LNShift, "LayerNormShiftContract", func(t properties.TB, e *env) { properties.LayerNormShiftContract(t, e.lnFwd()) }}
+	pLNMoments = probe{properties.LNMoments, "LayerNormMomentsContract", func(t properties.TB, e *env) { properties.LayerNormMomentsContract(t, e.lnFwd()) }}
+	pLNBwd     = probe{properties.LNBackward, "LayerNormBackwardContract", func(t properties.TB, e *env) { properties.LayerNormBackwardContract(t, e.lnBwd()) }}
+	pQKN       = probe{properties.QKNForward, "PerHeadRMSNormContract", func(t properties.TB, e *env) { properties.PerHeadRMSNormContract(t, e.perHead()) }}
+	pQKNHeads  = probe{properties.QKNHeads, "PerHeadIndependenceContract", func(t properties.TB, e *env) { properties.PerHeadIndependenceContract(t, e.perHead()) }}
+	pThetaOne  = probe{properties.RoPEThetaCache, "RoPEThetaCacheContract(shared)", func(t properties.TB, e *env) {
+		properties.RoPEThetaCacheContract(t, e.rope(), properties.SharedPosition)
+	}}
+	pThetaB = probe{properties.RoPEThetaCache, "RoPEThetaCacheContract(batched)", func(t properties.TB, e *env) {
+		properties.RoPEThetaCacheContract(t, e.ropeB(), properties.PerRowPositions)
+	}}
+	pBasis = probe{properties.RoPEBasis, "RoPEBasisContract", func(t properties.TB, e *env) {
+		properties.RoPEBasisContract(t, e.ropeB(), properties.PerRowPositions, e.ropeBwd())
+	}}
+	pBench = probe{properties.Throughput, "FixedShapeValueCheck(8×1024)", func(t properties.TB, e *env) {
+		properties.FixedShapeValueCheck(t, e.rmsFwd(), 8, 1024)
+	}}
+	pParity = probe{properties.Parity, "ParityContract(rmsnorm_bwd)", func(t properties.TB, e *env) {
+		properties.ParityContract(t, properties.Impls{RMSBackward: e.chunk()})
+	}}
+	pRoPEBwd = probe{properties.RoPEBackward, "RoPEBackwardContract", func(t properties.TB, e *env) { properties.RoPEBackwardContract(t, e.ropeBwd()) }}
+)
+
+// meta returns the batch-independence and row-permutation probes over the
+// one family im picks from env.
+func meta(family string, im func(e *env) properties.Impls) []probe {
+	return []probe{
+		{properties.BatchIndependence, "BatchIndependenceContract(" + family + ")", func(t properties.TB, e *env) { properties.BatchIndependenceContract(t, im(e)) }},
+		{properties.RowPermutation, "RowPermutationContract(" + family + ")", func(t properties.TB, e *env) { properties.RowPermutationContract(t, im(e)) }},
+	}
+}
+
+func join(ps ...[]probe) []probe {
+	var out []probe
+	for _, p := range ps {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// probeTable lists, for every kernel, the contract runs that launch it.
+var probeTable = map[string][]probe{
+	"rmsnorm_fwd": join([]probe{pRMSFwd, pEpsParity, pDim, pScale, pRobust},
+		meta("rmsnorm_fwd", func(e *env) properties.Impls { return properties.Impls{RMSNorm: e.rmsFwd()} })),
+	"rmsnorm_fwd_rms": join([]probe{pRMSFwd, pEpsParity, pDim, pScale, pRobust},
+		meta("rmsnorm_fwd", func(e *env) properties.Impls { return properties.Impls{RMSNorm: e.rmsFwd()} }), []probe{pBench}),
+	"rmsnorm_bwd_warp32":  {pWarp32},
+	"rmsnorm_bwd_rowwarp": {pBwdRow, pFDRow, pDetRow},
+	"rmsnorm_bwd_chunk": join([]probe{pBwdChunk, pFDChunk, pDetChunk, pRobust},
+		meta("rmsnorm_bwd", func(e *env) properties.Impls { return properties.Impls{RMSBackward: e.chunk()} })),
+	// colsum_f32 only sums dγ and dβ: the predictions that compare them.
+	"colsum_f32": {pBwdChunk, pBwdRow, pWarp32, pLNBwd, pDetChunk},
+	"fused_residual_rmsnorm": join([]probe{pFused},
+		meta("fused_residual_rmsnorm", func(e *env) properties.Impls { return properties.Impls{Fused: e.fused()} })),
+	// layernorm_fwd (no statistics) runs under the shift and moments
+	// properties; layernorm_fwd_stats under the oracle and the metamorphic ones.
+	"layernorm_fwd": {pLNShift, pLNMoments},
+	"layernorm_fwd_stats": join([]probe{pLNFwd},
+		meta("layernorm_fwd", func(e *env) properties.Impls { return properties.Impls{LayerNorm: e.lnFwd()} })),
+	"layernorm_bwd_chunk": join([]probe{pLNBwd},
+		meta("layernorm_bwd", func(e *env) properties.Impls { return properties.Impls{LNBackward: e.lnBwd()} })),
+	"per_head_rmsnorm": join([]probe{pQKN, pQKNHeads},
+		meta("per_head_rmsnorm", func(e *env) properties.Impls { return properties.Impls{PerHead: e.perHead()} })),
+	"rope_neox_fwd": {pThetaOne},
+	"rope_neox_fwd_batched": join([]probe{pBasis, pThetaB},
+		meta("rope_neox_fwd_batched", func(e *env) properties.Impls { return properties.Impls{RoPE: e.ropeB()} })),
+	"rope_neox_bwd_batched": join([]probe{pRoPEBwd, pBasis},
+		meta("rope_neox_bwd_batched", func(e *env) properties.Impls { return properties.Impls{RoPEBack: e.ropeBwd()} })),
+}
+
+// kernelProbes returns the probes of kernel name.
+func kernelProbes(name string) []probe { return probeTable[name] }
+
+// ordered returns ps with the probes of the predictions in first moved to
+// the front (in first's order), the rest after them in their order.
+func ordered(ps []probe, first []string) []probe {
+	var out, rest []probe
+	for _, id := range first {
+		for _, p := range ps {
+			if p.id == id {
+				out = append(out, p)
+			}
+		}
+	}
+	for _, p := range ps {
+		if !contains(first, p.id) {
+			rest = append(rest, p)
+		}
+	}
+	return append(out, rest...)
+}

@@ -1,0 +1,252 @@
+package falsify
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/reports"
+)
+
+// Workers and isolation. Mutants can run in child processes of the test
+// binary (TestChild), for two reasons:
+//
+//   - isolation: on a GPU a kernel fault (an illegal address, a trap)
+//     leaves CUDA unusable in the whole process (see package cudart/gpu),
+//     and a hung kernel poisons the device; every mutant after it would
+//     "die" of it. A child reports each result as it finishes and exits as
+//     soon as its device is unusable; the parent starts a new child for the
+//     mutants left.
+//   - parallelism: the emulator runs one launch at a time per device and
+//     the contracts keep process-wide state (rapid's flags, the outcome
+//     registry), so mutants run side by side only in separate processes.
+//
+// The parent hands out one mutant at a time over a pipe (file descriptor 3
+// in the child) and reads each result back as a JSON line (descriptor 4).
+
+var (
+	flagIsolate = flag.String("falsify.isolate", "auto", "run mutants in child processes: auto (on a GPU, or when -falsify.workers > 1), always or never")
+	flagWorkers = flag.Int("falsify.workers", 0, "child processes running mutants side by side (0: the CPU count up to 4 on the emulator, 1 on a GPU)")
+	flagChild   = flag.Bool("falsify.child", false, "internal: run as a child process (TestChild)")
+)
+
+// workers returns how many children run mutants, 0 for in-process.
+func workers(s *Session) int {
+	gpu := s.Device().Info().Backend == "gpu"
+	n := *flagWorkers
+	if n <= 0 {
+		n = 1
+		if !gpu {
+			n = min(runtime.NumCPU(), 4)
+		}
+	}
+	switch *flagIsolate {
+	case "never":
+		return 0
+	case "always":
+		return n
+	}
+	if gpu || n > 1 {
+		return n
+	}
+	return 0
+}
+
+// runMutants runs ms, in this process or in child processes, calling
+// report (serialised) as each result arrives. Results keep ms's order.
+func runMutants(t *testing.T, s *Session, ms []Mutant, report func(Result)) []Result {
+	t.Helper()
+	n := workers(s)
+	if n == 0 {
+		var out []Result
+		for _, m := range ms {
+			r := s.Run(m)
+			out = append(out, r)
+			report(r)
+		}
+		return out
+	}
+	n = min(n, len(ms))
+	out := make([]Result, len(ms))
+	queue := make(chan int, len(ms))
+	for i := range ms {
+		queue <- i
+	}
+	close(queue)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var fatal []string
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := worker(s, ms, queue, func(i int, r Result) {
+				mu.Lock()
+				defer mu.Unlock()
+				out[i] = r
+				report(r)
+			}); err != nil {
+				mu.Lock()
+				fatal = append(fatal, err.Error())
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(fatal) > 0 {
+		t.Fatalf("child processes failed: %s", strings.Join(fatal, "; "))
+	}
+	return out
+}
+
+// child is one running child process.
+type child struct {
+	cmd    *exec.Cmd
+	jobs   io.WriteCloser
+	res    *bufio.Reader
+	stderr *bytes.Buffer
+}
+
+func startChild() (*child, error) {
+	args := []string{"-test.run=^TestChild$", "-test.timeout=0", "-falsify.child"}
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "test.run", "test.timeout", "falsify.child", "test.v", "test.count", "test.paniconexit0", "test.parallel":
+			return
+		}
+		args = append(args, "-"+f.Name+"="+f.Value.String())
+	})
+	jobR, jobW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	resR, resW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	c := &child{cmd: exec.Command(os.Args[0], args...), jobs: jobW, res: bufio.NewReaderSize(resR, 1<<20), stderr: &bytes.Buffer{}}
+	c.cmd.Stdout, c.cmd.Stderr = c.stderr, c.stderr
+	c.cmd.ExtraFiles = []*os.File{jobR, resW}
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	jobR.Close()
+	resW.Close()
+	return c, nil
+}
+
+// stop closes the child's job pipe and waits for it.
+func (c *child) stop() error {
+	c.jobs.Close()
+	return c.cmd.Wait()
+}
+
+// worker runs mutants from queue in children, restarting a child that
+// died or found its device unusable.
+func worker(s *Session, ms []Mutant, queue <-chan int, done func(int, Result)) error {
+	var c *child
+	defer func() {
+		if c != nil {
+			c.stop()
+		}
+	}()
+	fresh := 0 // mutants run by the current child
+	for i := range queue {
+		for {
+			if c == nil {
+				var err error
+				if c, err = startChild(); err != nil {
+					return err
+				}
+				fresh = 0
+			}
+			if _, err := fmt.Fprintln(c.jobs, ms[i].String()); err == nil {
+				line, err := c.res.ReadBytes('\n')
+				if err == nil {
+					var r Result
+					if err := json.Unmarshal(line, &r); err != nil {
+						return fmt.Errorf("child result for %v: %w", ms[i], err)
+					}
+					done(i, r)
+					fresh++
+					break
+				}
+			}
+			// The child is gone: it died running ms[i], or found its device
+			// unusable after the previous mutant and exited.
+			werr := c.stop()
+			msg := tail(c.stderr.String(), 400)
+			c = nil
+			if fresh == 0 {
+				m := ms[i]
+				done(i, Result{Mutant: m.String(), Kind: m.Kind(), Kernel: m.Target(), Description: m.Description(),
+					Status: reports.MutantError, Repro: s.opts.Repro + m.String(),
+					Reason: fmt.Sprintf("the child process running it died (%v): %s", werr, msg)})
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// TestChild is the child process's side: it runs the mutants named on
+// descriptor 3, one per line, writes each result as a JSON line on
+// descriptor 4, and exits when the job pipe closes or its device is no
+// longer usable.
+func TestChild(t *testing.T) {
+	if !*flagChild {
+		t.Skip("runs only as a child process of TestNamedMutants or TestGenericMutants")
+	}
+	jobs, res := os.NewFile(3, "jobs"), os.NewFile(4, "results")
+	defer res.Close()
+	s := getSession(t)
+	sc := bufio.NewScanner(jobs)
+	for sc.Scan() {
+		m, err := ParseMutant(sc.Text())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Run(m)
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := res.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		if err := healthy(s.Device()); err != nil {
+			t.Logf("stopping: device unusable after %v: %v", m, err)
+			return
+		}
+	}
+}
+
+// healthy checks that the device still allocates, copies and frees.
+func healthy(dev cudart.Device) error {
+	b, err := dev.Alloc(cudart.F32, 1)
+	if err != nil {
+		return err
+	}
+	if err := dev.Write(b, []float32{1}); err != nil {
+		return err
+	}
+	return dev.Free(b)
+}

@@ -1,0 +1,547 @@
+package falsify
+
+import (
+	"embed"
+	"fmt"
+	"time"
+
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/ptx"
+)
+
+//go:embed ptx/*.ptx ptx/MANIFEST
+var mutantFS embed.FS
+
+// mutantPTX returns the committed PTX of falsify/src/<name>.cu, or nil
+// (the mutant then fails to build, and TestEmbeddedPTX fails).
+func mutantPTX(name string) []byte {
+	b, err := mutantFS.ReadFile("ptx/" + name + ".ptx")
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// LockWatchdog is the watchdog limit (properties.WatchdogLimit) while the
+// reentrant-cache-lock mutant runs: its first call never returns.
+var LockWatchdog = 2 * time.Second
+
+// variant returns kernel k (package kernels' descriptor) launching the
+// entry of the same name from falsify/ptx/<file>.ptx.
+func variant(name, file string) (*kernels.Kernel, error) {
+	k, ok := kernels.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("falsify: unknown kernel %s", name)
+	}
+	text := mutantPTX(file)
+	if text == nil {
+		return nil, fmt.Errorf("falsify: falsify/ptx/%s.ptx is missing (run make falsify-ptx)", file)
+	}
+	m, err := ptx.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("falsify: parse falsify/ptx/%s.ptx: %w", file, err)
+	}
+	if m.Function(k.Entry) == nil {
+		return nil, fmt.Errorf("falsify: falsify/ptx/%s.ptx has no entry %s", file, k.Entry)
+	}
+	return k.WithPTX(text), nil
+}
+
+// variants returns variant(name, file) for each name.
+func variants(file string, names ...string) ([]*kernels.Kernel, error) {
+	var ks []*kernels.Kernel
+	for _, n := range names {
+		k, err := variant(n, file)
+		if err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+// edited returns kernel name with its entry edited by f.
+func edited(name string, f func(k *kernels.Kernel, fn *ptx.Function) error) (*kernels.Kernel, error) {
+	k, ok := kernels.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("falsify: unknown kernel %s", name)
+	}
+	text, err := edit(k, []string{k.Entry}, func(fn *ptx.Function) error { return f(k, fn) })
+	if err != nil {
+		return nil, err
+	}
+	return k.WithPTX(text), nil
+}
+
+// kernelTarget is the target of a mutant that swaps kernels ks into the
+// default implementations and runs the probes of the named kernels, the
+// expected killers first.
+func kernelTarget(killers []string, probeKernels []string, ks ...*kernels.Kernel) *target {
+	orig, mut := defaults(), setWith(ks...)
+	var ps []probe
+	for _, k := range probeKernels {
+		ps = append(ps, kernelProbes(k)...)
+	}
+	return &target{probes: ordered(dedup(ps), killers), orig: &orig, mut: &mut, mutated: launchOf(ks...)}
+}
+
+// launcherTarget is the target of a mutant implementation replacing one
+// field of the defaults.
+func launcherTarget(killers []string, probeKernel string, swap func(s *set)) *target {
+	orig, mut := defaults(), defaults()
+	swap(&mut)
+	return &target{probes: ordered(kernelProbes(probeKernel), killers), orig: &orig, mut: &mut}
+}
+
+func dedup(ps []probe) []probe {
+	seen := map[string]bool{}
+	var out []probe
+	for _, p := range ps {
+		if !seen[p.name] {
+			seen[p.name] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rmsTail finds, in an RMSNorm forward entry, the end of the row
+// statistics: ε's register, `div M, S, N` (the mean of squares) and
+// `add T, M, ε`.
+func rmsTail(k *kernels.Kernel, fn *ptx.Function) (eps string, div, add site, err error) {
+	pname, err := paramName(k, fn, "eps")
+	if err != nil {
+		return "", site{}, site{}, err
+	}
+	loads := paramLoads(fn, pname)
+	if len(loads) != 1 {
+		return "", site{}, site{}, fmt.Errorf("%d loads of eps, want 1", len(loads))
+	}
+	eps = loads[0].in.Operands[0].Name
+	u := uses(fn, eps)
+	if len(u) != 1 || u[0].in.Op != "add" {
+		return "", site{}, site{}, fmt.Errorf("eps (%s) is used %d times, want once by an add", eps, len(u))
+	}
+	add = u[0]
+	m := add.in.Operands[1]
+	if m.Name == eps {
+		m = add.in.Operands[2]
+	}
+	d := defs(fn, m.Name)
+	if len(d) != 1 || d[0].in.Op != "div" {
+		return "", site{}, site{}, fmt.Errorf("the mean of squares %s is not defined by one div", m.Name)
+	}
+	return eps, d[0], add, nil
+}
+
+// The edits of the PTX-text named mutants.
+
+// epsHardcoded: every read of the eps parameter becomes the immediate 1e-5.
+func epsHardcoded(k *kernels.Kernel, fn *ptx.Function) error {
+	pname, err := paramName(k, fn, "eps")
+	if err != nil {
+		return err
+	}
+	loads := paramLoads(fn, pname)
+	if len(loads) == 0 {
+		return fmt.Errorf("eps is never read")
+	}
+	for _, s := range loads {
+		*s.in = *ins("mov.f32", s.in.Operands[0], f32imm(1e-5))
+	}
+	return nil
+}
+
+// epsInsideMean: rms = sqrt((Σx² + ε)/n) instead of sqrt(Σx²/n + ε).
+func epsInsideMean(k *kernels.Kernel, fn *ptx.Function) error {
+	eps, div, add, err := rmsTail(k, fn)
+	if err != nil {
+		return err
+	}
+	m, s, n := div.in.Operands[0], div.in.Operands[1], div.in.Operands[2]
+	*div.in = *ins("add.rn.f32", m, s, ptx.Reg(eps))
+	*add.in = *ins("div.rn.f32", add.in.Operands[0], m, n)
+	return nil
+}
+
+// sumNotMean: rms = sqrt(Σx² + ε), the division by n forgotten.
+func sumNotMean(k *kernels.Kernel, fn *ptx.Function) error {
+	_, div, _, err := rmsTail(k, fn)
+	if err != nil {
+		return err
+	}
+	*div.in = *ins("mov.f32", div.in.Operands[0], div.in.Operands[1])
+	return nil
+}
+
+// doubleEps: the single-warp backward turns the rms it is given (ε
+// included) into sqrt(rms² + ε) with a baked ε = 1e-5 before inverting it,
+// as upstream aprender-gpu's rms_norm_backward did.
+func doubleEps(k *kernels.Kernel, fn *ptx.Function) error {
+	for _, s := range instructions(fn) {
+		if s.in.Op != "rcp" {
+			continue
+		}
+		r := s.in.Operands[1]
+		d := defs(fn, r.Name)
+		if len(d) != 1 || d[0].in.Op != "ld" || !d[0].in.HasMod("global") {
+			return fmt.Errorf("the first rcp's operand %s is not the loaded rms", r.Name)
+		}
+		s.insertBefore(ins("mul.rn.f32", r, r, r), ins("add.rn.f32", r, r, f32imm(1e-5)), ins("sqrt.rn.f32", r, r))
+		return nil
+	}
+	return fmt.Errorf("no rcp of the rms found")
+}
+
+// noProjection: the chunked backward drops the projection term of dx,
+// dx = γ·dy/rms instead of (γ·dy − x̂·mean(γ·dy·x̂))/rms — every div.f32 of
+// the entry (the mean m of γ·dy·x̂, one per path) becomes mov 0.
+func noProjection(k *kernels.Kernel, fn *ptx.Function) error {
+	n := 0
+	for _, s := range instructions(fn) {
+		if s.in.Op == "div" && s.in.HasMod("f32") {
+			*s.in = *ins("mov.f32", s.in.Operands[0], f32imm(0))
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("no div.f32 (the mean of γ·dy·x̂) found")
+	}
+	return nil
+}
+
+// besselVariance: LayerNorm divides the sum of squared deviations by
+// hidden−1 (the unbiased estimator, torch.var's default) instead of hidden.
+func besselVariance(k *kernels.Kernel, fn *ptx.Function) error {
+	_, div, _, err := rmsTail(k, fn)
+	if err != nil {
+		return err
+	}
+	const tmp = "%f_bessel"
+	n := div.in.Operands[2]
+	div.in.Operands[2] = ptx.Reg(tmp)
+	div.insertBefore(ins("sub.rn.f32", ptx.Reg(tmp), n, f32imm(1)))
+	fn.Body = append([]ptx.Statement{&ptx.Variable{Space: "reg", Type: "f32", Name: tmp}}, fn.Body...)
+	return nil
+}
+
+// nanClamp: the mean of squares is clamped with max(ms, 0) "against
+// rounding below zero" — max.f32 returns the number when the other operand
+// is NaN, so a NaN in the row is swallowed and the row comes out finite.
+func nanClamp(k *kernels.Kernel, fn *ptx.Function) error {
+	_, div, add, err := rmsTail(k, fn)
+	if err != nil {
+		return err
+	}
+	m := div.in.Operands[0]
+	add.insertBefore(ins("max.f32", m, m, f32imm(0)))
+	return nil
+}
+
+// swapParams returns an edit that makes the entry read parameter a where
+// it read b and the other way round: two pointers passed in the wrong order.
+func swapParams(a, b string) func(k *kernels.Kernel, fn *ptx.Function) error {
+	return func(k *kernels.Kernel, fn *ptx.Function) error {
+		pa, err := paramName(k, fn, a)
+		if err != nil {
+			return err
+		}
+		pb, err := paramName(k, fn, b)
+		if err != nil {
+			return err
+		}
+		la, lb := paramLoads(fn, pa), paramLoads(fn, pb)
+		if len(la) == 0 || len(lb) == 0 {
+			return fmt.Errorf("%s or %s is never read", a, b)
+		}
+		for _, s := range la {
+			s.in.Operands[1].Name = pb
+		}
+		for _, s := range lb {
+			s.in.Operands[1].Name = pa
+		}
+		return nil
+	}
+}
+
+// firstBarrierRemoved deletes the entry's first bar.sync: in the RMSNorm
+// forward, block_sum's barrier between the warps' stores of their sums to
+// shared memory and everyone's reads of them.
+func firstBarrierRemoved(k *kernels.Kernel, fn *ptx.Function) error {
+	for _, s := range instructions(fn) {
+		if s.in.Op == "bar" && s.in.HasMod("sync") {
+			s.remove()
+			return nil
+		}
+	}
+	return fmt.Errorf("no bar.sync found")
+}
+
+func editedPair(f func(*kernels.Kernel, *ptx.Function) error, names ...string) ([]*kernels.Kernel, error) {
+	var ks []*kernels.Kernel
+	for _, n := range names {
+		k, err := edited(n, f)
+		if err != nil {
+			return nil, err
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+var rmsFwdKernels = []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}
+
+// named is the list of named mutants.
+var named = []Named{
+	{Name: "atomic-dgamma", Kernel: "rmsnorm_bwd_rowwarp", Killers: []string{properties.Determinism},
+		What: "batched RMSNorm backward accumulating dγ with atomicAdd on float (upstream trueno-gpu); implementation does not list its PTX, so only launches under other schedules can tell",
+		make: func() (*target, error) {
+			if kAtomic.PTX == nil {
+				return nil, fmt.Errorf("falsify/ptx/atomic_dgamma.ptx missing")
+			}
+			t := launcherTarget([]string{properties.Determinism}, "rmsnorm_bwd_rowwarp", func(s *set) { s.rowWarp = atomicBackward{kAtomic} })
+			t.mutated = launchOf(kAtomic)
+			return t, nil
+		}},
+	{Name: "atomic-dgamma-static", Kernel: "rmsnorm_bwd_rowwarp", Killers: []string{properties.Determinism},
+		What: "atomic-dgamma with its PTX listed (KernelLister): the static half of the determinism prediction sees the float atomic",
+		make: func() (*target, error) {
+			if kAtomic.PTX == nil {
+				return nil, fmt.Errorf("falsify/ptx/atomic_dgamma.ptx missing")
+			}
+			t := launcherTarget([]string{properties.Determinism}, "rmsnorm_bwd_rowwarp", func(s *set) { s.rowWarp = atomicBackwardListed{atomicBackward{kAtomic}} })
+			t.mutated = launchOf(kAtomic)
+			return t, nil
+		}},
+	{Name: "baked-dims", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.DimIndependence},
+		What: "rows and hidden compiled into the forward's PTX as immediates (the .params declared, never read), one module per shape (upstream trueno-gpu)",
+		make: func() (*target, error) {
+			return launcherTarget([]string{properties.DimIndependence}, "rmsnorm_fwd_rms", func(s *set) {
+				s.rmsFwd = &bakedDims{cache: map[[2]int]kernels.RMSNormForward{}}
+			}), nil
+		}},
+	{Name: "double-eps", Kernel: "rmsnorm_bwd_warp32", Killers: []string{properties.RMSBackWarp},
+		What: "single-warp backward computes sqrt(rms² + ε) from an rms that already includes ε (ε = 1e-5 baked, upstream aprender-gpu)",
+		make: func() (*target, error) {
+			k, err := edited("rmsnorm_bwd_warp32", doubleEps)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.RMSBackWarp}, []string{k.Name}, k), nil
+		}},
+	{Name: "eps-hardcoded", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.EpsParity},
+		What: "forward ignores its ε parameter and uses 1e-5 (ld.param of eps replaced by mov 1e-5; upstream rms_norm_forward)",
+		make: func() (*target, error) {
+			ks, err := editedPair(epsHardcoded, rmsFwdKernels...)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.EpsParity}, []string{"rmsnorm_fwd_rms"}, ks...), nil
+		}},
+	{Name: "single-row-launch", Kernel: "fused_residual_rmsnorm", Killers: []string{properties.FusedRMSNorm},
+		What: "fused residual + RMSNorm kernel without row indexing launched with one block per row: every block does row 0 (upstream FusedResidualRmsNormKernel)",
+		make: func() (*target, error) {
+			ks, err := variants("single_row_launch", "fused_residual_rmsnorm")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.FusedRMSNorm}, []string{"fused_residual_rmsnorm"}, ks...), nil
+		}},
+	{Name: "reentrant-cache-lock", Kernel: "fused_residual_rmsnorm", Killers: []string{properties.FusedRMSNorm},
+		What: "fused launcher holds the module-cache lock while calling the residual-add launcher, which takes it again: self-deadlock (upstream aprender-train)",
+		make: func() (*target, error) {
+			r := newReentrantFused()
+			t := launcherTarget([]string{properties.FusedRMSNorm}, "fused_residual_rmsnorm", func(s *set) { s.fused = r })
+			t.close = r.close
+			t.setup = func() func() {
+				old := properties.WatchdogLimit
+				properties.WatchdogLimit = LockWatchdog
+				return func() { properties.WatchdogLimit = old }
+			}
+			return t, nil
+		}},
+	{Name: "stale-theta-cache", Kernel: "rope_neox_fwd", Killers: []string{properties.RoPEThetaCache},
+		What: "RoPE forward with θ baked into the PTX text and the module cache keyed by (heads, head_dim) without θ: the first θ wins (upstream aprender-train)",
+		make: func() (*target, error) {
+			return launcherTarget([]string{properties.RoPEThetaCache}, "rope_neox_fwd", func(s *set) {
+				s.rope = &staleTheta{cache: map[[2]int]kernels.RoPEForward{}}
+			}), nil
+		}},
+	{Name: "stale-eps-cache", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.EpsParity},
+		What: "RMSNorm forward with ε baked into the PTX text and the module cache keyed by hidden without ε (upstream before PMAT-698k)",
+		make: func() (*target, error) {
+			return launcherTarget([]string{properties.EpsParity}, "rmsnorm_fwd_rms", func(s *set) {
+				s.rmsFwd = &staleEps{cache: map[int]kernels.RMSNormForward{}}
+			}), nil
+		}},
+	{Name: "rope-gptj", Kernel: "rope_neox_fwd_batched", Killers: []string{properties.RoPEBasis},
+		What: "batched RoPE rotating adjacent pairs (2i, 2i+1) (GPT-J) instead of NeoX's (i, i+d/2)",
+		make: func() (*target, error) {
+			ks, err := variants("rope_gptj", "rope_neox_fwd_batched")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.RoPEBasis}, []string{"rope_neox_fwd_batched"}, ks...), nil
+		}},
+	{Name: "rope-bwd-forward-rotation", Kernel: "rope_neox_bwd_batched", Killers: []string{properties.RoPEBackward, properties.RoPEBasis},
+		What: "RoPE backward rotates dy by +angle (R) instead of −angle (Rᵀ): not the adjoint of the forward",
+		make: func() (*target, error) {
+			ks, err := variants("rope_bwd_forward_rotation", "rope_neox_bwd_batched")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.RoPEBackward, properties.RoPEBasis}, []string{"rope_neox_bwd_batched"}, ks...), nil
+		}},
+	{Name: "partial-warp-reduce", Kernel: "rmsnorm_bwd_rowwarp", Killers: []string{properties.BRMSBack, properties.BRMSBackFD},
+		What: "warp-per-row backward whose row reduction skips the tail lanes when hidden is not a multiple of 32",
+		make: func() (*target, error) {
+			ks, err := variants("partial_warp_reduce", "rmsnorm_bwd_rowwarp")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.BRMSBack, properties.BRMSBackFD}, []string{"rmsnorm_bwd_rowwarp"}, ks...), nil
+		}},
+	{Name: "missing-bounds-check", Kernel: "rope_neox_fwd_batched", Faults: true,
+		Killers: []string{properties.RoPEBasis, properties.RoPEThetaCache, properties.BatchIndependence, properties.RowPermutation},
+		What:    "batched RoPE without its `q < rows·half` guard: the last block reads positions/x and writes y past the end",
+		make: func() (*target, error) {
+			ks, err := variants("missing_bounds_check", "rope_neox_fwd_batched")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.RoPEBasis}, []string{"rope_neox_fwd_batched"}, ks...), nil
+		}},
+	{Name: "no-barrier", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.RMSFwd},
+		What: "RMSNorm forward's block reduction without the bar.sync between the warps' shared-memory stores of their sums and the reads (PTX edit)",
+		make: func() (*target, error) {
+			ks, err := editedPair(firstBarrierRemoved, rmsFwdKernels...)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.RMSFwd}, []string{"rmsnorm_fwd_rms"}, ks...), nil
+		}},
+	{Name: "unrolled-shuffle", Kernel: "rmsnorm_bwd_warp32", Killers: []string{properties.RMSBackWarp},
+		What: "single-warp backward whose butterfly was unrolled for the hidden it was built for (16): lanes 16..31 never meet 0..15 (upstream aprender-gpu)",
+		make: func() (*target, error) {
+			ks, err := variants("unrolled_shuffle", "rmsnorm_bwd_warp32")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.RMSBackWarp}, []string{"rmsnorm_bwd_warp32"}, ks...), nil
+		}},
+	{Name: "eps-inside-mean", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.ScaleInvariance, properties.RMSFwd, properties.EpsParity},
+		What: "forward computes sqrt((Σx² + ε)/n) instead of sqrt(Σx²/n + ε): ε's weight depends on the scale of x (PTX edit)",
+		make: func() (*target, error) {
+			ks, err := editedPair(epsInsideMean, rmsFwdKernels...)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.ScaleInvariance, properties.RMSFwd, properties.EpsParity}, []string{"rmsnorm_fwd_rms"}, ks...), nil
+		}},
+	{Name: "sum-not-mean", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Throughput, properties.RMSFwd},
+		What: "forward computes sqrt(Σx² + ε): the division by hidden forgotten (PTX edit)",
+		make: func() (*target, error) {
+			ks, err := editedPair(sumNotMean, rmsFwdKernels...)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.Throughput, properties.RMSFwd}, []string{"rmsnorm_fwd_rms"}, ks...), nil
+		}},
+	{Name: "nan-swallowing-clamp", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Robustness},
+		What: "forward clamps the mean of squares with max(ms, 0), which turns a NaN row finite (PTX edit)",
+		make: func() (*target, error) {
+			ks, err := editedPair(nanClamp, rmsFwdKernels...)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.Robustness}, []string{"rmsnorm_fwd_rms"}, ks...), nil
+		}},
+	{Name: "batch-dependent-block", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.BatchIndependence},
+		What: "forward launched with 256 threads per row for one row and 128 for a batch: a row's bits depend on the batch size",
+		make: func() (*target, error) {
+			return kernelTarget([]string{properties.BatchIndependence}, []string{"rmsnorm_fwd_rms"}, batchDependentBlock()...), nil
+		}},
+	{Name: "row-parity-order", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.RowPermutation, properties.BatchIndependence},
+		What: "forward whose odd rows sum their squares in reverse order (a snake traversal): a row's bits depend on its index",
+		make: func() (*target, error) {
+			ks, err := variants("row_parity_order", rmsFwdKernels...)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.RowPermutation, properties.BatchIndependence}, []string{"rmsnorm_fwd_rms"}, ks...), nil
+		}},
+	{Name: "bwd-no-projection", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.BRMSBackFD, properties.BRMSBack},
+		What: "chunked backward drops the projection term: dx = γ·dy/rms, not (γ·dy − x̂·mean(γ·dy·x̂))/rms (PTX edit)",
+		make: func() (*target, error) {
+			k, err := edited("rmsnorm_bwd_chunk", noProjection)
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.BRMSBackFD, properties.BRMSBack}, []string{k.Name}, k), nil
+		}},
+	{Name: "sm-count-chunking", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.Parity}, GPU: true,
+		What: "chunked backward partitions rows by the device's SM count: dγ's summation order, hence its bits, differ from device to device",
+		make: func() (*target, error) {
+			t := launcherTarget([]string{properties.Parity}, "rmsnorm_bwd_chunk", func(s *set) { s.chunk = smCountChunked{} })
+			t.probes = append([]probe{pParity}, t.probes...)
+			return t, nil
+		}},
+	{Name: "gamma-by-head", Kernel: "per_head_rmsnorm", Killers: []string{properties.QKNForward}, Faults: true,
+		What: "per-head RMSNorm indexing γ as [heads·head_dim] (gamma[h·head_dim + j]) instead of the shared [head_dim]",
+		make: func() (*target, error) {
+			ks, err := variants("gamma_by_head", "per_head_rmsnorm")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.QKNForward}, []string{"per_head_rmsnorm"}, ks...), nil
+		}},
+	{Name: "ln-one-pass-variance", Kernel: "layernorm_fwd_stats",
+		Killers: []string{properties.LNShift, properties.LNForward, properties.LNMoments},
+		What:    "LayerNorm forward with the one-pass variance mean(x²) − mean(x)² (cancellation when |mean| ≫ std)",
+		make: func() (*target, error) {
+			ks, err := variants("ln_one_pass_variance", "layernorm_fwd", "layernorm_fwd_stats")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.LNShift, properties.LNForward, properties.LNMoments},
+				[]string{"layernorm_fwd_stats", "layernorm_fwd"}, ks...), nil
+		}},
+	{Name: "ln-bessel-variance", Kernel: "layernorm_fwd_stats", Killers: []string{properties.LNMoments, properties.LNForward, properties.LNShift},
+		What: "LayerNorm divides the squared deviations by hidden−1 (the unbiased variance) instead of hidden (PTX edit)",
+		make: func() (*target, error) {
+			ks, err := editedPair(besselVariance, "layernorm_fwd", "layernorm_fwd_stats")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.LNMoments, properties.LNForward, properties.LNShift},
+				[]string{"layernorm_fwd_stats", "layernorm_fwd"}, ks...), nil
+		}},
+	{Name: "ln-gamma-beta-swapped", Kernel: "layernorm_fwd_stats", Killers: []string{properties.LNForward},
+		What: "LayerNorm forward reads γ where it should read β and the other way round (PTX edit of the two ld.param)",
+		make: func() (*target, error) {
+			ks, err := editedPair(swapParams("gamma", "beta"), "layernorm_fwd", "layernorm_fwd_stats")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.LNForward}, []string{"layernorm_fwd_stats", "layernorm_fwd"}, ks...), nil
+		}},
+	{Name: "ln-bwd-swapped-grads", Kernel: "layernorm_bwd_chunk", Killers: []string{properties.LNBackward},
+		What: "LayerNorm backward writes its dγ partials where dβ's go and the other way round (PTX edit of the two ld.param)",
+		make: func() (*target, error) {
+			k, err := edited("layernorm_bwd_chunk", swapParams("partial_g", "partial_b"))
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.LNBackward}, []string{k.Name}, k), nil
+		}},
+	{Name: "perhead-row-rms", Kernel: "per_head_rmsnorm", Killers: []string{properties.QKNHeads, properties.QKNForward},
+		What: "QK-norm normalising every head by the rms of the whole row instead of its own: heads depend on each other",
+		make: func() (*target, error) {
+			ks, err := variants("perhead_row_rms", "per_head_rmsnorm")
+			if err != nil {
+				return nil, err
+			}
+			return kernelTarget([]string{properties.QKNHeads, properties.QKNForward}, []string{"per_head_rmsnorm"}, ks...), nil
+		}},
+}

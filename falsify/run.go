@@ -1,0 +1,380 @@
+package falsify
+
+import (
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/cudart/emu"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/reports"
+)
+
+// Options control how mutants are run.
+type Options struct {
+	// Checks is rapid's check budget for each contract run of a named
+	// mutant (rapid.checks). A generic mutant gets GenericChecks in its
+	// kernel's first (sharpest) contract and SecondaryChecks in the others,
+	// which only a mutant surviving the first one reaches.
+	Checks, GenericChecks, SecondaryChecks int
+	// Seed is the base rapid seed; each contract run of each mutant uses a
+	// seed derived from it and the mutant's and contract's names, so a
+	// mutant's verdict does not depend on which other mutants ran.
+	Seed uint64
+	// ShrinkTime bounds rapid's minimisation of a counterexample of a named
+	// mutant; GenericShrinkTime that of a generic mutant.
+	ShrinkTime, GenericShrinkTime time.Duration
+	// Equivalence runs the original beside the mutant on every call, on
+	// the same inputs, and compares all outputs bit for bit: a survivor
+	// whose outputs never differ is equivalent, one whose outputs differ
+	// unnoticed is a gap in the properties.
+	Equivalence bool
+	// MaxInstructions bounds the thread-instructions of one emulator launch
+	// (a mutant's infinite loop fails fast); 0 leaves the emulator as it is.
+	MaxInstructions int64
+	// Watchdog is the device watchdog while mutants run (a hung kernel on a
+	// GPU); 0 leaves it as it is.
+	Watchdog time.Duration
+	// Repro is the command prefix printed to rerun one mutant.
+	Repro string
+}
+
+// DefaultOptions are the options of `go test ./falsify`.
+func DefaultOptions() Options {
+	return Options{Checks: 200, GenericChecks: 100, SecondaryChecks: 25, Seed: 1, ShrinkTime: 2 * time.Second, GenericShrinkTime: time.Second, Equivalence: true,
+		MaxInstructions: 1 << 25, Watchdog: 20 * time.Second,
+		Repro: "go test ./falsify -run 'TestMutant$' -falsify.mutant="}
+}
+
+// ProbeRun is one contract run on a mutant.
+type ProbeRun struct {
+	Prediction string
+	Contract   string
+	Status     properties.Status
+	Checks     int
+	Duration   time.Duration
+}
+
+// Result is the fate of one mutant.
+type Result struct {
+	Mutant      string
+	Kind        reports.MutantKind
+	Kernel      string
+	Description string
+	Expected    []string // named mutants: the predictions expected to kill it
+	Status      reports.MutantStatus
+	KilledBy    string // prediction
+	Contract    string // the contract run that killed it
+	Checks      int    // checks the killing contract run needed (rapid's count, the failing one included)
+	// Counterexample holds the labelled draws of the minimal failing case.
+	Counterexample []string
+	Failure        string // the killing failure's message
+	Reason         string // the verdict in words (survivors, equivalents, errors)
+	Repro          string // command that reruns this mutant alone
+	Launches       int    // launches of the mutated code
+	Runs           []ProbeRun
+	Duration       time.Duration
+}
+
+// Killed reports whether some prediction killed the mutant.
+func (r Result) Killed() bool { return r.Status == reports.MutantKilled }
+
+// seedFor derives the rapid seed of one contract run of one mutant.
+func seedFor(base uint64, mutant, contract string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%s", base, mutant, contract)
+	return h.Sum64() | 1
+}
+
+// flagSetter sets flags and restores them.
+type flagSetter map[string]string
+
+func (f flagSetter) set(name, value string) {
+	fl := flag.Lookup(name)
+	if fl == nil {
+		return
+	}
+	if _, saved := f[name]; !saved {
+		f[name] = fl.Value.String()
+	}
+	flag.Set(name, value)
+}
+
+func (f flagSetter) restore() {
+	for name, v := range f {
+		flag.Set(name, v)
+	}
+}
+
+// Session holds what stays set while mutants run: rapid's flags, the
+// emulator's instruction budget, the device watchdog.
+type Session struct {
+	opts  Options
+	dev   cudart.Device
+	flags flagSetter // rapid's flags while a mutant runs
+	undo  []func()
+	// unexercised maps a kernel to the reason its probes never launch it
+	// ("" when they do), measured once per kernel on the original.
+	unexercised map[string]string
+}
+
+// NewSession opens the process-wide device (properties.Device) and sets it
+// up for mutants: rapid writes no fail files (a mutant's failure is
+// expected; the kill matrix is its record), the emulator gets an
+// instruction budget and the device a watchdog.
+func NewSession(opts Options) (*Session, error) {
+	dev, err := properties.Device()
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{opts: opts, dev: dev, unexercised: map[string]string{}}
+	// Load every original module now: the differential runs launch them
+	// beside the mutants, and a first load in the middle of a contract
+	// would count as a module load of the mutant (FALSIFY-DIM-001).
+	for _, k := range kernels.All() {
+		if _, err := dev.Load(k.Name, k.PTX); err != nil {
+			return nil, fmt.Errorf("falsify: loading the original %s: %w", k.Name, err)
+		}
+	}
+	if b, ok := dev.Backend().(*emu.Backend); ok && opts.MaxInstructions > 0 {
+		old := b.Config()
+		cfg := old
+		cfg.MaxInstructions = opts.MaxInstructions
+		b.SetConfig(cfg)
+		s.undo = append(s.undo, func() { b.SetConfig(old) })
+	}
+	if opts.Watchdog > 0 {
+		old := dev.Options()
+		o := old
+		o.Watchdog = opts.Watchdog
+		dev.SetOptions(o)
+		s.undo = append(s.undo, func() { dev.SetOptions(old) })
+	}
+	return s, nil
+}
+
+// Device returns the session's device.
+func (s *Session) Device() cudart.Device { return s.dev }
+
+// Close restores everything NewSession changed.
+func (s *Session) Close() {
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		s.undo[i]()
+	}
+}
+
+// Run runs mutant m: the contracts of its probes one after the other, each
+// with the session's check budget, until one kills it. With
+// Options.Equivalence the original runs beside the mutant on every call, so
+// that a survivor is told apart as equivalent (bit-identical outputs on all
+// checks) or a gap in the properties (different outputs nobody noticed).
+func (s *Session) Run(m Mutant) (r Result) {
+	start := time.Now()
+	r = Result{Mutant: m.String(), Kind: m.Kind(), Kernel: m.Target(), Description: m.Description(),
+		Repro: s.opts.Repro + m.String()}
+	if n, ok := m.(Named); ok {
+		r.Expected = n.Killers
+		if n.GPU && s.dev.Info().Backend != "gpu" {
+			r.Status, r.Reason = reports.MutantSkipped, "needs a GPU: its killer compares the GPU with the emulator"
+			return r
+		}
+	}
+	// rapid writes no fail files for mutants (their failures are expected;
+	// the kill matrix is the record) and its flags are restored afterwards.
+	s.flags = flagSetter{}
+	s.flags.set("rapid.nofailfile", "true")
+	defer func() {
+		s.flags.restore()
+		r.Duration = time.Since(start)
+	}()
+	if g, ok := m.(Generic); ok {
+		if why := s.exercised(g.Kernel); why != "" {
+			r.Status, r.Reason = reports.MutantSurvived, why
+			return r
+		}
+	}
+	t, err := m.build()
+	if err != nil {
+		r.Status, r.Reason = reports.MutantError, "does not build: "+err.Error()
+		return r
+	}
+	if t.close != nil {
+		defer t.close()
+	}
+	if t.check != nil {
+		if err := t.check(s.dev); err != nil {
+			r.Status, r.Reason = reports.MutantError, "does not load: "+firstLine(err.Error())
+			return r
+		}
+	}
+	if t.setup != nil {
+		defer t.setup()()
+	}
+	// In differential mode every call of the mutant is paired with the
+	// original on the same inputs, so a survivor's verdict (equivalent, or
+	// a gap) comes from the very checks the contracts ran.
+	tr := &tracer{mutated: t.mutated, diff: s.opts.Equivalence}
+	e := &env{orig: t.orig, mut: t.mut, tr: tr}
+	var errored, ids []string
+	for i, p := range t.probes {
+		ids = append(ids, p.id)
+		pr, o := s.probe(m, p, e, i)
+		r.Runs = append(r.Runs, pr)
+		switch o.Status {
+		case properties.Falsified, properties.Inconclusive:
+			r.Status, r.KilledBy, r.Contract, r.Checks = reports.MutantKilled, p.id, p.name, o.Checks
+			r.Counterexample, r.Failure = o.Counterexample, o.Reason
+			if o.Status == properties.Inconclusive {
+				r.Reason = "the failure did not reproduce on replay: " + o.NonDeterministic
+			}
+			r.Launches, _, _, _, _ = tr.snapshot()
+			return r
+		case properties.Errored:
+			errored = append(errored, fmt.Sprintf("%s: %s", p.name, o.Reason))
+		}
+	}
+	launches, calls, differing, elements, first := tr.snapshot()
+	r.Launches = launches
+	r.Status = reports.MutantSurvived
+	switch {
+	case len(errored) > 0:
+		r.Status, r.Reason = reports.MutantError, "contract runs failed outside their properties: "+strings.Join(errored, "; ")
+	case launches == 0:
+		r.Reason = fmt.Sprintf("not exercised: no run of %s launched the mutated code", strings.Join(uniq(ids), ", "))
+	case !s.opts.Equivalence:
+		r.Reason = "every prediction passed (equivalence not checked)"
+	case calls == 0:
+		r.Reason = "every prediction passed; no call could be compared with the original"
+	case differing == 0:
+		r.Status = reports.MutantEquivalent
+		r.Reason = fmt.Sprintf("equivalent: bit-identical to the original on all %d calls (%d output elements) of %s",
+			calls, elements, s.budgetText(m, len(t.probes)))
+	case tr.maxNorm <= RoundingNorm:
+		r.Reason = fmt.Sprintf("rounding-level: outputs differ from the original on %d of %d calls by at most %.3g·u normwise (%g ulp elementwise; first: %s) and every prediction passed: "+
+			"another evaluation order or path, within every tolerance, that no prediction pins", differing, calls, tr.maxNorm, tr.maxULP, first)
+	default:
+		r.Reason = fmt.Sprintf("gap: outputs differ from the original on %d of %d calls by up to %.3g·u normwise (at %s), yet every prediction passed",
+			differing, calls, tr.maxNorm, tr.worst)
+	}
+	return r
+}
+
+// RoundingNorm is the largest normwise difference from the original, in
+// units of u = 2⁻²⁴ (max|Δ| / max|original| over an output), at which a
+// surviving mutant is called rounding-level — another evaluation order or
+// path that the tolerances allow — rather than a gap. Both stay survivors;
+// the verdict only says which.
+var RoundingNorm = 32.0
+
+// Exercised returns "" when some contract that probes kernel launches it,
+// else why mutants of the kernel cannot be killed (see exercised).
+func (s *Session) Exercised(kernel string) string {
+	s.flags = flagSetter{}
+	s.flags.set("rapid.nofailfile", "true")
+	defer s.flags.restore()
+	return s.exercised(kernel)
+}
+
+// exercised returns "" when the probes of kernel launch it, else why its
+// mutants are not exercised. It runs the probes once per kernel on an
+// identical copy of the original (generic budget), counting its launches:
+// a mutant of a kernel no contract launches survives whatever it does.
+func (s *Session) exercised(kernel string) string {
+	if why, ok := s.unexercised[kernel]; ok {
+		return why
+	}
+	k, ok := kernels.Lookup(kernel)
+	if !ok {
+		return "unknown kernel " + kernel
+	}
+	copyK := k.WithPTX(k.PTX)
+	orig, mut := defaults(), setWith(copyK)
+	probes := kernelProbes(kernel)
+	tr := &tracer{mutated: launchOf(copyK)}
+	e := &env{orig: &orig, mut: &mut, tr: tr}
+	var ids []string
+	m := Generic{Kernel: kernel, Op: 0, PC: -1, Arg: -1}
+	for i, p := range probes {
+		ids = append(ids, p.id)
+		s.probe(m, p, e, i)
+		if n, _, _, _, _ := tr.snapshot(); n > 0 {
+			s.unexercised[kernel] = ""
+			return ""
+		}
+	}
+	why := fmt.Sprintf("not exercised: no contract launches %s (%s: %s on the original never launched it)",
+		kernel, strings.Join(uniq(ids), ", "), s.budgetText(m, len(probes)))
+	s.unexercised[kernel] = why
+	return why
+}
+
+// budget returns the checks and shrink time of m's i-th contract run.
+func (s *Session) budget(m Mutant, i int) (int, time.Duration) {
+	if m.Kind() != reports.MutantGeneric {
+		return s.opts.Checks, s.opts.ShrinkTime
+	}
+	if i > 0 && s.opts.SecondaryChecks > 0 {
+		return s.opts.SecondaryChecks, s.opts.GenericShrinkTime
+	}
+	return s.opts.GenericChecks, s.opts.GenericShrinkTime
+}
+
+// budgetText describes the checks of m's contract runs.
+func (s *Session) budgetText(m Mutant, runs int) string {
+	first, _ := s.budget(m, 0)
+	if runs <= 1 {
+		return fmt.Sprintf("its contract run × %d checks", first)
+	}
+	rest, _ := s.budget(m, 1)
+	if rest == first {
+		return fmt.Sprintf("its %d contract runs × %d checks", runs, first)
+	}
+	return fmt.Sprintf("its %d contract runs (%d checks in the first, %d in each other)", runs, first, rest)
+}
+
+// probe runs one contract on the mutant and returns its outcome.
+func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, properties.Outcome) {
+	properties.ResetOutcomes()
+	checks, shrink := s.budget(m, i)
+	s.flags.set("rapid.checks", fmt.Sprint(checks))
+	s.flags.set("rapid.shrinktime", shrink.String())
+	s.flags.set("rapid.seed", fmt.Sprint(seedFor(s.opts.Seed, m.String(), p.name)))
+	if sc, ok := s.dev.Backend().(properties.Scheduler); ok {
+		sc.SetSeed(0) // a contract that failed mid-way may have left another schedule
+	}
+	start := time.Now()
+	q := properties.RunQuiet("falsify/"+m.String()+"/"+p.name, func(t properties.TB) { p.run(t, e) })
+	o, ok := properties.Outcomes()[p.id]
+	if !ok {
+		o = properties.Outcome{ID: p.id, Status: properties.Errored, Reason: "the contract recorded no outcome"}
+		if q.Skipped() {
+			o.Status, o.Reason = properties.Skipped, strings.Join(q.Logs(), "; ")
+		} else if q.Failed() {
+			o.Reason = strings.Join(q.Logs(), "; ")
+		}
+	}
+	return ProbeRun{Prediction: p.id, Contract: p.name, Status: o.Status, Checks: o.Checks, Duration: time.Since(start)}, o
+}
+
+func uniq(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

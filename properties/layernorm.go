@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
@@ -172,23 +173,21 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 		for r := 0; r < c.rows; r++ {
 			lo, hi := r*c.hidden, (r+1)*c.hidden
 			n := float64(c.hidden)
-			var sum, abs, sumTol, sq, sqTol, v float64
+			// The moments of the kernel's output row, with compensated sums
+			// (gonum floats.SumCompensated) so that their own error stays far
+			// below the bounds they are compared with.
 			xr := F64(c.x.Data[lo:hi])
-			mu := 0.0
-			for _, xv := range xr {
-				mu += xv
+			mu := floats.SumCompensated(xr) / n
+			ys, absY, sqs, tols, sqTols, dev2 := make([]float64, c.hidden), make([]float64, c.hidden),
+				make([]float64, c.hidden), tol[lo:hi], make([]float64, c.hidden), make([]float64, c.hidden)
+			for j := range ys {
+				y := float64(a.Y[lo+j])
+				ys[j], absY[j], sqs[j] = y, math.Abs(y), y*y
+				sqTols[j] = 2*math.Abs(want[lo+j])*tols[j] + tols[j]*tols[j]
+				dev2[j] = (xr[j] - mu) * (xr[j] - mu)
 			}
-			mu /= n
-			for j := lo; j < hi; j++ {
-				y := float64(a.Y[j])
-				sum += y
-				abs += math.Abs(y)
-				sumTol += tol[j]
-				sq += y * y
-				sqTol += 2*math.Abs(want[j])*tol[j] + tol[j]*tol[j]
-				v += (xr[j-lo] - mu) * (xr[j-lo] - mu)
-			}
-			v /= n
+			sum, abs, sumTol := floats.SumCompensated(ys), floats.SumCompensated(absY), floats.SumCompensated(tols)
+			sq, sqTol, v := floats.SumCompensated(sqs), floats.SumCompensated(sqTols), floats.SumCompensated(dev2)/n
 			// |mean(ŷ)| ≤ Σ tol/n, since the exact y has mean 0; the float64
 			// sums here add at most n·2⁻⁵³ of what they sum.
 			o.Ratio(fmt.Sprintf("row %d mean", r), math.Abs(sum/n), sumTol/n+2*n*oracle.Eps64*abs/n)

@@ -61,7 +61,7 @@ func (g Generic) Description() string {
 	if err != nil {
 		return g.Op.String()
 	}
-	return fmt.Sprintf("%s at pc %d of %s: %s", g.Op, g.PC, g.Kernel, before)
+	return fmt.Sprintf("%s at pc %d of %s: %s", g.Op, g.PC, g.Kernel, strings.Join(strings.Fields(before), " "))
 }
 
 // build applies g to its kernel and returns the kernel's probes with the

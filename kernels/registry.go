@@ -34,10 +34,6 @@ const (
 	// FwdSharedMax is the longest row the RMSNorm forward keeps a copy of in
 	// dynamic shared memory (32 KiB), so that x is read from memory once.
 	FwdSharedMax = 8192
-	// FwdSharedMin is the shortest row it caches: below it the second read
-	// of x hits L2 anyway, and on an H200 the cache measured slower there
-	// (4096x896: 0.19 of copy bandwidth with it, 0.29 without).
-	FwdSharedMin = 4096
 	// ChunkMinRows and ChunkTargetBlocks fix the chunked backward's row
 	// partition: chunk = max(ChunkMinRows, ceil(rows/ChunkTargetBlocks)).
 	// 512 blocks is about 4 per SM of a 132-SM H100/H200; it is a constant,
@@ -101,11 +97,11 @@ func rowPerBlock(s Shape) cudart.Geometry {
 }
 
 // rowPerBlockCached is rowPerBlock with hidden*4 bytes of dynamic shared
-// memory for a copy of the row when FwdSharedMin <= hidden <= FwdSharedMax
-// (the kernel reads the amount it got from %dynamic_smem_size).
+// memory for a copy of the row when hidden <= FwdSharedMax (the kernel reads
+// the amount it got from %dynamic_smem_size).
 func rowPerBlockCached(s Shape) cudart.Geometry {
 	g := rowPerBlock(s)
-	if s.Hidden >= FwdSharedMin && s.Hidden <= FwdSharedMax {
+	if s.Hidden <= FwdSharedMax {
 		g.SharedBytes = 4 * s.Hidden
 	}
 	return g

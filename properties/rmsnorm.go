@@ -28,19 +28,17 @@ type FusedResidualRMSNormer interface {
 
 // Prediction IDs of the RMSNorm family.
 const (
-	RMSFwd         = "RMS-FWD-001"
-	RMSBackWarp    = "P-RMS-BACK-001"
-	BRMSBack       = "P-BRMS-BACK-001"
-	BRMSBackFD     = "C-BRMS-BACK-001"
-	EpsParity      = "FALSIFY-CUDA-RMSNORM-EPS-PARITY-001"
-	FusedRMSNorm   = "FALSIFY-CUDA-FUSED-RMSNORM-DEADLOCK-001"
-	fdTolNote      = "Σ_i |v_i|·tolDX_i + FD error estimate (Richardson, oracle.DirectionalDerivativeFD)"
-	rmsFwdTolNote  = "oracle.RMSNormForwardTol: |y|·((d+4)/2+7)·u to first order, d = Σx² reduction depth"
-	rmsBwdTolNote  = "oracle.RMSNormBackwardTol: path errors of γ·dy·ri and x·ri³·S/n with S's error γ_{d+3}·Σ|γ·dy·x|"
-	fusedTolNote   = "residual_out bit-exact (one float32 add); y: oracle.FusedResidualRMSNormTol"
-	epsParityNote  = "oracle.RMSNormForwardTol at the drawn ε; the ε'=10ε oracle must lie outside it"
-	watchdogLimit  = "the watchdog (cudart.Watch) limit"
-	defaultWatchMS = 120000
+	RMSFwd        = "RMS-FWD-001"
+	RMSBackWarp   = "P-RMS-BACK-001"
+	BRMSBack      = "P-BRMS-BACK-001"
+	BRMSBackFD    = "C-BRMS-BACK-001"
+	EpsParity     = "FALSIFY-CUDA-RMSNORM-EPS-PARITY-001"
+	FusedRMSNorm  = "FALSIFY-CUDA-FUSED-RMSNORM-DEADLOCK-001"
+	fdTolNote     = "Σ_i |v_i|·tolDX_i + FD error estimate (Richardson, oracle.DirectionalDerivativeFD)"
+	rmsFwdTolNote = "oracle.RMSNormForwardTol: |y|·((d+4)/2+7)·u to first order, d = Σx² reduction depth"
+	rmsBwdTolNote = "oracle.RMSNormBackwardTol: path errors of γ·dy·ri and x·ri³·S/n with S's error γ_{d+3}·Σ|γ·dy·x|"
+	fusedTolNote  = "residual_out bit-exact (one float32 add); y: oracle.FusedResidualRMSNormTol"
+	epsParityNote = "oracle.RMSNormForwardTol at the drawn ε; the ε'=10ε oracle must lie outside it"
 )
 
 func init() {

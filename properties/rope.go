@@ -44,7 +44,7 @@ func init() {
 		Statement: "calling the forward with θ alternating between 1e4, 5e5, 1e6 and random values in one process, every call matches the NeoX oracle at its own θ (and the oracles at the other θ are refuted by the same bound)",
 		Kernels:   []string{"rope_neox_fwd", "rope_neox_fwd_batched"}, Tolerance: ropeTolNote, Device: true})
 	Register(Prediction{ID: RoPEBasis, Title: "RoPE is NeoX split-half, not GPT-J, and its backward is the adjoint",
-		Statement: "the forward matches the NeoX oracle (pairs (i, i+d/2)) and is refuted as GPT-J (pairs (2i, 2i+1)) on the same inputs; ⟨R x, w⟩ = ⟨x, Rᵀ w⟩ with the kernels' forward and backward; position 0 is the identity; each pair's norm is preserved — all within the derived bound",
+		Statement: "the forward matches the NeoX oracle (pairs (i, i+d/2)) and is refuted as GPT-J (pairs (2i, 2i+1)) on the same inputs; the backward is the adjoint of the forward as computed: ⟨R̂ x, w⟩ = ⟨x, R̂ᵀ w⟩ up to the rounding of the rotation alone (both turn by the same float32 angles), and R̂ᵀ(R̂ x) = x element by element; position 0 is the identity; each pair's norm is preserved — all within the derived bound",
 		Kernels:   []string{"rope_neox_fwd_batched", "rope_neox_bwd_batched"}, Tolerance: ropeTolNote, Device: true})
 	Register(Prediction{ID: RoPEBackward, Title: "RoPE backward is the transpose rotation",
 		Statement: "the backward matches R(−angle)·dy from the float64 oracle within the derived bound",
@@ -200,18 +200,52 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 		zero.pos = make([]uint32, c.rows)
 		y0 := runRoPE(o, dev, fwd, mode, zero, c.theta)
 		o.Within("y at position 0 (identity)", y0, F64(c.x.Data), make([]float64, len(y0)))
-		// The backward is the adjoint of the forward: ⟨ŷ, w⟩ = ⟨x, d̂x⟩.
+		// The backward is the adjoint of the forward as computed: ⟨ŷ, w⟩ =
+		// ⟨x, d̂x⟩ up to the rounding of the rotation itself. A gradient must
+		// be the transpose of the function the forward actually evaluated,
+		// so both must turn each pair by the same float32 angle (ĉ, ŝ). Then
+		// the exact parts cancel and what remains is the rounding of the two
+		// products and the sum of every output (γ₂ of |x_p·ĉ| + |x_q·ŝ|,
+		// |ĉ|, |ŝ| ≤ 1, counted for the forward and for the backward):
+		//   |⟨ŷ, w⟩ − ⟨x, d̂x⟩| ≤ 2γ₂·Σ_pairs (|x_p| + |x_q|)·(|w_p| + |w_q|)
+		// plus the float64 dot products' own error. The float32 angle error,
+		// which dominates the oracle bound at large positions, does not enter.
 		w := Values(rt, "w", c.rows, c.heads*c.headDim, Normal)
 		dx := runRoPEBackward(o, dev, bwd, c, w.Data)
-		_, tolB := ropeBackwardOracle(c, w.Data)
-		lhs, rhs, bound := 0.0, 0.0, 0.0
+		lhs, rhs, dotErr := 0.0, 0.0, 0.0
 		for i := range y {
 			wi, xi := float64(w.Data[i]), float64(c.x.Data[i])
 			lhs += float64(y[i]) * wi
 			rhs += xi * float64(dx[i])
-			bound += math.Abs(wi)*tol[i] + math.Abs(xi)*tolB[i] + 4*float64(len(y))*oracle.Eps64*(math.Abs(float64(y[i])*wi)+math.Abs(xi*float64(dx[i])))
+			dotErr += 2 * float64(len(y)) * oracle.Eps64 * (math.Abs(float64(y[i])*wi) + math.Abs(xi*float64(dx[i])))
 		}
-		o.Ratio("adjoint ⟨R x, w⟩ − ⟨x, Rᵀ w⟩", math.Abs(lhs-rhs), bound)
+		rot := 0.0
+		for base := 0; base < len(y); base += d {
+			for i := 0; i < half; i++ {
+				p, q := base+i, base+i+half
+				rot += (math.Abs(float64(c.x.Data[p])) + math.Abs(float64(c.x.Data[q]))) *
+					(math.Abs(float64(w.Data[p])) + math.Abs(float64(w.Data[q])))
+			}
+		}
+		bound := 2*oracle.Gamma(2)*rot + dotErr + 8*oracle.Eta32*float64(len(y))
+		o.Ratio("adjoint ⟨R̂ x, w⟩ − ⟨x, R̂ᵀ w⟩ (same float32 angles)", math.Abs(lhs-rhs), bound)
+		// Element by element: R̂ᵀ(R̂ x) = x. With ĉ = c(1+ε₁), ŝ = s(1+ε₂),
+		// |ε| ≤ 5u (sincosf, 2 ulp), ĉ² + ŝ² = 1 + 2(c²ε₁ + s²ε₂) + O(u²), so
+		// |ĉ² + ŝ² − 1| ≤ 10u·(1+u); the forward's output carries γ₂·(|x_p| +
+		// |x_q|)·(1+5u), the backward adds γ₂·(|ŷ_p| + |ŷ_q|) ≤ 2γ₂·(|x_p| +
+		// |x_q|)·(1+12u) and turns the forward's error by at most |ĉ| + |ŝ| ≤ 2(1+5u):
+		//   |z_p − x_p| ≤ (|x_p| + |x_q|)·(10u + 4γ₂)·(1 + 16u) + 4η.
+		z := runRoPEBackward(o, dev, bwd, c, y)
+		tolZ := make([]float64, len(z))
+		for base := 0; base < len(y); base += d {
+			for i := 0; i < half; i++ {
+				p, q := base+i, base+i+half
+				m := math.Abs(float64(c.x.Data[p])) + math.Abs(float64(c.x.Data[q]))
+				tolZ[p] = m*(10*oracle.U32+4*oracle.Gamma(2))*(1+16*oracle.U32) + 4*oracle.Eta32
+				tolZ[q] = tolZ[p]
+			}
+		}
+		o.Within("R̂ᵀ(R̂ x) vs x", z, F64(c.x.Data), tolZ)
 	})
 }
 

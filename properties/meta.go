@@ -116,21 +116,13 @@ func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 			return // keep αx and its squares normal: the relation is about ε, not range
 		}
 		o.Context(c.hidden, "%v alpha=2^%d", c, k)
-		y1, _ := checkRMSForward(o, dev, impl, c)
-		y2, _ := checkRMSForward(o, dev, impl, cs)
-		x1, x2, g := F64(c.x.Data), F64(cs.x.Data), F64(c.gamma)
-		w1, w2 := make([]float64, len(x1)), make([]float64, len(x1))
-		t1, t2 := make([]float64, len(x1)), make([]float64, len(x1))
-		oracle.RMSNormForward(w1, nil, x1, g, c.rows, c.hidden, float64(c.eps))
-		oracle.RMSNormForward(w2, nil, x2, g, c.rows, c.hidden, float64(c.eps))
-		row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
-		oracle.RMSNormForwardTol(t1, nil, x1, g, c.rows, c.hidden, float64(c.eps), row)
-		oracle.RMSNormForwardTol(t2, nil, x2, g, c.rows, c.hidden, float64(c.eps), row)
-		tol := make([]float64, len(t1))
+		f1 := checkRMSForward(o, dev, impl, c)
+		f2 := checkRMSForward(o, dev, impl, cs)
+		tol := make([]float64, len(f1.tol))
 		for i := range tol {
-			tol[i] = t1[i] + t2[i] + math.Abs(w2[i]-w1[i])
+			tol[i] = f1.tol[i] + f2.tol[i] + math.Abs(f2.want[i]-f1.want[i])
 		}
-		o.Within("y(αx) vs y(x)", y2, F64(y1), tol)
+		o.Within("y(αx) vs y(x)", f2.y, F64(f1.y), tol)
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/oracle"
 )
 
 // Obs is handed to every check of a property: it compares kernel output with
@@ -43,31 +45,6 @@ func (o *Obs) where(i int) string {
 		return fmt.Sprintf("element %d (row %d, col %d)", i, i/o.cols, i%o.cols)
 	}
 	return fmt.Sprintf("element %d", i)
-}
-
-// ulp32 is the float32 ULP distance between a and b (0 when equal, +Inf when
-// one is NaN and the other not).
-func ulp32(a, b float32) float64 {
-	if a == b {
-		return 0
-	}
-	if a != a || b != b {
-		return math.Inf(1)
-	}
-	ia, ib := ordered32(a), ordered32(b)
-	if ia > ib {
-		return float64(ia - ib)
-	}
-	return float64(ib - ia)
-}
-
-// ordered32 maps float32 bits onto a monotone integer line.
-func ordered32(f float32) int64 {
-	b := int64(math.Float32bits(f))
-	if b&0x80000000 != 0 {
-		return -(b & 0x7FFFFFFF)
-	}
-	return b
 }
 
 // Within compares got with the float64 oracle want element by element:
@@ -114,7 +91,7 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 				s.MaxRel = r
 			}
 		}
-		if u := ulp32(got[i], float32(w)); u > s.MaxULP {
+		if u := float64(oracle.ULPDistance32(got[i], float32(w))); u > s.MaxULP {
 			s.MaxULP = u
 		}
 		if tol[i] > 0 {

@@ -30,6 +30,23 @@ type Backend interface {
 	Close() error
 }
 
+// Filler is implemented by backends that fill device memory without a host
+// copy (cuMemsetD32 on the GPU). Fill32 sets words consecutive 32-bit words
+// from addr to v; the words count as written.
+type Filler interface {
+	Fill32(addr uint64, words int, v uint32) error
+}
+
+// Batcher is implemented by backends whose calls hand off to another thread
+// (the GPU backend's context thread). Batch runs f once on that thread with a
+// Backend whose methods run there directly, so a sequence of calls costs one
+// hand-off instead of one each. f must use only the Backend it is given, and
+// must not keep it after returning. That Backend implements the same
+// optional interfaces as the receiver (Filler, Timer, …).
+type Batcher interface {
+	Batch(f func(Backend) error) error
+}
+
 // ModuleHandle is a backend's loaded module.
 type ModuleHandle any
 

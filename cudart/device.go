@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 	"unsafe"
@@ -91,7 +92,7 @@ type buffer struct {
 	// shadow is a hash of the contents the host last wrote in full, valid
 	// until a launch may have written the buffer: a RoleIn buffer with a
 	// valid shadow needs no snapshot before a launch.
-	shadow   [sha256.Size]byte
+	shadow   uint64
 	shadowOK bool
 	// checkedAt is the launch count when the guard bands were last found
 	// intact; Free need not look again if no launch has run since.
@@ -112,6 +113,9 @@ type device struct {
 	// freeing device memory costs far more than a property check's kernel.
 	pool      map[int][]uint64
 	poolBytes int
+	// fills are canaries and poison not yet written: the next call that
+	// reaches the backend makes them first.
+	fills []pending
 }
 
 // maxPoolBytes bounds the memory a Device keeps for reuse.
@@ -219,8 +223,12 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 		d.pool[class] = free[:len(free)-1]
 		d.poolBytes -= class
 	} else {
-		var err error
-		if base, err = d.b.Alloc(class); err != nil {
+		err := d.exec(func(b Backend) error {
+			var err error
+			base, err = b.Alloc(class)
+			return err
+		})
+		if err != nil {
 			return Buffer{}, wrap("alloc", "", err)
 		}
 	}
@@ -229,14 +237,11 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	if l, ok := d.b.(Labeler); ok {
 		l.Label(buf.addr, nb, buf.Buffer.String())
 	}
-	fill := make([]byte, nb+2*g)
-	pattern(fill[:g], kind, true)
-	pattern(fill[g:g+nb], kind, false)
-	pattern(fill[g+nb:], kind, true)
-	if err := d.b.CopyHtoD(base, fill); err != nil {
-		d.b.Free(base)
-		return Buffer{}, wrap("alloc", "", err)
-	}
+	// The canaries and the poison are written by the next call that reaches
+	// the backend, before anything else it does.
+	d.fill(base, g, kind, true)
+	d.fill(buf.addr, nb, kind, false)
+	d.fill(buf.addr+uint64(nb), g, kind, true)
 	if p, ok := d.b.(Protector); ok && g > 0 {
 		p.Protect(base, g, "guard band before "+buf.Buffer.String())
 		p.Protect(buf.addr+uint64(nb), g, "guard band after "+buf.Buffer.String())
@@ -244,6 +249,65 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	d.bufs[buf.id] = buf
 	d.stats.Allocs++
 	return buf.Buffer, nil
+}
+
+// pending is a fill of device memory not yet made: a 32-bit pattern, or
+// bytes to copy where the pattern is wider (float64 canaries) or the backend
+// cannot fill.
+type pending struct {
+	addr  uint64
+	words int
+	v     uint32
+	raw   []byte
+}
+
+// fill queues n bytes at addr to be set to kind's canary or poison pattern.
+func (d *device) fill(addr uint64, n int, kind Kind, canary bool) {
+	if n <= 0 {
+		return
+	}
+	if _, ok := d.b.(Filler); ok && kind != F64 {
+		var v [4]byte
+		pattern(v[:], kind, canary)
+		d.fills = append(d.fills, pending{addr: addr, words: n / 4, v: binary.LittleEndian.Uint32(v[:])})
+		return
+	}
+	raw := make([]byte, n)
+	pattern(raw, kind, canary)
+	d.fills = append(d.fills, pending{addr: addr, raw: raw})
+}
+
+// exec runs f against the backend in one hand-off where the backend batches
+// calls, after making the pending fills. Callers hold d.mu; f must not touch
+// the device's state (under the watchdog it may outlive the call).
+func (d *device) exec(f func(Backend) error) error {
+	fills := d.fills
+	d.fills = nil
+	run := func(b Backend) error {
+		for _, p := range fills {
+			var err error
+			if f, ok := b.(Filler); ok && p.raw == nil {
+				err = f.Fill32(p.addr, p.words, p.v)
+			} else {
+				raw := p.raw
+				if raw == nil {
+					raw = make([]byte, 4*p.words)
+					for i := 0; i < len(raw); i += 4 {
+						binary.LittleEndian.PutUint32(raw[i:], p.v)
+					}
+				}
+				err = b.CopyHtoD(p.addr, raw)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return f(b)
+	}
+	if bb, ok := d.b.(Batcher); ok {
+		return bb.Batch(run)
+	}
+	return run(d.b)
 }
 
 // pattern fills b with the canary (guard) or poison pattern for kind.
@@ -294,25 +358,34 @@ func (d *device) Free(b Buffer) error {
 	if err != nil {
 		return err
 	}
+	check := buf.checkedAt != d.stats.Launches || buf.checkedAt == 0
+	release := d.poolBytes+buf.class > maxPoolBytes
 	var gerr error
-	if buf.checkedAt != d.stats.Launches || buf.checkedAt == 0 {
-		gerr = d.checkGuards(buf)
+	if check || release {
+		gerr = d.exec(func(be Backend) error {
+			var gerr error
+			if check {
+				gerr = checkGuards(be, buf)
+			}
+			if gerr != nil || release {
+				if err := be.Free(buf.base); err != nil {
+					return errors.Join(gerr, err)
+				}
+			}
+			return gerr
+		})
 	}
 	delete(d.bufs, b.id)
 	if p, ok := d.b.(Protector); ok && buf.guard > 0 {
 		p.Unprotect(buf.base)
 		p.Unprotect(buf.addr + uint64(buf.bytes))
 	}
-	if gerr == nil && d.poolBytes+buf.class <= maxPoolBytes {
+	if gerr == nil && !release {
 		if d.pool == nil {
 			d.pool = map[int][]uint64{}
 		}
 		d.pool[buf.class] = append(d.pool[buf.class], buf.base)
 		d.poolBytes += buf.class
-		return nil
-	}
-	if err := d.b.Free(buf.base); err != nil {
-		return wrap("free", b.String(), err)
 	}
 	return wrap("free", b.String(), gerr)
 }
@@ -344,6 +417,12 @@ func asBytes[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
 }
 
+// shadowSeed keys the input-verification hashes. maphash is not a
+// cryptographic hash; what it guards against is a kernel storing into an
+// input by mistake, not an adversary choosing a collision (probability
+// 2⁻⁶⁴ per verified buffer).
+var shadowSeed = maphash.MakeSeed()
+
 func (d *device) Write(dst Buffer, src any) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -359,11 +438,11 @@ func (d *device) Write(dst Buffer, src any) error {
 		return &Error{Op: "write", Name: dst.String(), Err: Errorf(ErrInvalid, "%d %v elements into %v", n, kind, dst)}
 	}
 	buf.shadowOK = false
-	if err := d.b.CopyHtoD(buf.addr, raw); err != nil {
+	if err := d.exec(func(b Backend) error { return b.CopyHtoD(buf.addr, raw) }); err != nil {
 		return wrap("write", dst.String(), err)
 	}
 	if n == dst.n {
-		buf.shadow, buf.shadowOK = sha256.Sum256(raw), true
+		buf.shadow, buf.shadowOK = maphash.Bytes(shadowSeed, raw), true
 	}
 	return nil
 }
@@ -382,7 +461,7 @@ func (d *device) Read(dst any, src Buffer) error {
 	if kind != src.kind || n > src.n {
 		return &Error{Op: "read", Name: src.String(), Err: Errorf(ErrInvalid, "%d %v elements from %v", n, kind, src)}
 	}
-	return wrap("read", src.String(), d.b.CopyDtoH(raw, buf.addr))
+	return wrap("read", src.String(), d.exec(func(b Backend) error { return b.CopyDtoH(raw, buf.addr) }))
 }
 
 // marshal lays params out at their real sizes.
@@ -422,6 +501,15 @@ func (d *device) marshal(entry string, params []Param) ([][]byte, []*buffer, err
 	return out, bufs, nil
 }
 
+// launchBuf is one buffer of a launch and what the launch does to it.
+type launchBuf struct {
+	*buffer
+	role Role
+	snap []byte // an input's contents before the launch, where no shadow hash is known (allocated before)
+	now  []byte // after the launch: a small buffer's contents (read with its guard bands) or an input's
+	gerr error  // its guard bands after the launch
+}
+
 func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -438,83 +526,93 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 	if err != nil {
 		return wrap("launch", entry, err)
 	}
-	// Poison outputs and snapshot the inputs whose contents the host does
-	// not already know.
-	seen := map[uint64]bool{}
-	var inputs []*buffer
-	snaps := map[uint64][]byte{}
+	// The launch's buffers, each once with the widest role it is passed in.
+	var lbs []*launchBuf
+	seen := map[uint64]*launchBuf{}
 	for i, buf := range bufs {
-		if buf == nil || seen[buf.id] {
+		if buf == nil {
 			continue
 		}
-		role := params[i].Role
-		for j := i + 1; j < len(params); j++ { // a buffer passed twice takes the widest role
-			if bufs[j] == buf && params[j].Role != role {
-				role = RoleInOut
+		if lb := seen[buf.id]; lb != nil {
+			if lb.role != params[i].Role {
+				lb.role = RoleInOut
 			}
+			continue
 		}
-		seen[buf.id] = true
-		switch role {
-		case RoleOut:
-			buf.shadowOK = false
-			if d.opts.Poison {
-				fill := make([]byte, buf.bytes)
-				pattern(fill, buf.kind, false)
-				if err := d.b.CopyHtoD(buf.addr, fill); err != nil {
-					return wrap("launch", entry, err)
-				}
+		lb := &launchBuf{buffer: buf, role: params[i].Role}
+		seen[buf.id] = lb
+		lbs = append(lbs, lb)
+	}
+	opts := d.opts
+	for _, lb := range lbs {
+		switch {
+		case lb.role != RoleIn:
+			lb.shadowOK = false
+			if lb.role == RoleOut && opts.Poison {
+				d.fill(lb.addr, lb.bytes, lb.kind, false)
 			}
-		case RoleInOut:
-			buf.shadowOK = false
-		case RoleIn:
-			if d.opts.VerifyInputs {
-				inputs = append(inputs, buf)
-				if !buf.shadowOK {
-					s := make([]byte, buf.bytes)
-					if err := d.b.CopyDtoH(s, buf.addr); err != nil {
-						return wrap("launch", entry, err)
-					}
-					snaps[buf.id] = s
-				}
-			}
+		case opts.VerifyInputs && !lb.shadowOK:
+			lb.snap = make([]byte, lb.bytes)
 		}
 	}
 	d.stats.Launches++
-	if err := d.run(m, entry, g, raw); err != nil {
+	// One hand-off does it all: poison the outputs, snapshot the inputs
+	// whose contents the host does not already know, launch, then read back
+	// the guard bands of the launch's buffers and its inputs.
+	err = d.run(entry, g, func(b Backend) error {
+		for _, lb := range lbs {
+			if lb.snap != nil {
+				if err := b.CopyDtoH(lb.snap, lb.addr); err != nil {
+					return err
+				}
+			}
+		}
+		if err := b.Launch(m.h, entry, g, raw); err != nil {
+			return err
+		}
+		for _, lb := range lbs {
+			if opts.CheckGuards {
+				var err error
+				if lb.now, lb.gerr, err = readGuarded(b, lb.buffer); err != nil {
+					return err
+				}
+			}
+			if lb.role == RoleIn && opts.VerifyInputs && lb.now == nil {
+				lb.now = make([]byte, lb.bytes)
+				if err := b.CopyDtoH(lb.now, lb.addr); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return wrap("launch", entry, err)
 	}
-	// After the launch: the guard bands of its buffers (every buffer's once
-	// more when it is freed, if a launch ran since), then its inputs. A small
-	// buffer comes back in one copy that serves both checks.
-	data := map[uint64][]byte{}
-	if d.opts.CheckGuards {
-		for id := range seen {
-			buf := d.bufs[id]
-			body, err := d.readGuarded(buf)
-			if err != nil {
-				return wrap("launch", entry, err)
-			}
-			data[id] = body
-			buf.checkedAt = d.stats.Launches
+	for _, lb := range lbs {
+		if lb.gerr != nil {
+			return wrap("launch", entry, lb.gerr)
+		}
+		if opts.CheckGuards {
+			lb.checkedAt = d.stats.Launches
 		}
 	}
-	for _, buf := range inputs {
-		now := data[buf.id]
-		if now == nil {
-			now = make([]byte, buf.bytes)
-			if err := d.b.CopyDtoH(now, buf.addr); err != nil {
-				return wrap("launch", entry, err)
-			}
+	if !opts.VerifyInputs {
+		return nil
+	}
+	for _, lb := range lbs {
+		if lb.role != RoleIn {
+			continue
 		}
-		if snap, ok := snaps[buf.id]; ok {
-			if !bytes.Equal(now, snap) {
-				k := firstDiff(now, snap) / buf.kind.Size()
-				return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v element %d changed", buf.Buffer, k)}
+		if lb.snap != nil {
+			if !bytes.Equal(lb.now, lb.snap) {
+				k := firstDiff(lb.now, lb.snap) / lb.kind.Size()
+				return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v element %d changed", lb.Buffer, k)}
 			}
 			continue
 		}
-		if sha256.Sum256(now) != buf.shadow {
-			return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v changed (its contents no longer match what was written)", buf.Buffer)}
+		if maphash.Bytes(shadowSeed, lb.now) != lb.shadow {
+			return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v changed (its contents no longer match what was written)", lb.Buffer)}
 		}
 	}
 	return nil
@@ -525,22 +623,27 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 const smallBuffer = 64 << 10
 
 // readGuarded checks buf's guard bands and, for a small buffer, returns its
-// contents read in the same copy (nil otherwise).
-func (d *device) readGuarded(buf *buffer) ([]byte, error) {
+// contents read in the same copy (nil otherwise). A damaged guard band is
+// gerr; err is a failure to read.
+func readGuarded(b Backend, buf *buffer) (body []byte, gerr, err error) {
 	if buf.guard == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if buf.bytes+2*buf.guard > smallBuffer {
-		return nil, d.checkGuards(buf)
+		before, after := make([]byte, buf.guard), make([]byte, buf.guard)
+		if err := b.CopyDtoH(before, buf.base); err != nil {
+			return nil, nil, err
+		}
+		if err := b.CopyDtoH(after, buf.addr+uint64(buf.bytes)); err != nil {
+			return nil, nil, err
+		}
+		return nil, guardError(buf, before, after), nil
 	}
 	all := make([]byte, buf.bytes+2*buf.guard)
-	if err := d.b.CopyDtoH(all, buf.base); err != nil {
-		return nil, err
+	if err := b.CopyDtoH(all, buf.base); err != nil {
+		return nil, nil, err
 	}
-	if err := guardError(buf, all[:buf.guard], all[buf.guard+buf.bytes:]); err != nil {
-		return nil, err
-	}
-	return all[buf.guard : buf.guard+buf.bytes], nil
+	return all[buf.guard : buf.guard+buf.bytes], guardError(buf, all[:buf.guard], all[buf.guard+buf.bytes:]), nil
 }
 
 func firstDiff(a, b []byte) int {
@@ -552,13 +655,13 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
-// run launches under the watchdog.
-func (d *device) run(m Module, entry string, g Geometry, raw [][]byte) error {
+// run runs f, which launches entry, through exec under the watchdog.
+func (d *device) run(entry string, g Geometry, f func(Backend) error) error {
 	if d.opts.Watchdog <= 0 {
-		return d.b.Launch(m.h, entry, g, raw)
+		return d.exec(f)
 	}
 	done := make(chan error, 1)
-	go func() { done <- d.b.Launch(m.h, entry, g, raw) }()
+	go func() { done <- d.exec(f) }()
 	t := time.NewTimer(d.opts.Watchdog)
 	defer t.Stop()
 	select {
@@ -579,18 +682,13 @@ func (d *device) run(m Module, entry string, g Geometry, raw [][]byte) error {
 	return err
 }
 
-func (d *device) checkGuards(buf *buffer) error {
-	if buf.guard == 0 {
-		return nil
-	}
-	before, after := make([]byte, buf.guard), make([]byte, buf.guard)
-	if err := d.b.CopyDtoH(before, buf.base); err != nil {
+// checkGuards reads buf's guard bands and reports the first damage.
+func checkGuards(b Backend, buf *buffer) error {
+	_, gerr, err := readGuarded(b, buf)
+	if err != nil {
 		return err
 	}
-	if err := d.b.CopyDtoH(after, buf.addr+uint64(buf.bytes)); err != nil {
-		return err
-	}
-	return guardError(buf, before, after)
+	return gerr
 }
 
 // guardError reports the first overwritten element of buf's guard bands,
@@ -646,16 +744,23 @@ func (d *device) Close() error {
 	d.closed = true
 	var errs []error
 	if d.poisoned == nil {
+		d.fills = nil
+		var bases []uint64
 		for id, buf := range d.bufs {
-			errs = append(errs, d.b.Free(buf.base))
+			bases = append(bases, buf.base)
 			delete(d.bufs, id)
 		}
 		for class, free := range d.pool {
-			for _, base := range free {
-				errs = append(errs, d.b.Free(base))
-			}
+			bases = append(bases, free...)
 			delete(d.pool, class)
 		}
+		errs = append(errs, d.exec(func(b Backend) error {
+			var errs []error
+			for _, base := range bases {
+				errs = append(errs, b.Free(base))
+			}
+			return errors.Join(errs...)
+		}))
 		for k, m := range d.modules {
 			errs = append(errs, d.b.UnloadModule(m.h))
 			delete(d.modules, k)

@@ -58,6 +58,87 @@ func (m *memBackend) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte
 }
 func (m *memBackend) Close() error { return nil }
 
+// wrapBackend is how the tests hand a memBackend to New; TestBatched
+// reruns them with the optional Filler and Batcher interfaces present.
+var wrapBackend = func(m *memBackend) Backend { return m }
+
+// batchBackend adds Fill32 and Batch to a memBackend and counts the calls
+// that bypass Batch: a Device must make every call through it.
+type batchBackend struct {
+	*memBackend
+	batches, bypass int
+}
+
+func (b *batchBackend) Fill32(addr uint64, words int, v uint32) error {
+	b.bypass++
+	return fillMem{b.memBackend}.Fill32(addr, words, v)
+}
+
+// fillMem is the Backend a batchBackend's Batch hands out: direct calls,
+// Fill32 included.
+type fillMem struct{ *memBackend }
+
+func (b fillMem) Fill32(addr uint64, words int, v uint32) error {
+	m := b.memBackend.at(addr)
+	for i := 0; i < words; i++ {
+		binary.LittleEndian.PutUint32(m[4*i:], v)
+	}
+	return nil
+}
+func (b *batchBackend) Batch(f func(Backend) error) error {
+	b.batches++
+	return f(fillMem{b.memBackend})
+}
+func (b *batchBackend) Alloc(n int) (uint64, error) { b.bypass++; return b.memBackend.Alloc(n) }
+func (b *batchBackend) Free(a uint64) error         { b.bypass++; return b.memBackend.Free(a) }
+func (b *batchBackend) CopyHtoD(dst uint64, src []byte) error {
+	b.bypass++
+	return b.memBackend.CopyHtoD(dst, src)
+}
+func (b *batchBackend) CopyDtoH(dst []byte, src uint64) error {
+	b.bypass++
+	return b.memBackend.CopyDtoH(dst, src)
+}
+func (b *batchBackend) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
+	b.bypass++
+	return b.memBackend.Launch(h, entry, g, p)
+}
+
+// TestBatched reruns the Device tests over a backend that fills and batches,
+// and checks that no call bypassed Batch and that a launch with its checks
+// is one hand-off.
+func TestBatched(t *testing.T) {
+	var made []*batchBackend
+	wrapBackend = func(m *memBackend) Backend {
+		b := &batchBackend{memBackend: m}
+		made = append(made, b)
+		return b
+	}
+	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
+	for name, f := range map[string]func(*testing.T){
+		"RoundTrip": TestLaunchRoundTrip, "Poisoned": TestUnwrittenOutputStaysPoisoned,
+		"GuardBand": TestGuardBandOverrun, "GuardBandLarge": TestGuardBandOverrunLarge,
+		"InputModified": TestInputModified, "InputModifiedWithoutShadow": TestInputModifiedWithoutShadow,
+		"Params": TestParamsMarshalledAtRealSize, "Watchdog": TestWatchdog, "BadArguments": TestBadArguments,
+	} {
+		t.Run(name, f)
+	}
+	for _, b := range made {
+		if b.bypass != 0 {
+			t.Errorf("%d backend calls bypassed Batch", b.bypass)
+		}
+	}
+	d, m, x, y := setup(t, scaleKernel(0))
+	b := made[len(made)-1]
+	before := b.batches
+	if err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(8), ScalarF32(2)); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.batches - before; n != 1 {
+		t.Errorf("a checked launch took %d hand-offs, want 1", n)
+	}
+}
+
 func ptr(p []byte) uint64 { return binary.LittleEndian.Uint64(p) }
 
 func f32At(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
@@ -82,7 +163,7 @@ func setup(t *testing.T, k func(*memBackend, [][]byte) error) (Device, Module, B
 	t.Helper()
 	mb := newMem()
 	mb.kernels["scale"] = k
-	d := New(mb, DefaultOptions())
+	d := New(wrapBackend(mb), DefaultOptions())
 	t.Cleanup(func() { d.Close() })
 	m, err := d.Load("scale", []byte("ptx"))
 	if err != nil {
@@ -179,7 +260,7 @@ func TestGuardBandOverrunLarge(t *testing.T) {
 		}
 		return nil
 	}
-	d := New(mb, DefaultOptions())
+	d := New(wrapBackend(mb), DefaultOptions())
 	defer d.Close()
 	m, _ := d.Load("fill", []byte("fill"))
 	y, _ := d.Alloc(F32, 1<<15)
@@ -212,7 +293,7 @@ func TestParamsMarshalledAtRealSize(t *testing.T) {
 
 func TestModuleCacheKeyedByText(t *testing.T) {
 	mb := newMem()
-	d := New(mb, DefaultOptions())
+	d := New(wrapBackend(mb), DefaultOptions())
 	defer d.Close()
 	a1, _ := d.Load("k", []byte("theta=1e4"))
 	b1, _ := d.Load("k", []byte("theta=1e6"))
@@ -232,7 +313,7 @@ func TestWatchdog(t *testing.T) {
 	defer close(mb.block)
 	opts := DefaultOptions()
 	opts.Watchdog = 50 * time.Millisecond
-	d := New(mb, opts)
+	d := New(wrapBackend(mb), opts)
 	m, _ := d.Load("hang", []byte("x"))
 	err := d.Launch(m, "hang", Geometry{Grid: D1(1), Block: D1(1)})
 	if !errors.Is(err, ErrTimeout) {

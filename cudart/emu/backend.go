@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 	"sync"
@@ -186,6 +187,26 @@ func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
 	}
 	copy(a.data[off:], src)
 	a.markInit(off, len(src))
+	return nil
+}
+
+// Fill32 sets words 32-bit words from addr to v; the bytes count as written.
+func (b *Backend) Fill32(addr uint64, words int, v uint32) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return err
+	}
+	n := 4 * words
+	a, off, err := b.span(addr, n, "fill")
+	if err != nil {
+		return err
+	}
+	dst := a.data[off : off+n]
+	for i := 0; i < n; i += 4 {
+		binary.LittleEndian.PutUint32(dst[i:], v)
+	}
+	a.markInit(off, n)
 	return nil
 }
 

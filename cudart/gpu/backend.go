@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"gorgonia.org/cu"
+
 	"github.com/ptxprop/ptxprop/cudart"
 )
 
@@ -100,8 +102,8 @@ var (
 
 // Open creates a CUDA context on the configured device, owned by a new
 // goroutine locked to its OS thread. It returns an error wrapping
-// cudart.ErrNoDevice when libcuda cannot be loaded, cuInit fails, or there
-// is no such device.
+// cudart.ErrNoDevice when cuInit failed (in gorgonia.org/cu's init; see
+// cuinit.go), or there is no such device.
 func Open(cfg Config) (*Backend, error) {
 	fail := func(err error) (*Backend, error) { return nil, &cudart.Error{Op: "open", Name: "gpu", Err: err} }
 	if err := Fault(); err != nil {
@@ -182,7 +184,7 @@ func properties(ordinal int, dev cuDevice) (Properties, error) {
 	}
 	for _, a := range []struct {
 		dst  *int
-		attr int
+		attr cu.DeviceAttribute
 		name string
 	}{
 		{&p.CCMajor, attrCCMajor, "compute capability major"},
@@ -253,7 +255,7 @@ func (b *Backend) serve(started chan<- error) {
 		case q := <-b.reqs:
 			q.reply <- call(q.f)
 		case <-b.quit:
-			if r := ctxDestroy(b.ctx); r != success {
+			if r := ctxDestroy(&b.ctx); r != success {
 				b.closeErr = fmt.Errorf("cuCtxDestroy: %w", r)
 			}
 			close(b.exited)

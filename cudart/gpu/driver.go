@@ -2,231 +2,107 @@
 
 package gpu
 
-// This file is the package's only cgo layer: a table of CUDA driver API
-// entry points resolved with dlopen/dlsym, and one small Go wrapper per entry
-// point that returns the raw Result. Nothing here knows about threads,
-// contexts or cudart; backend.go calls these wrappers from the context thread
-// only (except the device queries and error strings, which the driver allows
-// from any thread).
+// This file is the package's driver layer: one small Go function per driver
+// operation, over gorgonia.org/cu's package-level API (not cu.Ctx), each
+// returning our Result (resultOf converts cu's error). Nothing here knows
+// about threads, contexts or cudart; backend.go calls these functions from
+// the context thread only (except the device queries and error strings, which
+// the driver allows from any thread).
 //
-// The symbols are looked up under their versioned names (cuCtxCreate_v2,
-// cuMemAlloc_v2, …): those are what cuda.h's macros bind to, they are the
-// ABI a binary built against a CUDA 11.8 header expects, and every later
-// driver (580 / CUDA 13 included) keeps exporting them.
+// Three things cu v0.9.6 lacks are done here in a few lines of C:
+//   - cuFuncSetAttribute (max dynamic shared memory) and cuGetErrorName /
+//     cuGetErrorString are called directly: they are in the cuda.h compiled
+//     against, and libcuda is linked anyway (cu links -lcuda).
+//   - cuFuncGetParamInfo (CUDA 12.4+ drivers, not in the CUDA 11.8 header) is
+//     resolved with dlsym in the libcuda already loaded, and is optional.
+//   - Both take the CUfunction that cu.Function wraps in an unexported field;
+//     cfunc reads it, guarded by a compile-time size check.
+// cuInit is interposed in cuinit.go.
 
 /*
 #cgo CFLAGS: -I/usr/local/cuda/include -I/usr/local/cuda/targets/x86_64-linux/include
-#cgo LDFLAGS: -ldl
+#cgo LDFLAGS: -L/usr/local/cuda/lib64/stubs -L/usr/lib/x86_64-linux-gnu/stubs -lcuda -ldl
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <stddef.h>
 
-static struct {
-	void* lib;
-	CUresult (*Init)(unsigned int);
-	CUresult (*DriverGetVersion)(int*);
-	CUresult (*GetErrorName)(CUresult, const char**);
-	CUresult (*GetErrorString)(CUresult, const char**);
-	CUresult (*DeviceGetCount)(int*);
-	CUresult (*DeviceGet)(CUdevice*, int);
-	CUresult (*DeviceGetName)(char*, int, CUdevice);
-	CUresult (*DeviceGetAttribute)(int*, CUdevice_attribute, CUdevice);
-	CUresult (*DeviceTotalMem)(size_t*, CUdevice);
-	CUresult (*CtxCreate)(CUcontext*, unsigned int, CUdevice);
-	CUresult (*CtxDestroy)(CUcontext);
-	CUresult (*CtxSynchronize)(void);
-	CUresult (*ModuleLoadDataEx)(CUmodule*, const void*, unsigned int, CUjit_option*, void**);
-	CUresult (*ModuleUnload)(CUmodule);
-	CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*);
-	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
-	// cuFuncGetParamInfo appeared in CUDA 12.4 (driver 550); optional.
-	CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t*, size_t*);
-	CUresult (*MemAlloc)(CUdeviceptr*, size_t);
-	CUresult (*MemFree)(CUdeviceptr);
-	CUresult (*MemcpyHtoD)(CUdeviceptr, const void*, size_t);
-	CUresult (*MemcpyDtoH)(void*, CUdeviceptr, size_t);
-	CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
-	CUresult (*LaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int,
-		unsigned int, unsigned int, unsigned int, unsigned int, CUstream, void**, void**);
-	CUresult (*EventCreate)(CUevent*, unsigned int);
-	CUresult (*EventDestroy)(CUevent);
-	CUresult (*EventRecord)(CUevent, CUstream);
-	CUresult (*EventSynchronize)(CUevent);
-	CUresult (*EventElapsedTime)(float*, CUevent, CUevent);
-} drv;
+typedef CUresult (*ptxprop_param_info_fn)(CUfunction, size_t, size_t*, size_t*);
 
-#define PTXPROP_SYM(field, name) \
-	if ((*(void**)(&drv.field) = dlsym(drv.lib, name)) == NULL) { \
-		snprintf(err, errlen, "%s: symbol %s not found", libname, name); \
-		return 1; \
-	}
+static ptxprop_param_info_fn ptxprop_param_info;
+static int ptxprop_param_info_looked;
 
-// ptxprop_open loads libcuda and resolves every entry point. It returns 0 on
-// success, or 1 with a message in err.
-static int ptxprop_open(char* err, size_t errlen) {
-	static const char* names[] = {"libcuda.so.1", "libcuda.so"};
-	const char* libname = names[0];
-	for (int i = 0; i < 2 && drv.lib == NULL; i++) {
-		libname = names[i];
-		drv.lib = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
+// ptxprop_has_param_info looks cuFuncGetParamInfo up once in the loaded
+// libcuda (RTLD_NOLOAD: never loads another copy).
+static int ptxprop_has_param_info(void) {
+	if (!__atomic_load_n(&ptxprop_param_info_looked, __ATOMIC_ACQUIRE)) {
+		void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		ptxprop_param_info_fn f = NULL;
+		if (lib != NULL) {
+			f = (ptxprop_param_info_fn)dlsym(lib, "cuFuncGetParamInfo");
+			dlclose(lib);
+		}
+		__atomic_store_n(&ptxprop_param_info, f, __ATOMIC_RELEASE);
+		__atomic_store_n(&ptxprop_param_info_looked, 1, __ATOMIC_RELEASE);
 	}
-	if (drv.lib == NULL) {
-		const char* e = dlerror();
-		snprintf(err, errlen, "%s", e ? e : "dlopen libcuda.so.1 failed");
-		return 1;
-	}
-	PTXPROP_SYM(Init, "cuInit")
-	PTXPROP_SYM(DriverGetVersion, "cuDriverGetVersion")
-	PTXPROP_SYM(GetErrorName, "cuGetErrorName")
-	PTXPROP_SYM(GetErrorString, "cuGetErrorString")
-	PTXPROP_SYM(DeviceGetCount, "cuDeviceGetCount")
-	PTXPROP_SYM(DeviceGet, "cuDeviceGet")
-	PTXPROP_SYM(DeviceGetName, "cuDeviceGetName")
-	PTXPROP_SYM(DeviceGetAttribute, "cuDeviceGetAttribute")
-	PTXPROP_SYM(DeviceTotalMem, "cuDeviceTotalMem_v2")
-	PTXPROP_SYM(CtxCreate, "cuCtxCreate_v2")
-	PTXPROP_SYM(CtxDestroy, "cuCtxDestroy_v2")
-	PTXPROP_SYM(CtxSynchronize, "cuCtxSynchronize")
-	PTXPROP_SYM(ModuleLoadDataEx, "cuModuleLoadDataEx")
-	PTXPROP_SYM(ModuleUnload, "cuModuleUnload")
-	PTXPROP_SYM(ModuleGetFunction, "cuModuleGetFunction")
-	PTXPROP_SYM(FuncSetAttribute, "cuFuncSetAttribute")
-	PTXPROP_SYM(MemAlloc, "cuMemAlloc_v2")
-	PTXPROP_SYM(MemFree, "cuMemFree_v2")
-	PTXPROP_SYM(MemcpyHtoD, "cuMemcpyHtoD_v2")
-	PTXPROP_SYM(MemcpyDtoH, "cuMemcpyDtoH_v2")
-	PTXPROP_SYM(MemcpyDtoD, "cuMemcpyDtoD_v2")
-	PTXPROP_SYM(LaunchKernel, "cuLaunchKernel")
-	PTXPROP_SYM(EventCreate, "cuEventCreate")
-	PTXPROP_SYM(EventDestroy, "cuEventDestroy_v2")
-	PTXPROP_SYM(EventRecord, "cuEventRecord")
-	PTXPROP_SYM(EventSynchronize, "cuEventSynchronize")
-	PTXPROP_SYM(EventElapsedTime, "cuEventElapsedTime")
-	*(void**)(&drv.FuncGetParamInfo) = dlsym(drv.lib, "cuFuncGetParamInfo");
-	return 0;
+	return __atomic_load_n(&ptxprop_param_info, __ATOMIC_ACQUIRE) != NULL;
 }
 
-static int ptxprop_loaded(void) { return drv.GetErrorName != NULL; }
-static int ptxprop_has_param_info(void) { return drv.FuncGetParamInfo != NULL; }
+static CUresult ptxprop_func_param_info(CUfunction f, size_t i, size_t* off, size_t* size) {
+	if (!ptxprop_has_param_info()) return CUDA_ERROR_NOT_SUPPORTED;
+	return ptxprop_param_info(f, i, off, size);
+}
 
-// ptxprop_lib_path returns the file libcuda was loaded from, or NULL.
-static const char* ptxprop_lib_path(void) {
-	Dl_info info;
-	if (drv.Init == NULL || dladdr(*(void**)(&drv.Init), &info) == 0) return NULL;
-	return info.dli_fname;
+static CUresult ptxprop_func_max_dynamic_shared(CUfunction f, int n) {
+	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n);
 }
 
 static const char* ptxprop_error_name(CUresult r) {
 	const char* s = NULL;
-	if (drv.GetErrorName == NULL || drv.GetErrorName(r, &s) != CUDA_SUCCESS) return NULL;
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS) return NULL;
 	return s;
 }
 
 static const char* ptxprop_error_string(CUresult r) {
 	const char* s = NULL;
-	if (drv.GetErrorString == NULL || drv.GetErrorString(r, &s) != CUDA_SUCCESS) return NULL;
+	if (cuGetErrorString(r, &s) != CUDA_SUCCESS) return NULL;
 	return s;
 }
-
-static CUresult ptxprop_init(void) { return drv.Init(0); }
-static CUresult ptxprop_driver_version(int* v) { return drv.DriverGetVersion(v); }
-static CUresult ptxprop_device_count(int* n) { return drv.DeviceGetCount(n); }
-static CUresult ptxprop_device_get(CUdevice* d, int ordinal) { return drv.DeviceGet(d, ordinal); }
-static CUresult ptxprop_device_name(char* buf, int n, CUdevice d) { return drv.DeviceGetName(buf, n, d); }
-static CUresult ptxprop_device_attr(int* v, CUdevice_attribute a, CUdevice d) { return drv.DeviceGetAttribute(v, a, d); }
-static CUresult ptxprop_device_total_mem(size_t* v, CUdevice d) { return drv.DeviceTotalMem(v, d); }
-static CUresult ptxprop_ctx_create(CUcontext* c, CUdevice d) { return drv.CtxCreate(c, CU_CTX_SCHED_AUTO, d); }
-static CUresult ptxprop_ctx_destroy(CUcontext c) { return drv.CtxDestroy(c); }
-static CUresult ptxprop_ctx_synchronize(void) { return drv.CtxSynchronize(); }
-
-// ptxprop_module_load JIT-compiles a NUL-terminated PTX image, capturing the
-// JIT's error and info logs into the caller's buffers.
-static CUresult ptxprop_module_load(CUmodule* m, const void* image, char* elog, size_t elen, char* ilog, size_t ilen) {
-	CUjit_option opt[4] = {
-		CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-		CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-	};
-	void* val[4] = {elog, (void*)(uintptr_t)elen, ilog, (void*)(uintptr_t)ilen};
-	return drv.ModuleLoadDataEx(m, image, 4, opt, val);
-}
-
-static CUresult ptxprop_module_unload(CUmodule m) { return drv.ModuleUnload(m); }
-static CUresult ptxprop_module_function(CUfunction* f, CUmodule m, const char* name) { return drv.ModuleGetFunction(f, m, name); }
-static CUresult ptxprop_func_max_dynamic_shared(CUfunction f, int n) {
-	return drv.FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, n);
-}
-static CUresult ptxprop_func_param_info(CUfunction f, size_t i, size_t* off, size_t* size) {
-	if (drv.FuncGetParamInfo == NULL) return CUDA_ERROR_NOT_SUPPORTED;
-	return drv.FuncGetParamInfo(f, i, off, size);
-}
-static CUresult ptxprop_mem_alloc(CUdeviceptr* p, size_t n) { return drv.MemAlloc(p, n); }
-static CUresult ptxprop_mem_free(CUdeviceptr p) { return drv.MemFree(p); }
-static CUresult ptxprop_memcpy_htod(CUdeviceptr dst, const void* src, size_t n) { return drv.MemcpyHtoD(dst, src, n); }
-static CUresult ptxprop_memcpy_dtoh(void* dst, CUdeviceptr src, size_t n) { return drv.MemcpyDtoH(dst, src, n); }
-static CUresult ptxprop_memcpy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n) { return drv.MemcpyDtoD(dst, src, n); }
-
-// ptxprop_launch launches on the legacy default stream; params is an array of
-// pointers to each parameter's bytes (C memory), as cuLaunchKernel wants.
-static CUresult ptxprop_launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-		unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, void** params) {
-	return drv.LaunchKernel(f, gx, gy, gz, bx, by, bz, shared, (CUstream)0, params, NULL);
-}
-
-static CUresult ptxprop_event_create(CUevent* e) { return drv.EventCreate(e, CU_EVENT_DEFAULT); }
-static CUresult ptxprop_event_destroy(CUevent e) { return drv.EventDestroy(e); }
-static CUresult ptxprop_event_record(CUevent e) { return drv.EventRecord(e, (CUstream)0); }
-static CUresult ptxprop_event_synchronize(CUevent e) { return drv.EventSynchronize(e); }
-static CUresult ptxprop_event_elapsed(float* ms, CUevent a, CUevent b) { return drv.EventElapsedTime(ms, a, b); }
 */
 import "C"
 
 import (
-	"fmt"
-	"sync"
 	"unsafe"
+
+	"gorgonia.org/cu"
 )
 
-// headerVersion is CUDA_VERSION of the cuda.h this package was compiled
-// against (e.g. 11080); the ABI of the entry points it resolves.
+// headerVersion is CUDA_VERSION of the cuda.h this package (and cu) was
+// compiled against (e.g. 11080): its macros pick the versioned entry points
+// cu calls (cuCtxCreate_v2, cuMemAlloc_v2, …), which every later driver
+// (580 / CUDA 13 included) keeps exporting.
 const headerVersion = int(C.CUDA_VERSION)
 
-// Handles owned by the context thread. They are C pointers kept in Go values;
-// none points to Go memory.
+// Handles owned by the context thread: cu's wrappers of the driver's handles.
+// None points to Go memory.
 type (
-	cuDevice   = C.CUdevice
-	cuContext  = C.CUcontext
-	cuModule   = C.CUmodule
-	cuFunction = C.CUfunction
-	cuEvent    = C.CUevent
+	cuDevice   = cu.Device
+	cuContext  = cu.CUContext
+	cuModule   = cu.Module
+	cuFunction = cu.Function
+	cuEvent    = cu.Event
 )
 
-var (
-	loadOnce sync.Once
-	loadErr  error
-)
+// cu.Function is struct{ fn C.CUfunction } (v0.9.6, pinned in go.mod). This
+// constant does not compile (a negative uintptr) if its size ever differs
+// from a pointer's, so cfunc cannot silently read a changed layout.
+const _ = -(unsafe.Sizeof(cu.Function{}) ^ unsafe.Sizeof(unsafe.Pointer(nil)))
 
-// loadDriver resolves libcuda once per process and calls cuInit. It never
-// exits the process: a missing library or a failed cuInit is an error.
-func loadDriver() error {
-	loadOnce.Do(func() {
-		var buf [512]C.char
-		if C.ptxprop_open(&buf[0], C.size_t(len(buf))) != 0 {
-			loadErr = fmt.Errorf("load libcuda: %s", C.GoString(&buf[0]))
-			return
-		}
-		if r := Result(C.ptxprop_init()); r != success {
-			loadErr = fmt.Errorf("cuInit: %w", r)
-		}
-	})
-	return loadErr
-}
+// cfunc returns the driver's CUfunction that f wraps.
+func cfunc(f cuFunction) C.CUfunction { return *(*C.CUfunction)(unsafe.Pointer(&f)) }
 
-func driverLoaded() bool { return C.ptxprop_loaded() != 0 }
 func hasParamInfo() bool { return C.ptxprop_has_param_info() != 0 }
+
 func errorName(r Result) string {
 	if s := C.ptxprop_error_name(C.CUresult(r)); s != nil {
 		return C.GoString(s)
@@ -241,103 +117,92 @@ func errorString(r Result) string {
 	return ""
 }
 
-// libraryPath is the file libcuda was loaded from ("" if unknown).
-func libraryPath() string {
-	if s := C.ptxprop_lib_path(); s != nil {
-		return C.GoString(s)
-	}
-	return ""
-}
-
+// driverVersion is cuDriverGetVersion's answer. cu.Version hides the code
+// of a failure (it returns -1), reported here as ErrUnknown; the call only
+// fails for a null pointer.
 func driverVersion() (int, Result) {
-	var v C.int
-	r := Result(C.ptxprop_driver_version(&v))
-	return int(v), r
+	v := cu.Version()
+	if v < 0 {
+		return 0, ErrUnknown
+	}
+	return v, success
 }
 
 func deviceCount() (int, Result) {
-	var n C.int
-	r := Result(C.ptxprop_device_count(&n))
-	return int(n), r
+	n, err := cu.NumDevices()
+	return n, resultOf(err)
 }
 
 func deviceGet(ordinal int) (cuDevice, Result) {
-	var d C.CUdevice
-	r := Result(C.ptxprop_device_get(&d, C.int(ordinal)))
-	return d, r
+	d, err := cu.GetDevice(ordinal)
+	return d, resultOf(err)
 }
 
 func deviceName(d cuDevice) (string, Result) {
-	var buf [256]C.char
-	r := Result(C.ptxprop_device_name(&buf[0], C.int(len(buf)), d))
-	return C.GoString(&buf[0]), r
+	s, err := d.Name()
+	return s, resultOf(err)
 }
 
-// Device attributes read at open.
+// Device attributes read at open. cu names no constant for the opt-in
+// shared memory limit; its DeviceAttribute takes the cuda.h value.
 const (
-	attrCCMajor         = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-	attrCCMinor         = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-	attrSMs             = C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-	attrL2Bytes         = C.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
-	attrSharedOptin     = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-	attrSharedPerBlock  = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
-	attrMaxThreadsBlock = C.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	attrCCMajor         = cu.ComputeCapabilityMajor
+	attrCCMinor         = cu.ComputeCapabilityMinor
+	attrSMs             = cu.MultiprocessorCount
+	attrL2Bytes         = cu.L2CacheSize
+	attrSharedOptin     = cu.DeviceAttribute(C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+	attrSharedPerBlock  = cu.MaxSharedMemoryPerBlock
+	attrMaxThreadsBlock = cu.MaxThreadsPerBlock
 )
 
-func deviceAttr(d cuDevice, attr int) (int, Result) {
-	var v C.int
-	r := Result(C.ptxprop_device_attr(&v, C.CUdevice_attribute(attr), d))
-	return int(v), r
+func deviceAttr(d cuDevice, attr cu.DeviceAttribute) (int, Result) {
+	v, err := d.Attribute(attr)
+	return v, resultOf(err)
 }
 
 func deviceTotalMem(d cuDevice) (uint64, Result) {
-	var v C.size_t
-	r := Result(C.ptxprop_device_total_mem(&v, d))
-	return uint64(v), r
+	v, err := d.TotalMem()
+	return uint64(v), resultOf(err)
 }
 
-// ctxCreate creates a context on d and makes it current on the calling OS
-// thread.
+// ctxCreate creates a context on d (cuCtxCreate, CU_CTX_SCHED_AUTO) and makes
+// it current on the calling OS thread.
 func ctxCreate(d cuDevice) (cuContext, Result) {
-	var c C.CUcontext
-	r := Result(C.ptxprop_ctx_create(&c, d))
-	return c, r
+	c, err := d.MakeContext(cu.SchedAuto)
+	return c, resultOf(err)
 }
 
-func ctxDestroy(c cuContext) Result { return Result(C.ptxprop_ctx_destroy(c)) }
-func ctxSynchronize() Result        { return Result(C.ptxprop_ctx_synchronize()) }
+func ctxDestroy(c *cuContext) Result { return resultOf(c.Destroy()) }
+func ctxSynchronize() Result         { return resultOf(cu.Synchronize()) }
 
 // jitLogBytes bounds each JIT log buffer.
 const jitLogBytes = 64 << 10
 
-// moduleLoad JIT-compiles ptx (copied into C memory with a terminating NUL)
-// and returns the module with the JIT's error and info logs.
+// moduleLoad JIT-compiles ptx (cu copies it into C memory with a terminating
+// NUL) with cuModuleLoadDataEx and returns the module with the JIT's error
+// and info logs. The log buffers are C memory: the driver writes them during
+// the call, and cu hands their addresses over as plain integers.
 func moduleLoad(ptx []byte) (m cuModule, errLog, infoLog string, r Result) {
-	img := C.malloc(C.size_t(len(ptx) + 1))
-	defer C.free(img)
-	dst := unsafe.Slice((*byte)(img), len(ptx)+1)
-	copy(dst, ptx)
-	dst[len(ptx)] = 0
-	elog := (*C.char)(C.calloc(jitLogBytes, 1))
-	defer C.free(unsafe.Pointer(elog))
-	ilog := (*C.char)(C.calloc(jitLogBytes, 1))
-	defer C.free(unsafe.Pointer(ilog))
-	r = Result(C.ptxprop_module_load(&m, img, elog, jitLogBytes, ilog, jitLogBytes))
-	return m, C.GoString(elog), C.GoString(ilog), r
+	elog := C.calloc(jitLogBytes+1, 1) // one byte more than declared: always NUL-terminated
+	defer C.free(elog)
+	ilog := C.calloc(jitLogBytes+1, 1)
+	defer C.free(ilog)
+	m, err := cu.LoadDataEx(string(ptx),
+		&cu.JITErrorLogBuffer{Buffer: unsafe.Slice((*byte)(elog), jitLogBytes)},
+		&cu.JITInfoLogBuffer{Buffer: unsafe.Slice((*byte)(ilog), jitLogBytes)},
+	)
+	return m, C.GoString((*C.char)(elog)), C.GoString((*C.char)(ilog)), resultOf(err)
 }
 
-func moduleUnload(m cuModule) Result { return Result(C.ptxprop_module_unload(m)) }
+func moduleUnload(m cuModule) Result { return resultOf(m.Unload()) }
 
 func moduleFunction(m cuModule, name string) (cuFunction, Result) {
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	var f C.CUfunction
-	r := Result(C.ptxprop_module_function(&f, m, cs))
-	return f, r
+	f, err := m.Function(name)
+	return f, resultOf(err)
 }
 
 func funcSetMaxDynamicShared(f cuFunction, n int) Result {
-	return Result(C.ptxprop_func_max_dynamic_shared(f, C.int(n)))
+	return Result(C.ptxprop_func_max_dynamic_shared(cfunc(f), C.int(n)))
 }
 
 // funcParamInfo returns the offset and size of parameter i of f
@@ -345,76 +210,83 @@ func funcSetMaxDynamicShared(f cuFunction, n int) Result {
 // ErrInvalidValue past the last parameter).
 func funcParamInfo(f cuFunction, i int) (off, size int, r Result) {
 	var o, s C.size_t
-	r = Result(C.ptxprop_func_param_info(f, C.size_t(i), &o, &s))
+	r = Result(C.ptxprop_func_param_info(cfunc(f), C.size_t(i), &o, &s))
 	return int(o), int(s), r
 }
 
 func memAlloc(n int) (uint64, Result) {
-	var p C.CUdeviceptr
-	r := Result(C.ptxprop_mem_alloc(&p, C.size_t(n)))
-	return uint64(p), r
+	p, err := cu.MemAlloc(int64(n))
+	return uint64(p), resultOf(err)
 }
 
-func memFree(p uint64) Result { return Result(C.ptxprop_mem_free(C.CUdeviceptr(p))) }
+func memFree(p uint64) Result { return resultOf(cu.MemFree(cu.DevicePtr(p))) }
 
 // memcpyHtoD copies src (Go memory holding no pointers; the driver does not
 // keep it past the call) to dst.
 func memcpyHtoD(dst uint64, src []byte) Result {
-	return Result(C.ptxprop_memcpy_htod(C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src))))
+	return resultOf(cu.MemcpyHtoD(cu.DevicePtr(dst), unsafe.Pointer(&src[0]), int64(len(src))))
 }
 
 func memcpyDtoH(dst []byte, src uint64) Result {
-	return Result(C.ptxprop_memcpy_dtoh(unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(len(dst))))
+	return resultOf(cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), cu.DevicePtr(src), int64(len(dst))))
 }
 
 func memcpyDtoD(dst, src uint64, n int) Result {
-	return Result(C.ptxprop_memcpy_dtod(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n)))
+	return resultOf(cu.MemcpyDtoD(cu.DevicePtr(dst), cu.DevicePtr(src), int64(n)))
 }
 
-// launchKernel marshals params into one C allocation — an array of pointers
-// followed by an 8-byte-aligned slot per parameter holding exactly its bytes —
-// and launches f on the default stream. cuLaunchKernel copies the values
-// before it returns, so the allocation is freed at once.
+// maxParamBytes is the largest kernel parameter launchKernel can pass: cu
+// copies 8 bytes per parameter.
+const maxParamBytes = 8
+
+// launchKernel launches f on the legacy default stream with cu's
+// Function.Launch, which copies 8 bytes through each kernelParams pointer
+// (argv[i] = *(*uint64)(kernelParams[i])) and gives cuLaunchKernel a pointer
+// to each copy; the driver then reads exactly the kernel's parameter size
+// from it. paramSlots makes that pass every parameter at its real size.
 func launchKernel(f cuFunction, grid, block [3]uint32, shared int, params [][]byte) Result {
-	var argv *unsafe.Pointer
-	if n := len(params); n > 0 {
-		size := n * 8
-		for _, p := range params {
-			size += (len(p) + 7) &^ 7
-		}
-		mem := C.calloc(C.size_t(size), 1)
-		if mem == nil {
-			return ErrOutOfMemory
-		}
-		defer C.free(mem)
-		ptrs := unsafe.Slice((*unsafe.Pointer)(mem), n)
-		off := n * 8
-		for i, p := range params {
-			slot := unsafe.Add(mem, off)
-			copy(unsafe.Slice((*byte)(slot), len(p)), p)
-			ptrs[i] = slot
-			off += (len(p) + 7) &^ 7
-		}
-		argv = (*unsafe.Pointer)(mem)
+	ptrs, ok := paramSlots(params)
+	if !ok {
+		return ErrInvalidValue // Launch refuses these first
 	}
-	return Result(C.ptxprop_launch(f,
-		C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
-		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]),
-		C.uint(shared), argv))
+	return resultOf(f.Launch(
+		int(grid[0]), int(grid[1]), int(grid[2]),
+		int(block[0]), int(block[1]), int(block[2]),
+		shared, cu.NoStream, ptrs))
+}
+
+// paramSlots returns kernelParams for cu's Function.Launch: one pointer per
+// parameter to its own zeroed 8-byte slot, holding the parameter's bytes
+// (little-endian, as cudart marshals them) at its start. cu reads each whole
+// slot — never a byte past it, whatever the parameter's size — and the driver
+// reads only the parameter's own bytes from cu's copy: a 4-byte parameter
+// arrives as exactly its 4 bytes. It reports false for a parameter of more
+// than 8 bytes, which cu cannot pass.
+func paramSlots(params [][]byte) ([]unsafe.Pointer, bool) {
+	slots := make([]uint64, len(params))
+	ptrs := make([]unsafe.Pointer, len(params))
+	for i, p := range params {
+		if len(p) > maxParamBytes {
+			return nil, false
+		}
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&slots[i])), 8), p)
+		ptrs[i] = unsafe.Pointer(&slots[i])
+	}
+	return ptrs, true
 }
 
 func eventCreate() (cuEvent, Result) {
-	var e C.CUevent
-	r := Result(C.ptxprop_event_create(&e))
-	return e, r
+	e, err := cu.MakeEvent(cu.DefaultEvent)
+	return e, resultOf(err)
 }
 
-func eventDestroy(e cuEvent) Result     { return Result(C.ptxprop_event_destroy(e)) }
-func eventRecord(e cuEvent) Result      { return Result(C.ptxprop_event_record(e)) }
-func eventSynchronize(e cuEvent) Result { return Result(C.ptxprop_event_synchronize(e)) }
+func eventDestroy(e cuEvent) Result     { return resultOf(cu.DestroyEvent(&e)) }
+func eventRecord(e cuEvent) Result      { return resultOf(e.Record(cu.NoStream)) }
+func eventSynchronize(e cuEvent) Result { return resultOf(e.Synchronize()) }
 
-func eventElapsed(start, stop cuEvent) (float32, Result) {
-	var ms C.float
-	r := Result(C.ptxprop_event_elapsed(&ms, start, stop))
-	return float32(ms), r
+// eventElapsed is the time between two recorded events in milliseconds
+// (cuEventElapsedTime's float, widened by cu).
+func eventElapsed(start, stop cuEvent) (float64, Result) {
+	ms, err := start.Elapsed(stop)
+	return ms, resultOf(err)
 }

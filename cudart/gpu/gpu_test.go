@@ -635,7 +635,7 @@ func TestCloseTwice(t *testing.T) {
 
 // TestNoDevice runs this binary again with no visible device: Open must
 // return ErrNoDevice — the process must not exit in a package init, as
-// gorgonia.org/cu's does.
+// gorgonia.org/cu's would without the cuInit interposer (cuinit.go).
 func TestNoDevice(t *testing.T) {
 	if os.Getenv("PTXPROP_GPU_CHILD") == "nodevice" {
 		_, err := Open(Config{})

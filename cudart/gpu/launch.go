@@ -12,7 +12,8 @@ import (
 )
 
 // Launch runs entry of m with params, each passed to cuLaunchKernel at its
-// own size, and waits for the kernel to complete (cuCtxSynchronize), so a
+// own size (1 to 8 bytes, as cudart.Backend specifies; gorgonia.org/cu's
+// launch cannot pass larger ones, see launchKernel), and waits for the kernel to complete (cuCtxSynchronize), so a
 // kernel fault is reported by the launch that caused it. During Elapsed the
 // wait is skipped and the launch is only queued.
 //
@@ -27,8 +28,8 @@ func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry,
 		return opErr("launch", entry, err)
 	}
 	for i, p := range params {
-		if len(p) == 0 || len(p) > 4096 {
-			return opErr("launch", entry, cudart.Errorf(cudart.ErrInvalid, "parameter %d is %d bytes", i, len(p)))
+		if len(p) == 0 || len(p) > maxParamBytes {
+			return opErr("launch", entry, cudart.Errorf(cudart.ErrInvalid, "parameter %d is %d bytes (1 to %d)", i, len(p), maxParamBytes))
 		}
 	}
 	if g.SharedBytes < 0 {
@@ -184,7 +185,7 @@ func (b *Backend) Elapsed(iters int, launch func() error) (time.Duration, error)
 		return 0, opErr("elapsed", "", err)
 	}
 	lerr := b.queue(iters, launch)
-	var ms float32
+	var ms float64
 	err = b.do(func() error {
 		defer func() {
 			eventDestroy(start)
@@ -210,7 +211,7 @@ func (b *Backend) Elapsed(iters int, launch func() error) (time.Duration, error)
 	if err != nil {
 		return 0, opErr("elapsed", "", err)
 	}
-	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+	return time.Duration(ms * float64(time.Millisecond)), nil
 }
 
 // queue calls launch iters times with launches made asynchronous.
@@ -283,8 +284,8 @@ func measureCopyOf(size int) (float64, error) {
 		if r != success {
 			return 0, fmt.Errorf("cuEventElapsedTime: %w", r)
 		}
-		if i > 0 && float64(ms) < best { // the first copy warms up
-			best = float64(ms)
+		if i > 0 && ms < best { // the first copy warms up
+			best = ms
 		}
 	}
 	if best <= 0 {

@@ -8,6 +8,8 @@ import "C"
 import (
 	"fmt"
 
+	"gorgonia.org/cu"
+
 	"github.com/ptxprop/ptxprop/cudart"
 )
 
@@ -50,7 +52,28 @@ const (
 	ErrUnknown               Result = C.CUDA_ERROR_UNKNOWN
 )
 
-// names are used when the driver cannot name a code itself (not loaded).
+// resultOf converts an error from gorgonia.org/cu's package-level API into
+// a Result. cu returns nil for CUDA_SUCCESS and otherwise its unexported type
+// cuResult, an int holding the CUresult itself; codeOf's type parameter,
+// inferred from the exported constant cu.Success, names that type for the
+// assertion. cu's package-level functions return no other error; one would
+// be reported as ErrUnknown.
+func resultOf(err error) Result {
+	if err == nil {
+		return success
+	}
+	if r, ok := codeOf(cu.Success, err); ok {
+		return r
+	}
+	return ErrUnknown
+}
+
+func codeOf[T ~int](_ T, err error) (Result, bool) {
+	code, ok := err.(T)
+	return Result(code), ok
+}
+
+// names are used when the driver cannot name a code itself.
 var names = map[Result]string{
 	ErrInvalidValue: "CUDA_ERROR_INVALID_VALUE", ErrOutOfMemory: "CUDA_ERROR_OUT_OF_MEMORY",
 	ErrNotInitialized: "CUDA_ERROR_NOT_INITIALIZED", ErrStubLibrary: "CUDA_ERROR_STUB_LIBRARY",
@@ -70,10 +93,7 @@ var names = map[Result]string{
 // Error returns the driver's name and description of the code:
 // "CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access was encountered".
 func (r Result) Error() string {
-	name, desc := "", ""
-	if driverLoaded() {
-		name, desc = errorName(r), errorString(r)
-	}
+	name, desc := errorName(r), errorString(r)
 	if name == "" {
 		name = names[r]
 	}

@@ -3,11 +3,15 @@ package properties_test
 import (
 	"flag"
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
 )
+
+var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running checks side by side in BenchmarkThroughput's parallel runs (0: GOMAXPROCS)")
 
 // BenchmarkThroughput measures checks per second at fixed shapes, the figure
 // to set beside scripts/torch_baseline.py on the same machine: a value check
@@ -15,24 +19,96 @@ import (
 // float64 oracle under the derived bound; a gradient check is one batched
 // backward compared with the analytic oracle and, along a random direction,
 // with Richardson finite differences of the float64 forward.
+//
+// Each shape runs twice: workers=1 is one rapid run, check after check;
+// workers=N runs N rapid runs side by side (as `go test` runs the contracts
+// in parallel), sharing the one device, so the float64 oracle and bounds of
+// one check overlap with the device work of another.
 func BenchmarkThroughput(b *testing.B) {
+	par := *throughputWorkers
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
 	for _, s := range [][2]int{{16, 256}, {64, 1024}} {
 		rows, hidden := s[0], s[1]
-		b.Run(fmt.Sprintf("value/%dx%d", rows, hidden), func(b *testing.B) {
-			run(b, func(t properties.TB) { properties.FixedShapeValueCheck(t, kernels.RMSNormFwd, rows, hidden) })
-		})
-		b.Run(fmt.Sprintf("gradient/%dx%d", rows, hidden), func(b *testing.B) {
-			run(b, func(t properties.TB) { properties.FixedShapeGradientCheck(t, kernels.RMSNormBwdBlock, rows, hidden) })
-		})
+		for _, w := range []int{1, par} {
+			b.Run(fmt.Sprintf("value/%dx%d/workers=%d", rows, hidden, w), func(b *testing.B) {
+				run(b, w, func(t properties.TB) { properties.FixedShapeValueCheck(t, kernels.RMSNormFwd, rows, hidden) })
+			})
+			b.Run(fmt.Sprintf("gradient/%dx%d/workers=%d", rows, hidden, w), func(b *testing.B) {
+				run(b, w, func(t properties.TB) { properties.FixedShapeGradientCheck(t, kernels.RMSNormBwdBlock, rows, hidden) })
+			})
+		}
 	}
 }
 
-func run(b *testing.B, f func(properties.TB)) {
+// run warms up with one short run, then runs b.N checks split over workers
+// goroutines and reports checks/s.
+func run(b *testing.B, workers int, f func(properties.TB)) {
 	old := flag.Lookup("rapid.checks").Value.String()
 	defer flag.Set("rapid.checks", old)
+	flag.Set("rapid.checks", "10")
 	f(b) // warm up: module load, first allocations
-	flag.Set("rapid.checks", fmt.Sprint(b.N))
+	per := (b.N + workers - 1) / workers
+	flag.Set("rapid.checks", fmt.Sprint(per))
 	b.ResetTimer()
-	f(b)
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checks/s")
+	if workers == 1 {
+		f(b)
+	} else {
+		var wg sync.WaitGroup
+		tbs := make([]*workerTB, workers)
+		for i := range tbs {
+			tbs[i] = &workerTB{TB: b}
+			wg.Add(1)
+			go func(t *workerTB) {
+				defer wg.Done()
+				f(t)
+			}(tbs[i])
+		}
+		wg.Wait()
+		b.StopTimer()
+		for _, t := range tbs {
+			if t.failed {
+				b.Fatalf("a worker's checks failed: %s", t.msg)
+			}
+		}
+	}
+	b.ReportMetric(float64(per*workers)/b.Elapsed().Seconds(), "checks/s")
 }
+
+// workerTB lets a contract run on a goroutine other than the benchmark's:
+// a failure is recorded and ends that goroutine (Goexit runs its defers),
+// and the benchmark reports it once every worker has stopped.
+type workerTB struct {
+	properties.TB
+	mu     sync.Mutex
+	failed bool
+	msg    string
+}
+
+func (t *workerTB) Errorf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failed = true
+	if t.msg == "" {
+		t.msg = fmt.Sprintf(format, args...)
+	}
+}
+
+func (t *workerTB) Fatalf(format string, args ...any) {
+	t.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+func (t *workerTB) Fatal(args ...any) { t.Fatalf("%s", fmt.Sprint(args...)) }
+func (t *workerTB) Error(args ...any) { t.Errorf("%s", fmt.Sprint(args...)) }
+func (t *workerTB) FailNow()          { t.Fatalf("FailNow") }
+func (t *workerTB) Fail()             { t.Errorf("Fail") }
+func (t *workerTB) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failed
+}
+func (t *workerTB) SkipNow()                         { runtime.Goexit() }
+func (t *workerTB) Skipf(format string, args ...any) { runtime.Goexit() }
+func (t *workerTB) Skip(args ...any)                 { runtime.Goexit() }

@@ -56,11 +56,14 @@ $(KPTX)/MANIFEST: $(PTX) $(CU) $(CUH) Makefile
 # ---------------------------------------------------------------------------
 # gpu-bin: test binaries for the GPU machine, which has no Go: one
 # bin/<last path element>.test per package of GPU_PKGS that exists, built with
-# -tags cuda (cudart/gpu registers the "gpu" backend). cudart/gpu dlopens
-# libcuda at run time, so the build needs only cuda.h — from /usr/local/cuda
-# when present, else the Debian toolkit's /usr/include — and the binaries
-# depend on libc alone. CGO_LDFLAGS points at the toolkit's libcuda stub for
-# any package that links libcuda itself. Run one there as
+# -tags cuda (cudart/gpu registers the "gpu" backend, built over
+# gorgonia.org/cu). The build needs cuda.h — from /usr/local/cuda when
+# present, else the Debian toolkit's /usr/include — and links -lcuda against
+# the toolkit's stub libcuda.so (GPU_CGO_LDFLAGS: the stubs directory comes
+# first), so no driver is needed to build. The binaries then need the
+# driver's libcuda.so.1 at load time (the dynamic loader refuses to start
+# them without it); a machine that has it but no usable GPU still runs them:
+# the GPU tests skip and the property tests use the emulator. Run one there as
 #   PTXPROP_REQUIRE_GPU=1 ./bin/gpu.test -test.v
 # (PTXPROP_REQUIRE_GPU turns "no device" from a skip into a failure).
 GPU_PKGS ?= ./cudart/gpu ./kernels ./properties ./falsify
@@ -69,7 +72,7 @@ GPU_CGO_CFLAGS  ?= -I/usr/local/cuda/include
 GPU_CGO_LDFLAGS ?= -L/usr/local/cuda/lib64/stubs -L/usr/local/cuda/lib64
 else
 GPU_CGO_CFLAGS  ?= -I/usr/include
-GPU_CGO_LDFLAGS ?= -L/usr/lib/x86_64-linux-gnu
+GPU_CGO_LDFLAGS ?= -L/usr/lib/x86_64-linux-gnu/stubs
 endif
 
 .PHONY: gpu-bin

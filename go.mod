@@ -5,7 +5,12 @@ go 1.26
 require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	gonum.org/v1/gonum v0.17.0
+	gorgonia.org/cu v0.9.6
 	pgregory.net/rapid v1.3.0
 )
 
-require golang.org/x/text v0.23.0 // indirect
+require (
+	github.com/google/uuid v1.1.1 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	golang.org/x/text v0.23.0 // indirect
+)

@@ -3,65 +3,82 @@
 // Package gpu is ptxprop's GPU backend: a cudart.Backend and cudart.Timer
 // over the CUDA driver API. It is built only with the build tag cuda and
 // registers itself as "gpu" with cudart.Register in its init; registering
-// touches no hardware and loads no library.
+// touches no hardware. (The driver itself is loaded with the program and
+// initialised by gorgonia.org/cu's init, which cannot fail the program: see
+// below.)
 //
-// # Why not gorgonia.org/cu, and what is used instead
+// # Over gorgonia.org/cu
 //
-// The brief asked for gorgonia.org/cu. Its design is kept — one goroutine
-// locked to an OS thread owns the context and serves closures (cu's Ctx) —
-// but the package itself is not imported, because importing it is unsound
-// for a library that must report "no device" as an error:
+// The driver calls go through gorgonia.org/cu v0.9.6, by its package-level
+// API only (driver.go: cu.GetDevice, Device.MakeContext, LoadDataEx with the
+// JIT log options, Module.Function, MemAlloc, MemcpyHtoD, Function.Launch,
+// Synchronize, MakeEvent, Event.Elapsed, …), called from the package's own
+// context thread. cu's Ctx is not used: it keeps errors in a field that the
+// next call overwrites and panics when context creation fails. cu's own
+// design — one goroutine locked to an OS thread owns the context and serves
+// closures — is kept and hardened (see Thread model). Every cu error is its
+// cuResult, an int holding the CUresult; resultOf turns it into this
+// package's Result.
 //
-//   - cu's package init calls cuInit and, when that fails, prints a message
-//     and calls os.Exit(1) (cu.go, v0.9.6). cuInit fails with
-//     CUDA_ERROR_NO_DEVICE on any machine that has the driver but no usable
-//     GPU — a CI node, a container without the device, or simply
-//     CUDA_VISIBLE_DEVICES="". Checked on the build machine (driver 535, no
-//     GPU): a program that only blank-imports gorgonia.org/cu exits with
-//     status 1 before main runs. The init runs whenever any file of the
-//     program imports the package, so no factory could ever return
-//     cudart.ErrNoDevice, and a property test binary built with -tags cuda
-//     could not fall back to the emulator. Its sub-packages (nvrtc, blas,
-//     dnn) offer nothing this backend needs.
-//   - It links libcuda (#cgo LDFLAGS: -lcuda), so a binary built with it does
-//     not even start where libcuda.so.1 is absent.
-//   - Where it would be used it is weakest: Ctx.LaunchKernel and friends
-//     store the error in a field that the next call overwrites; both launch
-//     paths copy every parameter as 8 bytes read through the caller's pointer
-//     (an over-read for a 4-byte value); NewContext panics when cuCtxCreate
-//     fails; Ctx.Close destroys the context from whichever thread calls it
-//     and closes the work channel, so a concurrent Do panics.
+// Where cu falls short, a few lines of C fill in:
 //
-// Instead driver.go is a thin cgo layer over cuda.h: it dlopens libcuda.so.1
-// on the first Open, resolves the ~27 entry points it uses by their
-// versioned names (cuCtxCreate_v2, cuMemAlloc_v2, …, the ABI of the CUDA
-// 11.8 header it is compiled against, which later drivers keep exporting),
-// and wraps each in a Go function returning the raw CUresult. Only cuda.h is
-// needed to build (no -lcuda, no stub); the binary depends on libc alone. A
-// missing library, a failed cuInit, no device, or a failed context creation
-// are all errors wrapping cudart.ErrNoDevice. Nothing in this package exits
-// the process or panics on a runtime failure. The one remaining way to lose
-// the process is a broken driver crashing inside a driver call.
+//   - cu's Function.Launch copies 8 bytes through every kernelParams pointer,
+//     whatever the parameter's size. Each parameter is therefore given its
+//     own zeroed 8-byte slot holding its little-endian bytes at the start
+//     (paramSlots), so nothing is over-read and the driver receives exactly
+//     the parameter's bytes; parameters are 1 to 8 bytes (cudart.Backend's
+//     contract), a larger one is refused with cudart.ErrInvalid.
+//   - cu has no cuFuncSetAttribute (the dynamic shared memory opt-in) and no
+//     cuGetErrorName/cuGetErrorString: they are called directly, as cu links
+//     libcuda anyway. cuFuncGetParamInfo (CUDA 12.4+ drivers; absent from the
+//     CUDA 11.8 header) is looked up with dlsym in the libcuda already loaded
+//     and used only when present. Both function calls need the CUfunction in
+//     cu.Function's unexported field; a compile-time size check guards the
+//     read.
+//
+// # cu's init, and why a binary built with it still runs without a GPU
+//
+// cu's package init calls cuInit and, when that fails, prints a message and
+// calls os.Exit(1) — before main, in every program that links cu, on every
+// machine with the driver library but no usable device (a CI node, a
+// container without the device, CUDA_VISIBLE_DEVICES=""). A library that must
+// report "no device" as an error, and test binaries that must fall back to
+// the emulator, cannot allow that. So this package defines cuInit itself
+// (cuinit.go), with hidden visibility: linked into the same executable as
+// cu's C code, the definition binds cu's call (an object's definition wins
+// over a shared library's at link time, with the external and the Go
+// internal linker alike) without being exported to libcuda or any other
+// library. It calls the driver's cuInit (found with dlsym(RTLD_NEXT)),
+// records the result and returns CUDA_SUCCESS, so cu's init returns and the
+// process lives. Open reports a recorded failure as an error wrapping
+// cudart.ErrNoDevice and the driver's code, e.g. "cudart: open gpu: no
+// device: cuInit (called by gorgonia.org/cu's init): CUDA_ERROR_NO_DEVICE
+// (100): no CUDA-capable device is detected". TestInitInterposed checks that
+// cu's call went through the interposer, TestNoDevice that Open then fails
+// cleanly; both need no GPU. Nothing in this package exits the process or
+// panics on a runtime failure; the remaining ways to lose the process are a
+// missing libcuda.so.1 at start (below) and a broken driver crashing inside
+// a driver call.
 //
 // # Thread model
 //
-// Open creates the context with cuCtxCreate (not the device's primary
-// context: each Backend owns its modules, allocations and lifetime, and Close
-// destroys exactly what it made) on a goroutine that has called
-// runtime.LockOSThread and never unlocks it. Every driver call that needs the context runs on that
-// goroutine: the public methods send a closure and a private reply channel
-// to it (do) and wait for that reply, so every call gets its own error and
-// any number of goroutines may call at once; calls are served one at a time
-// in arrival order. Close stops the loop and destroys the context on that
+// Open creates the context with cuCtxCreate (cu's Device.MakeContext; not
+// the device's primary context: each Backend owns its modules, allocations
+// and lifetime, and Close destroys exactly what it made) on a goroutine that
+// has called runtime.LockOSThread and never unlocks it. Every driver call
+// that needs the context runs on that goroutine: the public methods send a
+// closure and a private reply channel to it (do) and wait for that reply, so
+// every call gets its own error and any number of goroutines may call at
+// once; calls are served one at a time in arrival order. Close stops the loop and destroys the context on that
 // thread; as the goroutine ends still locked, the runtime discards the
 // thread with its context binding.
 //
 // # Launches
 //
-// Launch marshals the cudart wrapper's parameters, each at its real size,
-// into one C allocation (an array of pointers to 8-byte-aligned slots), calls
-// cuLaunchKernel on the legacy default stream, and waits with
-// cuCtxSynchronize, so the launch that faulted reports the fault. Where the
+// Launch puts each of the cudart wrapper's parameters (1 to 8 bytes) in its
+// own 8-byte slot, launches with cu's Function.Launch (cuLaunchKernel) on the
+// legacy default stream, and waits with cuCtxSynchronize, so the launch that
+// faulted reports the fault. Where the
 // driver has cuFuncGetParamInfo (CUDA 12.4+ drivers) the parameter count and
 // every size are checked against the kernel's signature first. Dynamic
 // shared memory is opted into on demand. Elapsed records a CUDA event, runs
@@ -115,10 +132,24 @@
 // read plus bytes written per second. Properties has the rest (memory, L2,
 // shared memory limits, library path, the header version compiled against).
 //
-// # Building
+// # Building and linking
 //
 // cgo needs cuda.h: the #cgo directives look in /usr/local/cuda/include, and
 // the compiler's default paths find the Debian toolkit's /usr/include/cuda.h;
-// set CGO_CFLAGS=-I… for any other place (make gpu-bin does). -ldl is the only
-// library linked.
+// set CGO_CFLAGS=-I… for any other place (make gpu-bin does). It is built
+// and tested against the CUDA 11.8 header (Debian's), whose macros bind cu's
+// calls to versioned entry points (cuCtxCreate_v2, cuMemAlloc_v2, …) that
+// later drivers keep exporting; cu v0.9.6 predates CUDA 12, and building it
+// against a newer header is untried.
+//
+// cu links -lcuda, so a binary built with this package records libcuda.so.1
+// as needed and the dynamic loader refuses to start it where no driver
+// library is installed at all; where the library is present but no GPU is
+// usable it starts, and Open fails as described above. Linking needs a
+// libcuda.so: the toolkit's stub (…/lib64/stubs or
+// /usr/lib/x86_64-linux-gnu/stubs, both searched by the #cgo directives,
+// and what make gpu-bin links against) serves, since it carries the same
+// soname; no driver is needed to build. Nothing else of ptxprop imports cu:
+// without the cuda tag no file of this package is built, and nothing needs
+// cuda.h or libcuda.
 package gpu

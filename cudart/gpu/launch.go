@@ -13,9 +13,10 @@ import (
 
 // Launch runs entry of m with params, each passed to cuLaunchKernel at its
 // own size (1 to 8 bytes, as cudart.Backend specifies; gorgonia.org/cu's
-// launch cannot pass larger ones, see launchKernel), and waits for the kernel to complete (cuCtxSynchronize), so a
-// kernel fault is reported by the launch that caused it. During Elapsed the
-// wait is skipped and the launch is only queued.
+// launch cannot pass larger ones, see launchKernel), and waits for the kernel
+// to complete (cuCtxSynchronize), so a kernel fault is reported by the launch
+// that caused it. During Elapsed the wait is skipped and the launch is only
+// queued.
 //
 // When the driver reports kernel parameter sizes (cuFuncGetParamInfo, CUDA
 // 12.4+ drivers), a params list that does not match the kernel's signature in

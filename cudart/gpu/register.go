@@ -4,8 +4,9 @@ package gpu
 
 import "github.com/ptxprop/ptxprop/cudart"
 
-// init registers the backend as "gpu". Registration touches no hardware and
-// loads no library: libcuda is opened by the first Open.
+// init registers the backend as "gpu". Registration touches no hardware:
+// the first Open creates a context. (libcuda is loaded with the program and
+// cuInit already ran in gorgonia.org/cu's init; see cuinit.go.)
 func init() {
 	cudart.Register("gpu", func() (cudart.Backend, error) {
 		b, err := Open(Config{})

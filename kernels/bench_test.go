@@ -5,8 +5,10 @@ package kernels
 // reports the bytes that must move (every input read once, every output
 // written once; scratch partials are overhead, not counted) per device
 // second as GB/s, and as a fraction of the device-to-device copy bandwidth
-// (xcopy, when the backend measured it). Launch is synchronous in cudart, so
-// the device time of small shapes includes the gap between launches.
+// (xcopy, when the backend measured it). The GPU backend's Elapsed queues the
+// timed launches behind a hold kernel, so the device time is that of the
+// kernels back to back, without the host's gaps between launches (which
+// would otherwise dominate the small shapes).
 //
 // RMSNormBwdWarp is the upstream design (one warp per row, a [rows][hidden]
 // partial dγ, then the column sum): the baseline every backward is shown

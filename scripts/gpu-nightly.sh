@@ -16,6 +16,7 @@ OUT=${OUT:-out/gpu}
 CHECKS=${CHECKS:-10000}
 DEADLINE=${DEADLINE:-0}         # e.g. 420s: write a partial report then
 MAX_ELEMENTS=${MAX_ELEMENTS:-0} # cap on one generated tensor (0: default)
+PROFILE=${PROFILE:-}            # set: write a CPU profile of the properties stage to $OUT/properties.cpu.prof
 mkdir -p "$OUT"
 OUTABS=$(cd "$OUT" && pwd)
 root=$(pwd)
@@ -38,7 +39,8 @@ for s in $stages; do
   edge) (cd kernels && run edge 300 ../bin/kernels.test -test.v) ;;
   bench) (cd kernels && PTXPROP_FMAD_PTX=$root/bin/ptx-fmad run bench 300 ../bin/kernels.test -test.run '^$' -test.bench . -test.benchtime 50x) ;;
   properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -backend=gpu \
-      -rapid.checks="$CHECKS" -deadline="$DEADLINE" -max-elements="$MAX_ELEMENTS" -report="$OUTABS/contract-report.json") ;;
+      -rapid.checks="$CHECKS" -deadline="$DEADLINE" -max-elements="$MAX_ELEMENTS" -report="$OUTABS/contract-report.json" \
+      ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"}) ;;
   throughput) (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
       -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json") ;;
   falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$OUTABS/contract-report.json") ;;

@@ -70,8 +70,9 @@ type Backend struct {
 	props     Properties
 
 	// Owned by the context thread.
-	dev cuDevice
-	ctx cuContext
+	dev  cuDevice
+	ctx  cuContext
+	hold *module // the hold kernel of Elapsed, loaded on first use
 }
 
 // fault is the first sticky fault (Result.Sticky) seen in this process. The
@@ -342,11 +343,15 @@ type function struct {
 // LoadModule JIT-compiles PTX text with cuModuleLoadDataEx. On failure the
 // error is a *JITError carrying the compiler's log.
 func (b *Backend) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
+	return b.loadModule(b.do, name, ptx)
+}
+
+func (b *Backend) loadModule(run runner, name string, ptx []byte) (cudart.ModuleHandle, error) {
 	if len(ptx) == 0 {
 		return nil, opErr("load", name, cudart.Errorf(cudart.ErrInvalid, "empty PTX"))
 	}
 	var m *module
-	err := b.do(func() error {
+	err := run(func() error {
 		if err := b.usable(); err != nil {
 			return err
 		}
@@ -378,12 +383,14 @@ func (b *Backend) module(h cudart.ModuleHandle) (*module, error) {
 
 // UnloadModule unloads a module. After a kernel fault it only forgets it:
 // the module goes with the context.
-func (b *Backend) UnloadModule(h cudart.ModuleHandle) error {
+func (b *Backend) UnloadModule(h cudart.ModuleHandle) error { return b.unloadModule(b.do, h) }
+
+func (b *Backend) unloadModule(run runner, h cudart.ModuleHandle) error {
 	m, err := b.module(h)
 	if err != nil {
 		return opErr("unload", "", err)
 	}
-	return opErr("unload", m.name, b.do(func() error {
+	return opErr("unload", m.name, run(func() error {
 		if m.unloaded {
 			return cudart.Errorf(cudart.ErrInvalid, "module already unloaded")
 		}
@@ -397,12 +404,14 @@ func (b *Backend) UnloadModule(h cudart.ModuleHandle) error {
 
 // Alloc allocates n bytes of device memory (cuMemAlloc aligns to at least
 // 256 bytes).
-func (b *Backend) Alloc(n int) (uint64, error) {
+func (b *Backend) Alloc(n int) (uint64, error) { return b.alloc(b.do, n) }
+
+func (b *Backend) alloc(run runner, n int) (uint64, error) {
 	if n <= 0 {
 		return 0, opErr("alloc", "", cudart.Errorf(cudart.ErrInvalid, "%d bytes", n))
 	}
 	var addr uint64
-	err := b.do(func() error {
+	err := run(func() error {
 		if err := b.usable(); err != nil {
 			return err
 		}
@@ -418,8 +427,10 @@ func (b *Backend) Alloc(n int) (uint64, error) {
 
 // Free releases an allocation. After a kernel fault it does nothing: the
 // memory goes with the context.
-func (b *Backend) Free(addr uint64) error {
-	return b.do(func() error {
+func (b *Backend) Free(addr uint64) error { return b.free(b.do, addr) }
+
+func (b *Backend) free(run runner, addr uint64) error {
+	return run(func() error {
 		if Fault() != nil {
 			return nil
 		}
@@ -429,11 +440,13 @@ func (b *Backend) Free(addr uint64) error {
 
 // CopyHtoD copies src to device address dst and returns once src may be
 // reused.
-func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
+func (b *Backend) CopyHtoD(dst uint64, src []byte) error { return b.copyHtoD(b.do, dst, src) }
+
+func (b *Backend) copyHtoD(run runner, dst uint64, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return b.do(func() error {
+	return run(func() error {
 		if err := b.usable(); err != nil {
 			return err
 		}
@@ -443,11 +456,13 @@ func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
 
 // CopyDtoH copies len(dst) bytes from device address src, after all work
 // queued before it (a pending kernel's fault is reported here).
-func (b *Backend) CopyDtoH(dst []byte, src uint64) error {
+func (b *Backend) CopyDtoH(dst []byte, src uint64) error { return b.copyDtoH(b.do, dst, src) }
+
+func (b *Backend) copyDtoH(run runner, dst []byte, src uint64) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	return b.do(func() error {
+	return run(func() error {
 		if err := b.usable(); err != nil {
 			return err
 		}

@@ -690,3 +690,62 @@ func TestJITDir(t *testing.T) {
 		}
 	}
 }
+
+// TestElapsedExcludesQueueGaps: launches queued slowly by the host are timed
+// back to back on the device (behind the hold kernel), not with the host's
+// gaps between them.
+func TestElapsedExcludesQueueGaps(t *testing.T) {
+	b := open(t, Config{})
+	m := load(t, b, "fill", fillPTX)
+	out, err := b.Alloc(4 * 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const iters, gap = 20, 300 * time.Microsecond
+	d, err := b.Elapsed(iters, func() error {
+		time.Sleep(gap)
+		return b.Launch(m, "fill", grid1(1024), [][]byte{u64(out), u32(1024), u32(0)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d small launches queued %v apart: device %v", iters, gap, d)
+	if d > iters*gap/4 {
+		t.Errorf("device time %v includes the host's gaps (%d × %v)", d, iters, gap)
+	}
+}
+
+// TestBatchFill: Fill32 through Batch, read back in the same hand-off; Close
+// is refused inside a batch.
+func TestBatchFill(t *testing.T) {
+	b := open(t, Config{})
+	addr, err := b.Alloc(4 * 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4*1000)
+	err = b.Batch(func(be cudart.Backend) error {
+		if err := be.(cudart.Filler).Fill32(addr, 1000, 0x7FC0BAD0); err != nil {
+			return err
+		}
+		if err := be.(cudart.Filler).Fill32(addr+4*10, 5, 7); err != nil {
+			return err
+		}
+		if err := be.Close(); !errors.Is(err, cudart.ErrInvalid) {
+			t.Errorf("Close inside Batch: %v", err)
+		}
+		return be.CopyDtoH(got, addr)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1000; i++ {
+		want := uint32(0x7FC0BAD0)
+		if i >= 10 && i < 15 {
+			want = 7
+		}
+		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want {
+			t.Fatalf("word %d = %#x, want %#x", i, v, want)
+		}
+	}
+}

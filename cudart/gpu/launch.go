@@ -3,6 +3,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -24,6 +25,10 @@ import (
 // Dynamic shared memory beyond the default per-block limit is opted into
 // (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) on demand.
 func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
+	return b.launch(b.do, h, entry, g, params)
+}
+
+func (b *Backend) launch(run runner, h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
 	m, err := b.module(h)
 	if err != nil {
 		return opErr("launch", entry, err)
@@ -37,7 +42,7 @@ func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry,
 		return opErr("launch", entry, cudart.Errorf(cudart.ErrInvalid, "bad geometry %v", g))
 	}
 	grid, block := dims(g.Grid), dims(g.Block)
-	return opErr("launch", entry, b.do(func() error {
+	return opErr("launch", entry, run(func() error {
 		if m.unloaded {
 			return cudart.Errorf(cudart.ErrInvalid, "module %s was unloaded", m.name)
 		}
@@ -152,19 +157,40 @@ func (f *function) checkParams(params [][]byte) error {
 	return nil
 }
 
-// Elapsed records a CUDA event, calls launch iters times — every Launch on
-// this backend only queues its kernel meanwhile, with no synchronisation —
-// then records a second event, waits for it once, and returns the device
-// time between the two events. A kernel fault during the loop is reported
-// when the second event is waited for. launch's own error stops the loop and
-// is returned as it is.
+// Elapsed returns the device time of iters calls of launch, measured with
+// CUDA events. The launches are only queued meanwhile (every Launch on this
+// backend skips its synchronisation), behind a hold kernel that spins on the
+// device's global timer, so the queue fills while the device waits and the
+// events time the kernels back to back, not the host's gaps between
+// launches (which, for a small kernel, are longer than the kernel). If
+// queueing took longer than the hold, the measurement is repeated with a
+// hold twice as long as the queueing took (up to three tries, holds of at
+// most 2 s). A kernel fault during the loop is reported when the stop event
+// is waited for. launch's own error stops the loop and is returned as it is.
 func (b *Backend) Elapsed(iters int, launch func() error) (time.Duration, error) {
 	if iters <= 0 {
 		return 0, opErr("elapsed", "", cudart.Errorf(cudart.ErrInvalid, "%d iterations", iters))
 	}
+	hold := 2 * time.Millisecond
+	for try := 0; ; try++ {
+		el, queued, err := b.elapsedOnce(iters, launch, hold)
+		if err != nil || queued < hold || try == 2 || hold >= 2*time.Second {
+			return el, err
+		}
+		hold = min(2*queued, 2*time.Second)
+	}
+}
+
+// elapsedOnce queues the hold, the start event, the launches and the stop
+// event, and returns the device time between the events and the host time
+// the queueing took.
+func (b *Backend) elapsedOnce(iters int, launch func() error, hold time.Duration) (time.Duration, time.Duration, error) {
 	var start, stop cuEvent
 	err := b.do(func() error {
 		if err := b.usable(); err != nil {
+			return err
+		}
+		if err := b.launchHold(hold); err != nil {
 			return err
 		}
 		var r Result
@@ -183,9 +209,11 @@ func (b *Backend) Elapsed(iters int, launch func() error) (time.Duration, error)
 		return nil
 	})
 	if err != nil {
-		return 0, opErr("elapsed", "", err)
+		return 0, 0, opErr("elapsed", "", err)
 	}
+	t0 := time.Now()
 	lerr := b.queue(iters, launch)
+	queued := time.Since(t0)
 	var ms float64
 	err = b.do(func() error {
 		defer func() {
@@ -207,12 +235,53 @@ func (b *Backend) Elapsed(iters int, launch func() error) (time.Duration, error)
 		return b.check("cuEventElapsedTime", r)
 	})
 	if lerr != nil {
-		return 0, lerr
+		return 0, queued, lerr
 	}
 	if err != nil {
-		return 0, opErr("elapsed", "", err)
+		return 0, queued, opErr("elapsed", "", err)
 	}
-	return time.Duration(ms * float64(time.Millisecond)), nil
+	return time.Duration(ms * float64(time.Millisecond)), queued, nil
+}
+
+// holdPTX is the hold kernel: one thread spinning until the device's global
+// timer (nanoseconds) has advanced by its parameter.
+const holdPTX = `.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry ptxprop_hold(.param .u64 ns)
+{
+	.reg .pred %p;
+	.reg .b64 %rd<5>;
+	ld.param.u64 %rd1, [ns];
+	mov.u64 %rd2, %globaltimer;
+	add.s64 %rd3, %rd2, %rd1;
+$L_spin:
+	mov.u64 %rd4, %globaltimer;
+	setp.lt.u64 %p, %rd4, %rd3;
+	@%p bra $L_spin;
+	ret;
+}
+`
+
+// launchHold queues the hold kernel for d, loading it on first use. It runs
+// on the context thread.
+func (b *Backend) launchHold(d time.Duration) error {
+	if b.hold == nil {
+		h, elog, ilog, r := moduleLoad([]byte(holdPTX))
+		if r != success {
+			_ = b.check("cuModuleLoadDataEx", r)
+			return &JITError{Code: r, Log: elog + ilog}
+		}
+		b.hold = &module{owner: b, name: "hold", h: h, funcs: map[string]*function{}}
+	}
+	f, err := b.function(b.hold, "ptxprop_hold")
+	if err != nil {
+		return err
+	}
+	ns := make([]byte, 8)
+	binary.LittleEndian.PutUint64(ns, uint64(d.Nanoseconds()))
+	return b.check("cuLaunchKernel(hold)", launchKernel(f.h, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, [][]byte{ns}))
 }
 
 // queue calls launch iters times with launches made asynchronous.

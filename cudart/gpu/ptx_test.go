@@ -238,7 +238,7 @@ func TestPTXAssembles(t *testing.T) {
 	dir := t.TempDir()
 	texts := map[string]string{
 		"echo": echoPTX, "fill": fillPTX, "addk": addkPTX, "spin": spinPTX, "store": storePTX,
-		"shm": shmPTX, "konst1": konstPTX(1111), "konst2": konstPTX(2222), "bad": badPTX,
+		"shm": shmPTX, "hold": holdPTX, "konst1": konstPTX(1111), "konst2": konstPTX(2222), "bad": badPTX,
 	}
 	for name, text := range texts {
 		f := filepath.Join(dir, name+".ptx")

@@ -1,0 +1,72 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"fmt"
+
+	"gorgonia.org/cu"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// runner runs a request: b.do hands it to the context thread; onThread's
+// methods, already there, run it directly.
+type runner func(func() error) error
+
+var (
+	_ cudart.Batcher = (*Backend)(nil)
+	_ cudart.Filler  = (*Backend)(nil)
+	_ cudart.Filler  = onThread{}
+)
+
+// Batch runs f on the context thread, once, with a cudart.Backend whose
+// methods run there directly: a Device's launch with its checks (fills,
+// snapshots, the kernel, guard and input reads) costs one hand-off between
+// threads instead of one per driver call. The Backend given to f is valid
+// only until f returns; its Close is refused.
+func (b *Backend) Batch(f func(cudart.Backend) error) error {
+	return b.do(func() error { return f(onThread{b}) })
+}
+
+// onThread is the Backend that Batch hands to its function.
+type onThread struct{ b *Backend }
+
+func direct(f func() error) error { return f() }
+
+func (t onThread) Info() cudart.Info { return t.b.info }
+func (t onThread) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
+	return t.b.loadModule(direct, name, ptx)
+}
+func (t onThread) UnloadModule(h cudart.ModuleHandle) error { return t.b.unloadModule(direct, h) }
+func (t onThread) Alloc(n int) (uint64, error)              { return t.b.alloc(direct, n) }
+func (t onThread) Free(addr uint64) error                   { return t.b.free(direct, addr) }
+func (t onThread) CopyHtoD(dst uint64, src []byte) error    { return t.b.copyHtoD(direct, dst, src) }
+func (t onThread) CopyDtoH(dst []byte, src uint64) error    { return t.b.copyDtoH(direct, dst, src) }
+func (t onThread) Fill32(addr uint64, words int, v uint32) error {
+	return t.b.fill32(direct, addr, words, v)
+}
+func (t onThread) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
+	return t.b.launch(direct, h, entry, g, params)
+}
+func (t onThread) Close() error {
+	return opErr("close", "gpu", cudart.Errorf(cudart.ErrInvalid, "Close inside Batch"))
+}
+
+// Fill32 sets words 32-bit words from addr to v with cuMemsetD32, with no
+// host copy: how a Device writes its canaries and poison.
+func (b *Backend) Fill32(addr uint64, words int, v uint32) error {
+	return b.fill32(b.do, addr, words, v)
+}
+
+func (b *Backend) fill32(run runner, addr uint64, words int, v uint32) error {
+	if words <= 0 {
+		return nil
+	}
+	return opErr("fill", "", run(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		return b.check(fmt.Sprintf("cuMemsetD32(%#x, %#x, %d words)", addr, v, words), resultOf(cu.MemsetD32(cu.DevicePtr(addr), v, int64(words))))
+	}))
+}

@@ -34,8 +34,13 @@ type Device interface {
 	Free(b Buffer) error
 	// Write copies a host slice ([]float32, []float64, []int32, []uint32,
 	// []int64, []uint64 matching b's kind, at most b.Len() long) into b.
+	// The slice may be reused as soon as Write returns; the copy to the
+	// device is made by the next call that reaches the backend (usually the
+	// launch that reads it), which reports its failure.
 	Write(dst Buffer, src any) error
-	// Read copies b's first len(dst) elements into a host slice.
+	// Read copies b's first len(dst) elements into a host slice. Contents
+	// the host already holds (written in full, or read back with the guard
+	// bands after the last launch that wrote b) come without a device call.
 	Read(dst any, src Buffer) error
 	// Launch runs entry of m and waits for it, then checks guard bands and
 	// inputs as Options say.
@@ -97,6 +102,9 @@ type buffer struct {
 	// checkedAt is the launch count when the guard bands were last found
 	// intact; Free need not look again if no launch has run since.
 	checkedAt int
+	// mirror is a host copy of the buffer's contents, valid until a launch
+	// may write it or a partial Write: Read serves it without a device call.
+	mirror []byte
 }
 
 type device struct {
@@ -142,11 +150,21 @@ func New(b Backend, opts Options) Device {
 	return &device{b: b, opts: opts, modules: map[string]Module{}, bufs: map[uint64]*buffer{}}
 }
 
+// lock takes the Device's lock, counting the time spent waiting for it.
+func (d *device) lock() {
+	if d.mu.TryLock() {
+		return
+	}
+	start := time.Now()
+	d.mu.Lock()
+	d.stats.LockWait += time.Since(start)
+}
+
 func (d *device) Info() Info       { return d.b.Info() }
 func (d *device) Backend() Backend { return d.b }
 
 func (d *device) Stats() Stats {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	s := d.stats
 	s.LiveBuffers = len(d.bufs)
@@ -154,13 +172,13 @@ func (d *device) Stats() Stats {
 }
 
 func (d *device) Options() Options {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	return d.opts
 }
 
 func (d *device) SetOptions(o Options) {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	if o.GuardBytes%256 != 0 {
 		o.GuardBytes += 256 - o.GuardBytes%256
@@ -185,7 +203,7 @@ func PTXHash(ptx []byte) string {
 }
 
 func (d *device) Load(name string, ptx []byte) (Module, error) {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	if err := d.usable("load", name); err != nil {
 		return Module{}, err
@@ -206,7 +224,7 @@ func (d *device) Load(name string, ptx []byte) (Module, error) {
 }
 
 func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	if err := d.usable("alloc", ""); err != nil {
 		return Buffer{}, err
@@ -251,9 +269,9 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	return buf.Buffer, nil
 }
 
-// pending is a fill of device memory not yet made: a 32-bit pattern, or
-// bytes to copy where the pattern is wider (float64 canaries) or the backend
-// cannot fill.
+// pending is a store to device memory not yet made: a 32-bit pattern, or
+// bytes to copy (a Write's data; a pattern that is wider, float64 canaries,
+// or that the backend cannot fill).
 type pending struct {
 	addr  uint64
 	words int
@@ -281,6 +299,16 @@ func (d *device) fill(addr uint64, n int, kind Kind, canary bool) {
 // calls, after making the pending fills. Callers hold d.mu; f must not touch
 // the device's state (under the watchdog it may outlive the call).
 func (d *device) exec(f func(Backend) error) error {
+	start := time.Now()
+	err := d.handoff(f)()
+	d.stats.Handoffs++
+	d.stats.Busy += time.Since(start)
+	return err
+}
+
+// handoff returns the call exec makes, taking the pending fills with it: the
+// watchdog runs it on another goroutine, which must not touch the device.
+func (d *device) handoff(f func(Backend) error) func() error {
 	fills := d.fills
 	d.fills = nil
 	run := func(b Backend) error {
@@ -305,9 +333,9 @@ func (d *device) exec(f func(Backend) error) error {
 		return f(b)
 	}
 	if bb, ok := d.b.(Batcher); ok {
-		return bb.Batch(run)
+		return func() error { return bb.Batch(run) }
 	}
-	return run(d.b)
+	return func() error { return run(d.b) }
 }
 
 // pattern fills b with the canary (guard) or poison pattern for kind.
@@ -352,7 +380,7 @@ func (d *device) lookup(op string, b Buffer) (*buffer, error) {
 }
 
 func (d *device) Free(b Buffer) error {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	buf, err := d.lookup("free", b)
 	if err != nil {
@@ -424,7 +452,7 @@ func asBytes[T any](s []T) []byte {
 var shadowSeed = maphash.MakeSeed()
 
 func (d *device) Write(dst Buffer, src any) error {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	buf, err := d.lookup("write", dst)
 	if err != nil {
@@ -437,18 +465,18 @@ func (d *device) Write(dst Buffer, src any) error {
 	if kind != dst.kind || n > dst.n {
 		return &Error{Op: "write", Name: dst.String(), Err: Errorf(ErrInvalid, "%d %v elements into %v", n, kind, dst)}
 	}
-	buf.shadowOK = false
-	if err := d.exec(func(b Backend) error { return b.CopyHtoD(buf.addr, raw) }); err != nil {
-		return wrap("write", dst.String(), err)
-	}
+	buf.shadowOK, buf.mirror = false, nil
+	data := bytes.Clone(raw)
+	d.fills = append(d.fills, pending{addr: buf.addr, raw: data})
 	if n == dst.n {
-		buf.shadow, buf.shadowOK = maphash.Bytes(shadowSeed, raw), true
+		buf.shadow, buf.shadowOK = maphash.Bytes(shadowSeed, data), true
+		buf.mirror = data
 	}
 	return nil
 }
 
 func (d *device) Read(dst any, src Buffer) error {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	buf, err := d.lookup("read", src)
 	if err != nil {
@@ -460,6 +488,10 @@ func (d *device) Read(dst any, src Buffer) error {
 	}
 	if kind != src.kind || n > src.n {
 		return &Error{Op: "read", Name: src.String(), Err: Errorf(ErrInvalid, "%d %v elements from %v", n, kind, src)}
+	}
+	if buf.mirror != nil {
+		copy(raw, buf.mirror)
+		return nil
 	}
 	return wrap("read", src.String(), d.exec(func(b Backend) error { return b.CopyDtoH(raw, buf.addr) }))
 }
@@ -511,7 +543,7 @@ type launchBuf struct {
 }
 
 func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) error {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	if err := d.usable("launch", entry); err != nil {
 		return err
@@ -547,7 +579,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 	for _, lb := range lbs {
 		switch {
 		case lb.role != RoleIn:
-			lb.shadowOK = false
+			lb.shadowOK, lb.mirror = false, nil
 			if lb.role == RoleOut && opts.Poison {
 				d.fill(lb.addr, lb.bytes, lb.kind, false)
 			}
@@ -595,6 +627,9 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		}
 		if opts.CheckGuards {
 			lb.checkedAt = d.stats.Launches
+		}
+		if lb.role != RoleIn && lb.now != nil {
+			lb.mirror = lb.now
 		}
 	}
 	if !opts.VerifyInputs {
@@ -660,12 +695,16 @@ func (d *device) run(entry string, g Geometry, f func(Backend) error) error {
 	if d.opts.Watchdog <= 0 {
 		return d.exec(f)
 	}
+	start := time.Now()
+	call := d.handoff(f)
 	done := make(chan error, 1)
-	go func() { done <- d.exec(f) }()
+	go func() { done <- call() }()
 	t := time.NewTimer(d.opts.Watchdog)
 	defer t.Stop()
 	select {
 	case err := <-done:
+		d.stats.Handoffs++
+		d.stats.Busy += time.Since(start)
 		return err
 	case <-t.C:
 	}
@@ -708,7 +747,7 @@ func guardError(buf *buffer, before, after []byte) error {
 }
 
 func (d *device) WriteCounts(b Buffer) ([]uint32, error) {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	buf, err := d.lookup("write-counts", b)
 	if err != nil {
@@ -736,7 +775,7 @@ func (d *device) Elapsed(iters int, launch func() error) (time.Duration, error) 
 }
 
 func (d *device) Close() error {
-	d.mu.Lock()
+	d.lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil

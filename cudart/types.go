@@ -1,5 +1,7 @@
 package cudart
 
+import "time"
+
 import (
 	"fmt"
 	"math"
@@ -185,4 +187,11 @@ type Stats struct {
 	Launches    int
 	Allocs      int
 	LiveBuffers int
+	// Handoffs counts the calls that reached the backend (one hand-off to
+	// its thread each where the backend batches); Busy is the wall time spent
+	// in them, the device's serial part; LockWait is the time callers waited
+	// for the Device while another call held it.
+	Handoffs int
+	Busy     time.Duration
+	LockWait time.Duration
 }

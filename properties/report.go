@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -180,6 +181,10 @@ func StartDeadline(w io.Writer, start time.Time) {
 			fmt.Fprintln(w, "ptxprop:", err)
 		}
 		fmt.Fprintf(w, "ptxprop: deadline %v reached; partial contract report written to %s\n", *DeadlineFlag, path)
+		if d, err := Device(); err == nil {
+			fmt.Fprintln(w, "ptxprop:", DeviceLoad(d.Stats(), time.Since(start)))
+		}
+		pprof.StopCPUProfile() // -test.cpuprofile: flush what was sampled before exiting
 		os.Exit(1)
 	})
 }
@@ -205,5 +210,21 @@ func Finish(w io.Writer, start time.Time) error {
 		return err
 	}
 	fmt.Fprintf(w, "ptxprop: contract report written to %s\n", path)
+	if d, err := Device(); err == nil {
+		fmt.Fprintln(w, "ptxprop:", DeviceLoad(d.Stats(), time.Since(start)))
+	}
 	return nil
+}
+
+// DeviceLoad describes how busy a device was over wall: its launches and
+// hand-offs, the share of the wall time it spent in calls (the serial part of
+// a run), and how long callers waited for it.
+func DeviceLoad(s cudart.Stats, wall time.Duration) string {
+	per := time.Duration(0)
+	if s.Handoffs > 0 {
+		per = s.Busy / time.Duration(s.Handoffs)
+	}
+	return fmt.Sprintf("device: %d launches, %d calls (%v each), busy %v = %.0f%% of %v, callers waited %v for it",
+		s.Launches, s.Handoffs, per.Round(time.Microsecond), s.Busy.Round(time.Millisecond),
+		100*s.Busy.Seconds()/wall.Seconds(), wall.Round(time.Millisecond), s.LockWait.Round(time.Millisecond))
 }

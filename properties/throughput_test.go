@@ -51,6 +51,11 @@ func run(b *testing.B, workers int, f func(properties.TB)) {
 	f(b) // warm up: module load, first allocations
 	per := (b.N + workers - 1) / workers
 	flag.Set("rapid.checks", fmt.Sprint(per))
+	dev, err := properties.Device()
+	if err != nil {
+		b.Fatal(err)
+	}
+	before := dev.Stats()
 	b.ResetTimer()
 	if workers == 1 {
 		f(b)
@@ -73,7 +78,12 @@ func run(b *testing.B, workers int, f func(properties.TB)) {
 			}
 		}
 	}
-	b.ReportMetric(float64(per*workers)/b.Elapsed().Seconds(), "checks/s")
+	n := float64(per * workers)
+	b.ReportMetric(n/b.Elapsed().Seconds(), "checks/s")
+	after := dev.Stats()
+	b.ReportMetric(float64(after.Handoffs-before.Handoffs)/n, "dev-calls/check")
+	b.ReportMetric((after.Busy-before.Busy).Seconds()*1e6/n, "dev-busy-µs/check")
+	b.ReportMetric((after.LockWait-before.LockWait).Seconds()*1e6/n, "dev-wait-µs/check")
 }
 
 // workerTB lets a contract run on a goroutine other than the benchmark's:

@@ -257,9 +257,8 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	}
 	// The canaries and the poison are written by the next call that reaches
 	// the backend, before anything else it does.
-	d.fill(base, g, kind, true)
+	d.fill(base, nb+2*g, kind, true)
 	d.fill(buf.addr, nb, kind, false)
-	d.fill(buf.addr+uint64(nb), g, kind, true)
 	if p, ok := d.b.(Protector); ok && g > 0 {
 		p.Protect(base, g, "guard band before "+buf.Buffer.String())
 		p.Protect(buf.addr+uint64(nb), g, "guard band after "+buf.Buffer.String())
@@ -293,6 +292,36 @@ func (d *device) fill(addr uint64, n int, kind Kind, canary bool) {
 	raw := make([]byte, n)
 	pattern(raw, kind, canary)
 	d.fills = append(d.fills, pending{addr: addr, raw: raw})
+}
+
+// poisonPending reports whether buf's poison is queued and nothing queued
+// after it stores into buf.
+func (d *device) poisonPending(buf *buffer) bool {
+	for i := len(d.fills) - 1; i >= 0; i-- {
+		p := d.fills[i]
+		if p.addr == buf.addr && p.raw == nil && 4*p.words == buf.bytes {
+			return true
+		}
+		if p.addr < buf.addr+uint64(buf.bytes) && buf.addr < p.addr+uint64(max(4*p.words, len(p.raw))) {
+			return false
+		}
+	}
+	return false
+}
+
+// dropPoison removes buf's queued poison when buf is about to be written in
+// full and nothing queued after the poison stores into buf.
+func (d *device) dropPoison(buf *buffer) {
+	for i := len(d.fills) - 1; i >= 0; i-- {
+		p := d.fills[i]
+		if p.addr == buf.addr && p.raw == nil && 4*p.words == buf.bytes {
+			d.fills = append(d.fills[:i], d.fills[i+1:]...)
+			return
+		}
+		if p.addr < buf.addr+uint64(buf.bytes) && buf.addr < p.addr+uint64(max(4*p.words, len(p.raw))) {
+			return
+		}
+	}
 }
 
 // exec runs f against the backend in one hand-off where the backend batches
@@ -466,6 +495,9 @@ func (d *device) Write(dst Buffer, src any) error {
 		return &Error{Op: "write", Name: dst.String(), Err: Errorf(ErrInvalid, "%d %v elements into %v", n, kind, dst)}
 	}
 	buf.shadowOK, buf.mirror = false, nil
+	if n == dst.n {
+		d.dropPoison(buf) // overwritten in full
+	}
 	data := bytes.Clone(raw)
 	d.fills = append(d.fills, pending{addr: buf.addr, raw: data})
 	if n == dst.n {
@@ -580,7 +612,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		switch {
 		case lb.role != RoleIn:
 			lb.shadowOK, lb.mirror = false, nil
-			if lb.role == RoleOut && opts.Poison {
+			if lb.role == RoleOut && opts.Poison && !d.poisonPending(lb.buffer) {
 				d.fill(lb.addr, lb.bytes, lb.kind, false)
 			}
 		case opts.VerifyInputs && !lb.shadowOK:

@@ -8,6 +8,8 @@
 #   bench       kernel bandwidth benchmarks, and -fmad=false vs -fmad=true (bin/ptx-fmad)
 #   properties  every prediction at CHECKS (default 10000) checks; parity with the emulator
 #   throughput  fixed-shape value/gradient checks per second (compare scripts/torch_baseline.py)
+#   soak        the soundness run: every prediction at SOAK_CHECKS (default 100000) checks, tensors
+#               capped at SOAK_MAX_ELEMENTS (default 4096) elements; report in $OUT/soak-report.json
 #   falsify     the mutation analysis on the GPU
 #   torch       the torch baseline, if torch is installed
 set -uo pipefail
@@ -16,6 +18,8 @@ OUT=${OUT:-out/gpu}
 CHECKS=${CHECKS:-10000}
 DEADLINE=${DEADLINE:-0}         # e.g. 420s: write a partial report then
 MAX_ELEMENTS=${MAX_ELEMENTS:-0} # cap on one generated tensor (0: default)
+SOAK_CHECKS=${SOAK_CHECKS:-100000}
+SOAK_MAX_ELEMENTS=${SOAK_MAX_ELEMENTS:-4096}
 PROFILE=${PROFILE:-}            # set: write a CPU profile of the properties stage to $OUT/properties.cpu.prof
 mkdir -p "$OUT"
 OUTABS=$(cd "$OUT" && pwd)
@@ -38,11 +42,13 @@ for s in $stages; do
   unit) run unit 120 bin/gpu.test -test.v ;;
   edge) (cd kernels && run edge 300 ../bin/kernels.test -test.v) ;;
   bench) (cd kernels && PTXPROP_FMAD_PTX=$root/bin/ptx-fmad run bench 300 ../bin/kernels.test -test.run '^$' -test.bench . -test.benchtime 50x) ;;
-  properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -backend=gpu \
+  properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -test.parallel 32 -backend=gpu \
       -rapid.checks="$CHECKS" -deadline="$DEADLINE" -max-elements="$MAX_ELEMENTS" -report="$OUTABS/contract-report.json" \
       ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"}) ;;
   throughput) (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
       -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json") ;;
+  soak) (cd properties && run soak 3600 ../bin/properties.test -test.v -test.timeout 60m -test.parallel 32 -backend=gpu \
+      -rapid.checks="$SOAK_CHECKS" -deadline="$DEADLINE" -max-elements="$SOAK_MAX_ELEMENTS" -report="$OUTABS/soak-report.json") ;;
   falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$OUTABS/contract-report.json") ;;
   torch) python3 -c 'import torch' 2>/dev/null && run torch 120 python3 scripts/torch_baseline.py --seconds 5 ;;
   *) echo "unknown stage $s"; status=2 ;;

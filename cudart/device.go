@@ -636,8 +636,12 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		}
 		for _, lb := range lbs {
 			if opts.CheckGuards {
+				// Inputs to verify and outputs up to mirrorMax come back
+				// whole, guard bands included: one copy serves both checks,
+				// or the check and the Read that usually follows.
+				whole := lb.role == RoleIn && opts.VerifyInputs || lb.role != RoleIn && lb.bytes <= mirrorMax
 				var err error
-				if lb.now, lb.gerr, err = readGuarded(b, lb.buffer); err != nil {
+				if lb.now, lb.gerr, err = readGuarded(b, lb.buffer, whole); err != nil {
 					return err
 				}
 			}
@@ -685,18 +689,22 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 	return nil
 }
 
-// smallBuffer is the size under which a buffer and its guard bands come back
-// in one copy.
-const smallBuffer = 64 << 10
+// smallBuffer is the size under which a buffer and its guard bands always
+// come back in one copy; mirrorMax the largest output read back whole after
+// a launch (and kept for Read).
+const (
+	smallBuffer = 64 << 10
+	mirrorMax   = 1 << 20
+)
 
-// readGuarded checks buf's guard bands and, for a small buffer, returns its
-// contents read in the same copy (nil otherwise). A damaged guard band is
-// gerr; err is a failure to read.
-func readGuarded(b Backend, buf *buffer) (body []byte, gerr, err error) {
+// readGuarded checks buf's guard bands and, for a small buffer or when whole
+// is set, returns its contents read in the same copy (nil otherwise). A
+// damaged guard band is gerr; err is a failure to read.
+func readGuarded(b Backend, buf *buffer, whole bool) (body []byte, gerr, err error) {
 	if buf.guard == 0 {
 		return nil, nil, nil
 	}
-	if buf.bytes+2*buf.guard > smallBuffer {
+	if !whole && buf.bytes+2*buf.guard > smallBuffer {
 		before, after := make([]byte, buf.guard), make([]byte, buf.guard)
 		if err := b.CopyDtoH(before, buf.base); err != nil {
 			return nil, nil, err
@@ -755,7 +763,7 @@ func (d *device) run(entry string, g Geometry, f func(Backend) error) error {
 
 // checkGuards reads buf's guard bands and reports the first damage.
 func checkGuards(b Backend, buf *buffer) error {
-	_, gerr, err := readGuarded(b, buf)
+	_, gerr, err := readGuarded(b, buf, false)
 	if err != nil {
 		return err
 	}

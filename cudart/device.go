@@ -124,6 +124,12 @@ type device struct {
 	// fills are canaries and poison not yet written: the next call that
 	// reaches the backend makes them first.
 	fills []pending
+	// devCheck: large buffers are checked on the device (verify.go), with
+	// the verify module and an arena for its table and input snapshots.
+	devCheck  bool
+	verify    ModuleHandle
+	arena     uint64
+	arenaSize int
 }
 
 // maxPoolBytes bounds the memory a Device keeps for reuse.
@@ -147,7 +153,9 @@ func New(b Backend, opts Options) Device {
 	if opts.GuardBytes%256 != 0 {
 		opts.GuardBytes += 256 - opts.GuardBytes%256
 	}
-	return &device{b: b, opts: opts, modules: map[string]Module{}, bufs: map[uint64]*buffer{}}
+	_, traps := b.(Protector)
+	_, copies := b.(DeviceCopier)
+	return &device{b: b, opts: opts, modules: map[string]Module{}, bufs: map[uint64]*buffer{}, devCheck: copies && !traps}
 }
 
 // lock takes the Device's lock, counting the time spent waiting for it.
@@ -572,6 +580,11 @@ type launchBuf struct {
 	snap []byte // an input's contents before the launch, where no shadow hash is known (allocated before)
 	now  []byte // after the launch: a small buffer's contents (read with its guard bands) or an input's
 	gerr error  // its guard bands after the launch
+	// Checked on the device: the guard bands (devGuards) and, for an input,
+	// the contents against a snapshot at snapAt in the arena (devInput).
+	devGuards, devInput bool
+	snapAt              uint64
+	inErr               error
 }
 
 func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) error {
@@ -615,16 +628,26 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			if lb.role == RoleOut && opts.Poison && !d.poisonPending(lb.buffer) {
 				d.fill(lb.addr, lb.bytes, lb.kind, false)
 			}
-		case opts.VerifyInputs && !lb.shadowOK:
+		case opts.VerifyInputs && !lb.shadowOK && !d.largeInput(lb):
 			lb.snap = make([]byte, lb.bytes)
 		}
 	}
+	comps, err := d.comparisons(lbs, opts)
+	if err != nil {
+		return wrap("launch", entry, err)
+	}
+	verifyMod, arena := d.verify, d.arena
 	d.stats.Launches++
 	// One hand-off does it all: poison the outputs, snapshot the inputs
 	// whose contents the host does not already know, launch, then read back
 	// the guard bands of the launch's buffers and its inputs.
 	err = d.run(entry, g, func(b Backend) error {
 		for _, lb := range lbs {
+			if lb.devInput {
+				if err := b.(DeviceCopier).CopyDtoD(lb.snapAt, lb.addr, lb.bytes); err != nil {
+					return err
+				}
+			}
 			if lb.snap != nil {
 				if err := b.CopyDtoH(lb.snap, lb.addr); err != nil {
 					return err
@@ -634,8 +657,13 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		if err := b.Launch(m.h, entry, g, raw); err != nil {
 			return err
 		}
+		if len(comps) > 0 {
+			if err := verifyOnDevice(b, verifyMod, arena, comps); err != nil {
+				return err
+			}
+		}
 		for _, lb := range lbs {
-			if opts.CheckGuards {
+			if opts.CheckGuards && !lb.devGuards {
 				// Inputs to verify and outputs up to mirrorMax come back
 				// whole, guard bands included: one copy serves both checks,
 				// or the check and the Read that usually follows.
@@ -645,7 +673,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 					return err
 				}
 			}
-			if lb.role == RoleIn && opts.VerifyInputs && lb.now == nil {
+			if lb.role == RoleIn && opts.VerifyInputs && lb.now == nil && !lb.devInput {
 				lb.now = make([]byte, lb.bytes)
 				if err := b.CopyDtoH(lb.now, lb.addr); err != nil {
 					return err
@@ -675,6 +703,12 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		if lb.role != RoleIn {
 			continue
 		}
+		if lb.devInput {
+			if lb.inErr != nil {
+				return &Error{Op: "launch", Name: entry, Err: lb.inErr}
+			}
+			continue
+		}
 		if lb.snap != nil {
 			if !bytes.Equal(lb.now, lb.snap) {
 				k := firstDiff(lb.now, lb.snap) / lb.kind.Size()
@@ -684,6 +718,120 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		}
 		if maphash.Bytes(shadowSeed, lb.now) != lb.shadow {
 			return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v changed (its contents no longer match what was written)", lb.Buffer)}
+		}
+	}
+	return nil
+}
+
+// largeInput reports whether lb is an input verified on the device.
+func (d *device) largeInput(lb *launchBuf) bool {
+	return d.devCheck && lb.role == RoleIn && d.opts.VerifyInputs && lb.bytes > smallBuffer
+}
+
+// comparisons decides which of a launch's buffers are checked on the device
+// and lists their comparisons, with snapshots placed in the arena (which it
+// grows, and the verify module it loads, in a call of its own when needed).
+func (d *device) comparisons(lbs []*launchBuf, opts Options) ([]comparison, error) {
+	if !d.devCheck {
+		return nil, nil
+	}
+	var cs []comparison
+	var snaps []*launchBuf
+	for _, lb := range lbs {
+		lb.devInput = d.largeInput(lb)
+		large := lb.bytes+2*lb.guard > smallBuffer
+		if lb.role != RoleIn {
+			large = lb.bytes > mirrorMax
+		}
+		lb.devGuards = opts.CheckGuards && lb.guard > 0 && large
+		if lb.devGuards {
+			p := canary64(lb.kind)
+			cs = append(cs, comparison{addr: lb.base, words: lb.guard / 4, pattern: p, lb: lb, what: guardBefore},
+				comparison{addr: lb.addr + uint64(lb.bytes), words: lb.guard / 4, pattern: p, lb: lb, what: guardAfter})
+		}
+		if lb.devInput {
+			snaps = append(snaps, lb)
+		}
+	}
+	for _, lb := range snaps {
+		cs = append(cs, comparison{addr: lb.addr, words: lb.bytes / 4, lb: lb, what: inputChanged})
+	}
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	need := (40*len(cs) + 255) &^ 255
+	for _, lb := range snaps {
+		lb.snapAt = uint64(need) // an offset until the arena is known
+		need += (lb.bytes + 255) &^ 255
+	}
+	if d.verify == nil || need > d.arenaSize {
+		size := max(need, 2*d.arenaSize, 1<<20)
+		err := d.exec(func(b Backend) error {
+			if d.verify == nil {
+				m, err := b.LoadModule("ptxprop_verify", []byte(verifyPTX))
+				if err != nil {
+					return err
+				}
+				d.verify = m
+			}
+			if need > d.arenaSize {
+				if d.arenaSize > 0 {
+					if err := b.Free(d.arena); err != nil {
+						return err
+					}
+					d.arena, d.arenaSize = 0, 0
+				}
+				a, err := b.Alloc(size)
+				if err != nil {
+					return err
+				}
+				d.arena, d.arenaSize = a, size
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, lb := range snaps {
+		lb.snapAt += d.arena
+	}
+	for i := range cs {
+		if cs[i].what == inputChanged {
+			cs[i].ref = cs[i].lb.snapAt
+		}
+	}
+	return cs, nil
+}
+
+// verifyOnDevice runs ptxprop_verify over cs with its table at arena and
+// records each difference on the comparison's buffer: a guard band's in
+// gerr, an input's in inErr.
+func verifyOnDevice(b Backend, m ModuleHandle, arena uint64, cs []comparison) error {
+	tab, outOff := verifyTable(cs)
+	if err := b.CopyHtoD(arena, tab); err != nil {
+		return err
+	}
+	params := [][]byte{
+		binary.LittleEndian.AppendUint64(nil, arena),
+		binary.LittleEndian.AppendUint32(nil, uint32(len(cs))),
+		binary.LittleEndian.AppendUint64(nil, arena+uint64(outOff)),
+	}
+	if err := b.Launch(m, verifyEntry, Geometry{Grid: D1(len(cs)), Block: D1(256)}, params); err != nil {
+		return fmt.Errorf("%s: %w", verifyEntry, err)
+	}
+	out := make([]byte, 8*len(cs))
+	if err := b.CopyDtoH(out, arena+uint64(outOff)); err != nil {
+		return err
+	}
+	for i, c := range cs {
+		err := c.verdict(binary.LittleEndian.Uint32(out[8*i:]), binary.LittleEndian.Uint32(out[8*i+4:]))
+		switch {
+		case err == nil:
+		case c.what == inputChanged:
+			c.lb.inErr = err
+		case c.lb.gerr == nil:
+			c.lb.gerr = err
 		}
 	}
 	return nil
@@ -833,6 +981,9 @@ func (d *device) Close() error {
 			bases = append(bases, free...)
 			delete(d.pool, class)
 		}
+		if d.arenaSize > 0 {
+			bases = append(bases, d.arena)
+		}
 		errs = append(errs, d.exec(func(b Backend) error {
 			var errs []error
 			for _, base := range bases {
@@ -843,6 +994,9 @@ func (d *device) Close() error {
 		for k, m := range d.modules {
 			errs = append(errs, d.b.UnloadModule(m.h))
 			delete(d.modules, k)
+		}
+		if d.verify != nil {
+			errs = append(errs, d.b.UnloadModule(d.verify))
 		}
 	}
 	errs = append(errs, d.b.Close())

@@ -210,6 +210,27 @@ func (b *Backend) Fill32(addr uint64, words int, v uint32) error {
 	return nil
 }
 
+// CopyDtoD copies n bytes from device address src to dst; the bytes count
+// as written.
+func (b *Backend) CopyDtoD(dst, src uint64, n int) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.usable(); err != nil {
+		return err
+	}
+	sa, soff, err := b.span(src, n, "copy from device")
+	if err != nil {
+		return err
+	}
+	da, doff, err := b.span(dst, n, "copy to device")
+	if err != nil {
+		return err
+	}
+	copy(da.data[doff:doff+n], sa.data[soff:soff+n])
+	da.markInit(doff, n)
+	return nil
+}
+
 // CopyDtoH copies from device address src into dst.
 func (b *Backend) CopyDtoH(dst []byte, src uint64) error {
 	b.mu.Lock()

@@ -15,9 +15,11 @@ import (
 type runner func(func() error) error
 
 var (
-	_ cudart.Batcher = (*Backend)(nil)
-	_ cudart.Filler  = (*Backend)(nil)
-	_ cudart.Filler  = onThread{}
+	_ cudart.Batcher      = (*Backend)(nil)
+	_ cudart.Filler       = (*Backend)(nil)
+	_ cudart.Filler       = onThread{}
+	_ cudart.DeviceCopier = (*Backend)(nil)
+	_ cudart.DeviceCopier = onThread{}
 )
 
 // Batch runs f on the context thread, once, with a cudart.Backend whose
@@ -43,6 +45,7 @@ func (t onThread) Alloc(n int) (uint64, error)              { return t.b.alloc(d
 func (t onThread) Free(addr uint64) error                   { return t.b.free(direct, addr) }
 func (t onThread) CopyHtoD(dst uint64, src []byte) error    { return t.b.copyHtoD(direct, dst, src) }
 func (t onThread) CopyDtoH(dst []byte, src uint64) error    { return t.b.copyDtoH(direct, dst, src) }
+func (t onThread) CopyDtoD(dst, src uint64, n int) error    { return t.b.copyDtoD(direct, dst, src, n) }
 func (t onThread) Fill32(addr uint64, words int, v uint32) error {
 	return t.b.fill32(direct, addr, words, v)
 }
@@ -68,5 +71,21 @@ func (b *Backend) fill32(run runner, addr uint64, words int, v uint32) error {
 			return err
 		}
 		return b.check(fmt.Sprintf("cuMemsetD32(%#x, %#x, %d words)", addr, v, words), resultOf(cu.MemsetD32(cu.DevicePtr(addr), v, int64(words))))
+	}))
+}
+
+// CopyDtoD copies n bytes of device memory from src to dst: how a Device
+// snapshots a large input to verify it on the device.
+func (b *Backend) CopyDtoD(dst, src uint64, n int) error { return b.copyDtoD(b.do, dst, src, n) }
+
+func (b *Backend) copyDtoD(run runner, dst, src uint64, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	return opErr("copy", "", run(func() error {
+		if err := b.usable(); err != nil {
+			return err
+		}
+		return b.check(fmt.Sprintf("cuMemcpyDtoD(%#x, %#x, %d bytes)", dst, src, n), memcpyDtoD(dst, src, n))
 	}))
 }

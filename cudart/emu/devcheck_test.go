@@ -1,0 +1,147 @@
+package emu
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// plainBackend shows a Device only what a GPU backend offers — no traps on
+// guard bands, no write records, but device-to-device copies — so that the
+// Device checks large buffers on the device with ptxprop_verify, which the
+// emulator then runs.
+type plainBackend struct{ b *Backend }
+
+func (p plainBackend) Info() cudart.Info { return p.b.Info() }
+func (p plainBackend) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
+	return p.b.LoadModule(name, ptx)
+}
+func (p plainBackend) UnloadModule(h cudart.ModuleHandle) error { return p.b.UnloadModule(h) }
+func (p plainBackend) Alloc(n int) (uint64, error)              { return p.b.Alloc(n) }
+func (p plainBackend) Free(addr uint64) error                   { return p.b.Free(addr) }
+func (p plainBackend) CopyHtoD(dst uint64, src []byte) error    { return p.b.CopyHtoD(dst, src) }
+func (p plainBackend) CopyDtoH(dst []byte, src uint64) error    { return p.b.CopyDtoH(dst, src) }
+func (p plainBackend) CopyDtoD(dst, src uint64, n int) error    { return p.b.CopyDtoD(dst, src, n) }
+func (p plainBackend) Fill32(addr uint64, words int, v uint32) error {
+	return p.b.Fill32(addr, words, v)
+}
+func (p plainBackend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
+	return p.b.Launch(h, entry, g, params)
+}
+func (p plainBackend) Close() error { return p.b.Close() }
+
+// scalePTX: y[i] = 2·x[i] for i in [lo, hi) (signed, so lo may be
+// negative), and, when poke is set, x[poke-1] = 0: stores outside y's
+// bounds and into its input on demand.
+const scalePTX = `.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry scale(
+	.param .u64 x,
+	.param .u64 y,
+	.param .u32 lo,
+	.param .u32 hi,
+	.param .u32 poke
+)
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<10>;
+	.reg .f32 %f<3>;
+	.reg .b64 %rd<8>;
+
+	ld.param.u64 %rd1, [x];
+	ld.param.u64 %rd2, [y];
+	ld.param.u32 %r1, [lo];
+	ld.param.u32 %r2, [hi];
+	ld.param.u32 %r3, [poke];
+	cvta.to.global.u64 %rd1, %rd1;
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r4, %ctaid.x;
+	mov.u32 %r5, %ntid.x;
+	mov.u32 %r6, %tid.x;
+	mad.lo.s32 %r7, %r4, %r5, %r6;
+	add.s32 %r7, %r7, %r1;
+	setp.ge.s32 %p1, %r7, %r2;
+	@%p1 bra DONE;
+	max.s32 %r8, %r7, 0;
+	mul.wide.s32 %rd3, %r8, 4;
+	add.s64 %rd4, %rd1, %rd3;
+	ld.global.f32 %f1, [%rd4];
+	add.f32 %f2, %f1, %f1;
+	mul.wide.s32 %rd5, %r7, 4;
+	add.s64 %rd6, %rd2, %rd5;
+	st.global.f32 [%rd6], %f2;
+	setp.eq.s32 %p2, %r7, 0;
+	setp.ne.and.u32 %p2, %r3, 0, %p2;
+	@!%p2 bra DONE;
+	add.s32 %r9, %r3, -1;
+	mul.wide.u32 %rd7, %r9, 4;
+	add.s64 %rd7, %rd1, %rd7;
+	st.global.f32 [%rd7], 0f00000000;
+DONE:
+	ret;
+}
+`
+
+func TestDeviceChecks(t *testing.T) {
+	const n = 1 << 19 // 2 MiB: above every size checked from the host
+	cases := []struct {
+		name          string
+		lo, hi, poke  int32
+		want          error
+		wantSubstring string
+	}{
+		{"clean", 0, n, 0, nil, ""},
+		{"one past the end", 0, n + 1, 0, cudart.ErrGuardBand, "1 past its end"},
+		{"three before the start", -3, n, 0, cudart.ErrGuardBand, "1 element(s) before its start"}, // the nearest damage, as from the host
+		{"input stored to", 0, n, 1000, cudart.ErrInputModified, "element 999 changed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := New(Config{})
+			opts := cudart.DefaultOptions()
+			opts.Watchdog = 0
+			dev := cudart.New(plainBackend{b}, opts)
+			defer dev.Close()
+			m, err := dev.Load("scale", []byte(scalePTX))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, _ := dev.Alloc(cudart.F32, n)
+			y, _ := dev.Alloc(cudart.F32, n)
+			host := make([]float32, n)
+			for i := range host {
+				host[i] = float32(i)
+			}
+			if err := dev.Write(x, host); err != nil {
+				t.Fatal(err)
+			}
+			g := cudart.Geometry{Grid: cudart.D1((n + 4 + 255) / 256), Block: cudart.D1(256)}
+			err = dev.Launch(m, "scale", g, cudart.In(x), cudart.Out(y), cudart.ScalarI32(c.lo), cudart.ScalarI32(c.hi), cudart.ScalarU32(uint32(c.poke)))
+			if c.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := make([]float32, n)
+				if err := dev.Read(got, y); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if got[i] != 2*float32(i) {
+						t.Fatalf("y[%d] = %g", i, got[i])
+					}
+				}
+				if k := b.Stats().Kernel; k != "ptxprop_verify" {
+					t.Errorf("last emulated kernel %q, want ptxprop_verify: the large buffers were not checked on the device", k)
+				}
+				return
+			}
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.wantSubstring) {
+				t.Fatalf("err = %v, want %v with %q", err, c.want, c.wantSubstring)
+			}
+		})
+	}
+}

@@ -1,0 +1,163 @@
+package cudart
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Checking on the device.
+//
+// A backend that cannot trap guard-band accesses itself (the GPU) but can
+// copy device memory to device memory has its large buffers checked by a
+// kernel instead of by copying them back: before the launch every large
+// input is copied to a snapshot on the device; after it, one launch of
+// ptxprop_verify compares each large buffer's guard bands with the canary
+// and each large input with its snapshot, and only the verdicts (two words a
+// comparison) come back. Small buffers, and outputs up to mirrorMax that a
+// Read usually follows, are still read back whole: one copy checks them.
+
+// DeviceCopier is implemented by backends that copy device memory to device
+// memory: a Device checks their large buffers on the device (see above).
+type DeviceCopier interface {
+	CopyDtoD(dst, src uint64, n int) error
+}
+
+// verifyPTX compares regions of device memory. tab holds n descriptors of
+// 32 bytes — {addr u64, ref u64, words u32, pad u32, pattern u64} — one per
+// block; out holds two words per descriptor, which the host initialises to
+// {0xFFFFFFFF, 0}: the kernel lowers the first to the smallest index of a
+// word that differs and raises the second to the largest such index plus
+// one. A descriptor compares words 32-bit words at addr with those at ref,
+// or, when ref is 0, word j with half j&1 of pattern (low half first), so
+// an 8-byte pattern is checked on regions that start 8-byte aligned. Integer
+// atomics: the verdicts do not depend on the order the threads run in.
+const verifyPTX = `.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry ptxprop_verify(
+	.param .u64 tab,
+	.param .u32 n,
+	.param .u64 out
+)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<12>;
+	.reg .b64 %rd<16>;
+
+	ld.param.u64 %rd1, [tab];
+	ld.param.u32 %r1, [n];
+	ld.param.u64 %rd2, [out];
+	cvta.to.global.u64 %rd1, %rd1;
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r2, %ctaid.x;
+	setp.ge.u32 %p1, %r2, %r1;
+	@%p1 bra DONE;
+	mul.wide.u32 %rd3, %r2, 32;
+	add.s64 %rd3, %rd1, %rd3;
+	ld.global.u64 %rd4, [%rd3];
+	ld.global.u64 %rd5, [%rd3+8];
+	ld.global.u32 %r3, [%rd3+16];
+	ld.global.u64 %rd6, [%rd3+24];
+	cvta.to.global.u64 %rd4, %rd4;
+	setp.eq.u64 %p3, %rd5, 0;
+	@!%p3 cvta.to.global.u64 %rd5, %rd5;
+	mul.wide.u32 %rd7, %r2, 8;
+	add.s64 %rd7, %rd2, %rd7;
+	mov.u32 %r4, %tid.x;
+	mov.u32 %r5, %ntid.x;
+LOOP:
+	setp.ge.u32 %p2, %r4, %r3;
+	@%p2 bra DONE;
+	mul.wide.u32 %rd8, %r4, 4;
+	add.s64 %rd9, %rd4, %rd8;
+	ld.global.u32 %r6, [%rd9];
+	@%p3 bra PATTERN;
+	add.s64 %rd10, %rd5, %rd8;
+	ld.global.u32 %r7, [%rd10];
+	bra COMPARE;
+PATTERN:
+	and.b32 %r8, %r4, 1;
+	shl.b32 %r8, %r8, 5;
+	shr.u64 %rd11, %rd6, %r8;
+	cvt.u32.u64 %r7, %rd11;
+COMPARE:
+	setp.ne.u32 %p2, %r6, %r7;
+	@!%p2 bra NEXT;
+	atom.global.min.u32 %r9, [%rd7], %r4;
+	add.u32 %r10, %r4, 1;
+	atom.global.max.u32 %r9, [%rd7+4], %r10;
+NEXT:
+	add.u32 %r4, %r4, %r5;
+	bra LOOP;
+DONE:
+	ret;
+}
+`
+
+// verifyEntry is the kernel's name.
+const verifyEntry = "ptxprop_verify"
+
+// comparison is one region ptxprop_verify checks, and how to report a
+// difference.
+type comparison struct {
+	addr, ref uint64
+	words     int
+	pattern   uint64
+	lb        *launchBuf
+	what      int // guardBefore, guardAfter or inputChanged
+}
+
+const (
+	guardBefore = iota
+	guardAfter
+	inputChanged
+)
+
+// canary64 is kind's canary as the 8-byte pattern ptxprop_verify compares
+// with.
+func canary64(kind Kind) uint64 {
+	var b [8]byte
+	pattern(b[:], kind, true)
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// verifyTable lays out the descriptors and the verdict words after them.
+func verifyTable(cs []comparison) (tab []byte, outOff int) {
+	outOff = 32 * len(cs)
+	tab = make([]byte, outOff+8*len(cs))
+	for i, c := range cs {
+		d := tab[32*i:]
+		binary.LittleEndian.PutUint64(d, c.addr)
+		binary.LittleEndian.PutUint64(d[8:], c.ref)
+		binary.LittleEndian.PutUint32(d[16:], uint32(c.words))
+		binary.LittleEndian.PutUint64(d[24:], c.pattern)
+		binary.LittleEndian.PutUint32(tab[outOff+8*i:], 0xFFFFFFFF)
+	}
+	return tab, outOff
+}
+
+// verdict turns comparison c's verdict words into an error, or nil.
+func (c comparison) verdict(first, lastPlus1 uint32) error {
+	if first == 0xFFFFFFFF {
+		return nil
+	}
+	buf := c.lb.buffer
+	size := buf.kind.Size()
+	switch c.what {
+	case guardBefore:
+		// The byte nearest the buffer's start, as guardError reports it.
+		j := 4*int(lastPlus1) - 1
+		return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start", buf.Buffer, (buf.guard-j+size-1)/size)
+	case guardAfter:
+		i := 4 * int(first)
+		return Errorf(ErrGuardBand, "%v: guard band after the buffer overwritten at element %d (%d past its end)", buf.Buffer, buf.n+i/size, i/size+1)
+	default:
+		return Errorf(ErrInputModified, "%v element %d changed", buf.Buffer, 4*int(first)/size)
+	}
+}
+
+// String names the comparison in diagnostics.
+func (c comparison) String() string {
+	return fmt.Sprintf("%v %d", c.lb.Buffer, c.what)
+}

@@ -32,12 +32,25 @@ func DirectionalDerivativeFD(f func([]float64) float64, x, v []float64, h float6
 func DirectionalDerivativeFDErr(f func([]float64) float64, x, v []float64, h, df float64) (value, errEstimate float64) {
 	mustLen("v", v, len(x))
 	z := make([]float64, len(x))
-	fmax := 0.0
-	eval := func(t float64) float64 {
+	return DirectionalDerivativeFDAlong(func(t float64) float64 {
 		for i := range x {
 			z[i] = x[i] + t*v[i]
 		}
-		fv := f(z)
+		return f(z)
+	}, h, df)
+}
+
+// DirectionalDerivativeFDAlong is DirectionalDerivativeFDErr for f given
+// along the line: f(t) is F(x + t·v) with the point formed element by
+// element as x_i + t·v_i (one product and one sum, each rounded to
+// binary64), which gives DirectionalDerivativeFDErr(F, x, v, h, df) bit for
+// bit while letting f evaluate without storing the point (e.g.
+// RMSNormRMSAlong). f is called at t = h, −h, h/2, −h/2, h/4, −h/4, in that
+// order.
+func DirectionalDerivativeFDAlong(f func(t float64) float64, h, df float64) (value, errEstimate float64) {
+	fmax := 0.0
+	eval := func(t float64) float64 {
+		fv := f(t)
 		fmax = math.Max(fmax, math.Abs(fv))
 		return fv
 	}

@@ -47,25 +47,18 @@ const ulpRel = 2 * U32
 // across zero counts the subnormals on both sides. It returns math.MaxUint64
 // when either argument is NaN.
 func ULPDistance32(a, b float32) uint64 {
-	if a != a || b != b {
+	ba, bb := math.Float32bits(a), math.Float32bits(b)
+	ma, mb := int64(ba&0x7fffffff), int64(bb&0x7fffffff) // ordered magnitudes
+	if ma > 0x7f800000 || mb > 0x7f800000 {              // NaN
 		return math.MaxUint64
 	}
-	ka, kb := orderedKey32(a), orderedKey32(b)
-	if ka > kb {
-		return uint64(ka - kb)
+	if (ba^bb)>>31 != 0 { // opposite signs: through zero
+		return uint64(ma + mb)
 	}
-	return uint64(kb - ka)
-}
-
-// orderedKey32 maps float32 bit patterns onto integers whose order matches
-// the order of the floats; ±0 both map to 0.
-func orderedKey32(f float32) int64 {
-	bits := math.Float32bits(f)
-	mag := int64(bits & 0x7fffffff)
-	if bits&0x80000000 != 0 {
-		return -mag
-	}
-	return mag
+	// max is a conditional move: which of two random values is larger
+	// would defeat a branch predictor.
+	d := ma - mb
+	return uint64(max(d, -d))
 }
 
 // IsFloat32 reports whether v is exactly representable as a float32
@@ -264,6 +257,95 @@ func (a *kbn) sum() float64 {
 		return a.s
 	}
 	return a.s + a.c
+}
+
+// csum is kbn for hot loops: a value (so that the compiler keeps it in
+// registers) updated by plus, whose rounding error is Knuth's branch-free
+// TwoSum instead of Neumaier's |s| ≥ |x| test, which random signs make
+// unpredictable. Both give the exact error (s + x) − fl(s + x) of an
+// addition whose intermediates do not overflow, so a csum fed the same terms
+// as a kbn holds the same s and c, bit for bit. TwoSum alone can overflow
+// spuriously (in t − s, for operands near the largest float64) where
+// Fast2Sum does not; c then turns NaN for good while s stays finite, which
+// overflowed reports, and the caller redoes that sum with kbn.
+type csum struct{ s, c float64 }
+
+// plus returns a with x added.
+func (a csum) plus(x float64) csum {
+	t := a.s + x
+	bb := t - a.s
+	return csum{t, a.c + ((a.s - (t - bb)) + (x - bb))}
+}
+
+// overflowed reports whether TwoSum overflowed where kbn would not have:
+// the running sum is finite but the correction is not.
+func (a csum) overflowed() bool { return a.s-a.s == 0 && a.c-a.c != 0 }
+
+// sum is kbn.sum.
+func (a csum) sum() float64 {
+	if math.IsInf(a.s, 0) || math.IsNaN(a.s) {
+		return a.s
+	}
+	return a.s + a.c
+}
+
+// prodErr returns the rounding error x·y − p of p = fl(x·y), exact by FMA,
+// and 0 when p is ±Inf or NaN, as kbn.addProd. Adding a zero changes neither
+// s nor c of a compensated sum (s and c are never −0), so callers skip it:
+// products of two float32 values (squares of the kernel's inputs, γ·dy)
+// are exact in binary64 and cost a single addition.
+func prodErr(x, y, p float64) float64 {
+	if p-p != 0 {
+		return 0
+	}
+	return math.FMA(x, y, -p)
+}
+
+// sumSquares returns the compensated Σx² of x: kbn.addProd(v, v) over x,
+// bit for bit, at the speed of a csum.
+func sumSquares(x []float64) float64 {
+	a, i := sumExactSquares(x)
+	for _, v := range x[i:] {
+		p := v * v
+		a = a.plus(p)
+		if e := prodErr(v, v, p); e != 0 {
+			a = a.plus(e)
+		}
+	}
+	if a.overflowed() {
+		var k kbn
+		for _, v := range x {
+			k.addProd(v, v)
+		}
+		return k.sum()
+	}
+	return a.sum()
+}
+
+// sumExactSquares sums v² over the leading elements of x whose square is
+// exact (squareIsExact: every float32 value), whose rounding error,
+// kbn.addProd's second term, is zero, and returns the sum and how many
+// elements it took. It has no FMA: without GOAMD64=v3 math.FMA carries a
+// software fallback whose call makes the compiler spill the loop.
+func sumExactSquares(x []float64) (csum, int) {
+	var a csum
+	for i, v := range x {
+		if !squareIsExact(v) {
+			return a, i
+		}
+		a = a.plus(v * v)
+	}
+	return a, len(x)
+}
+
+// squareIsExact reports whether v·v is exact in binary64, by its bits: v
+// is ±0, or has at most 26 significant bits (the low 27 of 52 fraction bits
+// are zero; a float32 has 24) and 2^-500 ≤ |v| < 2^501, so v² has at most
+// 52 significant bits and is normal. Every float32 value qualifies.
+func squareIsExact(v float64) bool {
+	b := math.Float64bits(v)
+	e := b >> 52 & 0x7ff
+	return b&(1<<27-1) == 0 && (e-(1023-500) <= 1000 || b<<1 == 0)
 }
 
 func mustLen(name string, s []float64, n int) {

@@ -6,11 +6,7 @@ import "math"
 // accumulated exactly enough (compensated, FMA-split products) that the only
 // visible errors are the final division, addition and square root.
 func rmsOf(row []float64, eps float64) float64 {
-	var acc kbn
-	for _, v := range row {
-		acc.addProd(v, v)
-	}
-	return math.Sqrt(acc.sum()/float64(len(row)) + eps)
+	return math.Sqrt(sumSquares(row)/float64(len(row)) + eps)
 }
 
 // RMSNormForward computes, for each of rows rows of length hidden,
@@ -28,11 +24,56 @@ func RMSNormForward(y, rms []float64, x, gamma []float64, rows, hidden int, eps 
 		if rms != nil {
 			rms[r] = rr
 		}
-		out := y[r*hidden : (r+1)*hidden]
-		for i, v := range row {
-			out[i] = v / rr * gamma[i]
+		normalizeRow(y[r*hidden:(r+1)*hidden], row, gamma, rr)
+	}
+}
+
+// normalizeRow writes out_i = x_i/rms·γ_i.
+func normalizeRow(out, row, gamma []float64, rms float64) {
+	out, gamma = out[:len(row)], gamma[:len(row)]
+	for i, v := range row {
+		out[i] = v / rms * gamma[i]
+	}
+}
+
+// RMSNormRMS writes rms = sqrt(mean(x²)+eps) for each of rows rows of
+// length hidden: the rms output of RMSNormForward, bit for bit, without y.
+func RMSNormRMS(rms []float64, x []float64, rows, hidden int, eps float64) {
+	mustShape(rows, hidden)
+	mustLen("rms", rms, rows)
+	mustLen("x", x, rows*hidden)
+	for r := range rms {
+		rms[r] = rmsOf(x[r*hidden:(r+1)*hidden], eps)
+	}
+}
+
+// RMSNormRMSAlong returns sqrt(mean(z²)+eps) of the single row z with
+// z_i = x_i + t·v_i (one product and one sum, each rounded to binary64, as
+// DirectionalDerivativeFDErr forms its points): RMSNormRMS of z, bit for
+// bit, without storing z.
+func RMSNormRMSAlong(x, v []float64, t, eps float64) float64 {
+	mustShape(1, len(x))
+	mustLen("v", v, len(x))
+	v = v[:len(x)]
+	var a csum
+	for i, xv := range x {
+		z := xv + t*v[i]
+		p := z * z
+		a = a.plus(p)
+		if e := prodErr(z, z, p); e != 0 {
+			a = a.plus(e)
 		}
 	}
+	ss := a.sum()
+	if a.overflowed() {
+		var k kbn
+		for i, xv := range x {
+			z := xv + t*v[i]
+			k.addProd(z, z)
+		}
+		ss = k.sum()
+	}
+	return math.Sqrt(ss/float64(len(x)) + eps)
 }
 
 // RMSNormBackward computes the gradients of RMSNormForward for upstream
@@ -50,34 +91,7 @@ func RMSNormBackward(dx, dgamma []float64, x, gamma, dy []float64, rows, hidden 
 	mustLen("x", x, rows*hidden)
 	mustLen("gamma", gamma, hidden)
 	mustLen("dy", dy, rows*hidden)
-	var dg []kbn
-	if dgamma != nil {
-		dg = make([]kbn, hidden)
-	}
-	n := float64(hidden)
-	for r := 0; r < rows; r++ {
-		xr := x[r*hidden : (r+1)*hidden]
-		dyr := dy[r*hidden : (r+1)*hidden]
-		var ss, dot kbn
-		for i, v := range xr {
-			ss.addProd(v, v)
-			dot.addProd(gamma[i]*dyr[i], v) // γ·dy of two float32 values is exact
-		}
-		v := ss.sum()/n + eps
-		rr := math.Sqrt(v)
-		ri := 1 / rr
-		c := dot.sum() / (n * v) // Σγ·dy·x/(n·rms²)
-		out := dx[r*hidden : (r+1)*hidden]
-		for i, xv := range xr {
-			out[i] = ri * (gamma[i]*dyr[i] - xv*c)
-		}
-		for i := range dg {
-			dg[i].add(dyr[i] * xr[i] / rr)
-		}
-	}
-	for i := range dg {
-		dgamma[i] = dg[i].sum()
-	}
+	rmsBackward(dx, dgamma, nil, nil, nil, x, gamma, dy, rows, hidden, eps, SerialReduction(), SerialReduction())
 }
 
 // FusedResidualRMSNorm computes s = residual + x and y = RMSNorm(s) with

@@ -29,13 +29,13 @@ type rmsRowBound struct {
 // rmsRow derives the bound on the kernel's v̂ = fl(fl(Σ fl(x²))/n + eps32)
 // for one row (see RMSNormForwardTol for the derivation).
 func rmsRow(x []float64, eps float64, red Reduction) rmsRowBound {
-	n := len(x)
+	return rmsRowOf(sumSquares(x), len(x), eps, red)
+}
+
+// rmsRowOf is rmsRow for a row of n values whose compensated Σx² is ss.
+func rmsRowOf(ss float64, n int, eps float64, red Reduction) rmsRowBound {
 	d := red.Depth(n)
-	var acc kbn
-	for _, v := range x {
-		acc.addProd(v, v)
-	}
-	b := rmsRowBound{n: n, ss: acc.sum()}
+	b := rmsRowBound{n: n, ss: ss}
 	nf := float64(n)
 	b.v = b.ss/nf + eps
 	b.rms = math.Sqrt(b.v)
@@ -103,17 +103,53 @@ func RMSNormForwardTol(tolY, tolRMS []float64, x, gamma []float64, rows, hidden 
 	mustLenOpt("tolRMS", tolRMS, rows)
 	mustLen("x", x, rows*hidden)
 	mustLen("gamma", gamma, hidden)
+	rmsForwardTol(nil, nil, tolY, tolRMS, x, gamma, rows, hidden, eps, red)
+}
+
+// RMSNormForwardWithTol is RMSNormForward and RMSNormForwardTol in one
+// pass: each row's compensated Σx² is computed once and serves the
+// reference y, rms and their bounds tolY, tolRMS, which are bit for bit
+// what the two functions write. rms and tolRMS may be nil.
+func RMSNormForwardWithTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
+	mustShape(rows, hidden)
+	mustLen("y", y, rows*hidden)
+	mustLenOpt("rms", rms, rows)
+	mustLen("tolY", tolY, rows*hidden)
+	mustLenOpt("tolRMS", tolRMS, rows)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	rmsForwardTol(y, rms, tolY, tolRMS, x, gamma, rows, hidden, eps, red)
+}
+
+// rmsForwardTol writes the bounds of RMSNormForwardTol and, when y is not
+// nil, the reference of RMSNormForward from the same row sums.
+func rmsForwardTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
+	gamma = gamma[:hidden]
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
 		b := rmsRow(xr, eps, red)
+		if rms != nil {
+			rms[r] = b.rms // rmsOf(xr, eps): the same sum, division, addition and root
+		}
 		if tolRMS != nil {
 			tolRMS[r] = b.rms * b.rhoRMS
 		}
 		rel := relMul(b.rhoInv, Gamma(2))
 		out := tolY[r*hidden : (r+1)*hidden]
+		out = out[:len(xr)]
+		if y != nil { // one loop for y (normalizeRow) and its bound
+			yr := y[r*hidden : (r+1)*hidden]
+			yr = yr[:len(xr)]
+			for i, v := range xr {
+				g := gamma[i]
+				yr[i] = v / b.rms * g
+				out[i] = math.Abs(v*b.ri*g)*rel + Eta32*(math.Abs(g)*(1+U32)+math.Abs(v)*(1+U32)+1)
+			}
+			continue
+		}
 		for i, v := range xr {
-			y := math.Abs(v * b.ri * gamma[i])
-			out[i] = y*rel + Eta32*(math.Abs(gamma[i])*(1+U32)+math.Abs(v)*(1+U32)+1)
+			ay := math.Abs(v * b.ri * gamma[i])
+			out[i] = ay*rel + Eta32*(math.Abs(gamma[i])*(1+U32)+math.Abs(v)*(1+U32)+1)
 		}
 	}
 }
@@ -160,51 +196,163 @@ func RMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, rows
 	mustLen("x", x, rows*hidden)
 	mustLen("gamma", gamma, hidden)
 	mustLen("dy", dy, rows*hidden)
+	rmsBackward(nil, nil, tolDX, tolDGamma, nil, x, gamma, dy, rows, hidden, eps, red, rowRed)
+}
+
+// RMSNormBackwardWithTol is RMSNormBackward and RMSNormBackwardTol in one
+// pass: each row's compensated Σx² and Σγ·dy·x are computed once and serve
+// the reference dx, dγ and their bounds, which are bit for bit what the two
+// functions write. dgamma and tolDGamma may be nil. serialTolDX, when not
+// nil, also receives the dx bound of RMSNormBackwardTol for
+// SerialReduction (valid for every summation order) from the same sums.
+func RMSNormBackwardWithTol(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, dy []float64, rows, hidden int, eps float64, red, rowRed Reduction) {
+	mustShape(rows, hidden)
+	mustLen("dx", dx, rows*hidden)
+	mustLenOpt("dgamma", dgamma, hidden)
+	mustLen("tolDX", tolDX, rows*hidden)
+	mustLenOpt("tolDGamma", tolDGamma, hidden)
+	mustLenOpt("serialTolDX", serialTolDX, rows*hidden)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	mustLen("dy", dy, rows*hidden)
+	rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX, x, gamma, dy, rows, hidden, eps, red, rowRed)
+}
+
+// rmsBackward writes the reference gradients of RMSNormBackward when dx is
+// not nil, the bounds of RMSNormBackwardTol when tolDX is not nil, and the
+// dx bound for SerialReduction when serialTolDX is not nil, from one
+// compensated Σx² and S = Σγ·dy·x per row (the oracle's rms and
+// Σγ·dy·x/(n·rms²) and the bound's ri and S are the same numbers).
+func rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, dy []float64, rows, hidden int, eps float64, red, rowRed Reduction) {
 	n := float64(hidden)
 	d := red.Depth(hidden)
 	dr := rowRed.Depth(rows)
+	gamma = gamma[:hidden]
+	var dg []csum // dγ's column sums; rr keeps each row's rms in case one must be redone
+	var rr []float64
+	if dgamma != nil {
+		dg, rr = make([]csum, hidden), make([]float64, rows)
+	}
 	if tolDGamma != nil {
 		for i := range tolDGamma {
 			tolDGamma[i] = 0
 		}
 	}
+	kDG := 1 + Gamma(dr+1) // hoisted: the same value as written inline
+
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
 		dyr := dy[r*hidden : (r+1)*hidden]
-		b := rmsRow(xr, eps, red)
-		ri := b.ri
-		rho := relMul(b.rhoInv, U32)
-		var sAcc kbn
-		var p, fs float64
+		dyr = dyr[:len(xr)]
+		// Σx², S = Σγ·dy·x (γ·dy of two float32 values is exact), both
+		// compensated, and P = Σ|γ·dy·x|.
+		var sd csum
+		var p float64
 		for j, v := range xr {
 			g := gamma[j] * dyr[j]
-			sAcc.addProd(g, v)
-			p += math.Abs(g * v)
+			q := g * v
+			sd = sd.plus(q)
+			if e := prodErr(g, v, q); e != 0 {
+				sd = sd.plus(e)
+			}
+			p += math.Abs(q)
+		}
+		if sd.overflowed() {
+			var k kbn
+			for j, v := range xr {
+				k.addProd(gamma[j]*dyr[j], v)
+			}
+			sd = csum{k.sum(), 0}
+		}
+		s := sd.sum()
+		b := rmsRowOf(sumSquares(xr), hidden, eps, red)
+		ri := b.ri
+		if dx != nil {
+			// The reference: rms = sqrt(Σx²/n + eps), c = S/(n·rms²).
+			c := s / (n * b.v)
+			out := dx[r*hidden : (r+1)*hidden]
+			out = out[:len(xr)]
+			for i, xv := range xr {
+				out[i] = ri * (gamma[i]*dyr[i] - xv*c)
+			}
+			if dg != nil {
+				rr[r] = b.rms
+				dg = dg[:len(xr)]
+				for i := range dg {
+					dg[i] = dg[i].plus(dyr[i] * xr[i] / b.rms)
+				}
+			}
+		}
+		if tolDX == nil {
+			continue
+		}
+		var fs float64
+		for j, v := range xr {
+			g := gamma[j] * dyr[j]
 			fs += math.Abs(v) + (math.Abs(g)+1)/ri + 1
 		}
-		s := sAcc.sum()
-		eS := Gamma(d+3)*p + Eta32*fs*(1+Gamma(d+3))
-		rho3 := relMul(relMul(rho, rho), rho)
-		eA := relMul(rho, Gamma(2))
-		eB := relMul(rho3, Gamma(6))
-		ri3n := ri * ri * ri / n
-		out := tolDX[r*hidden : (r+1)*hidden]
-		for i, v := range xr {
-			g := gamma[i] * dyr[i]
-			a := math.Abs(ri * g)
-			bb := math.Abs(v) * ri3n * math.Abs(s)
-			dx := math.Abs(ri*g - v*ri3n*s)
-			e := a*eA + bb*eB + math.Abs(v)*ri3n*eS*(1+eB)
-			floor := Eta32 * (1 + Gamma(8)) * (2*(ri+1) + 3*math.Abs(v)*(ri*ri+ri*ri*ri) + 2*ri*(1+(ri+1)*math.Abs(s)/n) + 2)
-			out[i] = e + U32*(dx+e) + floor
+		rho := rmsBackwardTolRow(tolDX[r*hidden:(r+1)*hidden], xr, gamma, dyr, s, p, fs, b, d)
+		if serialTolDX != nil {
+			out := serialTolDX[r*hidden : (r+1)*hidden]
+			if ds := SerialReduction().Depth(hidden); ds == d {
+				copy(out, tolDX[r*hidden:(r+1)*hidden])
+			} else {
+				rmsBackwardTolRow(out, xr, gamma, dyr, s, p, fs, rmsRowOf(b.ss, hidden, eps, SerialReduction()), ds)
+			}
 		}
 		if tolDGamma != nil {
 			rel := relMul(rho, Gamma(2+dr))
-			for i := range tolDGamma {
-				tolDGamma[i] += math.Abs(dyr[i]*xr[i])*ri*rel + Eta32*(ri+math.Abs(dyr[i])+1)*(1+Gamma(dr+1))
+			tdg := tolDGamma[:len(xr)]
+			for i := range tdg {
+				tdg[i] += math.Abs(dyr[i]*xr[i])*ri*rel + Eta32*(ri+math.Abs(dyr[i])+1)*kDG
 			}
 		}
 	}
+	for i := range dg {
+		if dg[i].overflowed() {
+			var k kbn
+			for r, rr := range rr {
+				k.add(dy[r*hidden+i] * x[r*hidden+i] / rr)
+			}
+			dg[i] = csum{k.sum(), 0}
+		}
+		dgamma[i] = dg[i].sum()
+	}
+}
+
+// rmsBackwardTolRow writes the dx bound of RMSNormBackwardTol for one row
+// whose S, P and underflow sum fs are given, for the rms bound b and
+// reduction depth d, and returns ρ, the relative error bound of the
+// kernel's 1/rms.
+func rmsBackwardTolRow(out, xr, gamma, dyr []float64, s, p, fs float64, b rmsRowBound, d int) (rho float64) {
+	n := float64(len(xr))
+	ri := b.ri
+	rho = relMul(b.rhoInv, U32)
+	eS := Gamma(d+3)*p + Eta32*fs*(1+Gamma(d+3))
+	rho3 := relMul(relMul(rho, rho), rho)
+	eA := relMul(rho, Gamma(2))
+	eB := relMul(rho3, Gamma(6))
+	ri3n := ri * ri * ri / n
+	// Constants of the expression, hoisted (the same values as written
+	// inline: the evaluation order is unchanged).
+	k8 := Eta32 * (1 + Gamma(8))
+	as := math.Abs(s)
+	opB := 1 + eB
+	fA := 2 * (ri + 1)
+	fR := ri*ri + ri*ri*ri
+	fB := 2 * ri * (1 + (ri+1)*as/n)
+	out, gamma, dyr = out[:len(xr)], gamma[:len(xr)], dyr[:len(xr)]
+	for i, v := range xr {
+		g := gamma[i] * dyr[i]
+		av := math.Abs(v)
+		a := math.Abs(ri * g)
+		bb := av * ri3n * as
+		dxm := math.Abs(ri*g - v*ri3n*s)
+		e := a*eA + bb*eB + av*ri3n*eS*opB
+		floor := k8 * (fA + 3*av*fR + fB + 2)
+		out[i] = e + U32*(dxm+e) + floor
+	}
+	return rho
 }
 
 // FusedResidualRMSNormTol writes error bounds for a float32 fused

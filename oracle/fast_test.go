@@ -1,0 +1,340 @@
+package oracle
+
+import (
+	"math"
+	"runtime"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The single-pass references and bounds (RMSNormForwardWithTol,
+// RMSNormBackwardWithTol, RMSNormRMS), the branch-free compensated sum and
+// ULPDistance32 must reproduce the functions they replace (ref_test.go) bit
+// for bit: they are faster, not different. On amd64 Go never contracts
+// x·y+z into an FMA, so the comparison is exact; elsewhere the compiler may
+// contract the two versions' expressions differently and a few binary64
+// ulps are allowed.
+
+func sameFloat(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	if runtime.GOARCH == "amd64" {
+		return math.Float64bits(a) == math.Float64bits(b)
+	}
+	return a == b || math.Abs(a-b) <= 0x1p-50*math.Max(math.Abs(a), math.Abs(b))
+}
+
+func requireSame(t *rapid.T, what string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: length %d, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if !sameFloat(got[i], want[i]) {
+			t.Fatalf("%s[%d] = %.17g (%016x), want %.17g (%016x)", what, i,
+				got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+		}
+	}
+}
+
+// drawFastCase draws a shape and float32-valued data from the soundness
+// generators; "wide" makes x and dy general binary64 values and "special"
+// sprinkles ±Inf and NaN, so the accumulators' every path is exercised.
+func drawFastCase(t *rapid.T) (rows, hidden int, x, gamma, dy []float64, eps float64) {
+	rows = rapid.IntRange(1, 4).Draw(t, "rows")
+	hidden = rapid.OneOf(rapid.SampledFrom([]int{1, 2, 3, 31, 32, 33, 255, 257}), rapid.IntRange(1, 300)).Draw(t, "hidden")
+	x = drawData(t, "x", rows, hidden)
+	dy = drawData(t, "dy", rows, hidden)
+	gamma = drawGamma(t, "gamma", hidden)
+	eps = rapid.SampledFrom([]float64{1e-5, 1e-6, 0, 1e-30, 0.5}).Draw(t, "eps")
+	switch rapid.SampledFrom([]string{"float32", "wide", "special"}).Draw(t, "values") {
+	case "wide":
+		for i := range x {
+			x[i] *= 1 + 0x1p-40*float64(i%7)
+			dy[i] *= 1 - 0x1p-45*float64(i%5)
+		}
+	case "special":
+		k := rapid.IntRange(0, len(x)-1).Draw(t, "at")
+		x[k] = rapid.SampledFrom([]float64{math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64}).Draw(t, "special")
+	}
+	return
+}
+
+func drawReductions(t *rapid.T, rows, hidden int) (red, rowRed Reduction) {
+	pick := func(label string, n int) Reduction {
+		switch rapid.IntRange(0, 3).Draw(t, label) {
+		case 1:
+			return TreeReduction(32)
+		case 2:
+			return TreeReduction(256)
+		case 3:
+			return Reduction{Threads: n, Tree: rapid.IntRange(0, 12).Draw(t, label+".tree")}
+		}
+		return SerialReduction()
+	}
+	return pick("red", hidden), pick("rowRed", rows)
+}
+
+func TestRMSNormForwardSinglePassIsBitIdentical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rows, hidden, x, gamma, _, eps := drawFastCase(t)
+		red, _ := drawReductions(t, rows, hidden)
+		n := rows * hidden
+		wantY, wantRMS := make([]float64, n), make([]float64, rows)
+		wantTol, wantTolRMS := make([]float64, n), make([]float64, rows)
+		refRMSNormForward(wantY, wantRMS, x, gamma, rows, hidden, eps)
+		refRMSNormForwardTol(wantTol, wantTolRMS, x, gamma, rows, hidden, eps, red)
+
+		y, rms := make([]float64, n), make([]float64, rows)
+		RMSNormForward(y, rms, x, gamma, rows, hidden, eps)
+		requireSame(t, "RMSNormForward y", y, wantY)
+		requireSame(t, "RMSNormForward rms", rms, wantRMS)
+		RMSNormRMS(rms, x, rows, hidden, eps)
+		requireSame(t, "RMSNormRMS", rms, wantRMS)
+		tol, tolRMS := make([]float64, n), make([]float64, rows)
+		RMSNormForwardTol(tol, tolRMS, x, gamma, rows, hidden, eps, red)
+		requireSame(t, "RMSNormForwardTol y", tol, wantTol)
+		requireSame(t, "RMSNormForwardTol rms", tolRMS, wantTolRMS)
+
+		y, rms, tol, tolRMS = make([]float64, n), make([]float64, rows), make([]float64, n), make([]float64, rows)
+		RMSNormForwardWithTol(y, rms, tol, tolRMS, x, gamma, rows, hidden, eps, red)
+		requireSame(t, "WithTol y", y, wantY)
+		requireSame(t, "WithTol rms", rms, wantRMS)
+		requireSame(t, "WithTol tolY", tol, wantTol)
+		requireSame(t, "WithTol tolRMS", tolRMS, wantTolRMS)
+		RMSNormForwardWithTol(y, nil, tol, nil, x, gamma, rows, hidden, eps, red)
+		requireSame(t, "WithTol (no rms) y", y, wantY)
+		requireSame(t, "WithTol (no rms) tolY", tol, wantTol)
+	})
+}
+
+func TestRMSNormBackwardSinglePassIsBitIdentical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rows, hidden, x, gamma, dy, eps := drawFastCase(t)
+		red, rowRed := drawReductions(t, rows, hidden)
+		n := rows * hidden
+		wantDX, wantDG := make([]float64, n), make([]float64, hidden)
+		wantTDX, wantTDG := make([]float64, n), make([]float64, hidden)
+		refRMSNormBackward(wantDX, wantDG, x, gamma, dy, rows, hidden, eps)
+		refRMSNormBackwardTol(wantTDX, wantTDG, x, gamma, dy, rows, hidden, eps, red, rowRed)
+
+		dx, dg := make([]float64, n), make([]float64, hidden)
+		RMSNormBackward(dx, dg, x, gamma, dy, rows, hidden, eps)
+		requireSame(t, "RMSNormBackward dx", dx, wantDX)
+		requireSame(t, "RMSNormBackward dgamma", dg, wantDG)
+		tdx, tdg := make([]float64, n), make([]float64, hidden)
+		RMSNormBackwardTol(tdx, tdg, x, gamma, dy, rows, hidden, eps, red, rowRed)
+		requireSame(t, "RMSNormBackwardTol dx", tdx, wantTDX)
+		requireSame(t, "RMSNormBackwardTol dgamma", tdg, wantTDG)
+
+		wantSerial := make([]float64, n)
+		refRMSNormBackwardTol(wantSerial, nil, x, gamma, dy, rows, hidden, eps, SerialReduction(), rowRed)
+		dx, dg, tdx, tdg = make([]float64, n), make([]float64, hidden), make([]float64, n), make([]float64, hidden)
+		serial := make([]float64, n)
+		RMSNormBackwardWithTol(dx, dg, tdx, tdg, serial, x, gamma, dy, rows, hidden, eps, red, rowRed)
+		requireSame(t, "WithTol dx", dx, wantDX)
+		requireSame(t, "WithTol dgamma", dg, wantDG)
+		requireSame(t, "WithTol tolDX", tdx, wantTDX)
+		requireSame(t, "WithTol tolDGamma", tdg, wantTDG)
+		requireSame(t, "WithTol serialTolDX", serial, wantSerial)
+		RMSNormBackwardWithTol(dx, nil, tdx, nil, nil, x, gamma, dy, rows, hidden, eps, red, rowRed)
+		requireSame(t, "WithTol (no dγ) dx", dx, wantDX)
+		requireSame(t, "WithTol (no dγ) tolDX", tdx, wantTDX)
+	})
+}
+
+// RMSNormRMSAlong and DirectionalDerivativeFDAlong give what forming the
+// points and calling RMSNormForward and the original
+// DirectionalDerivativeFDErr gives, for the loss checkDirectional uses
+// (a plain dot product) and the oracle's own (compensated).
+func TestFDAlongIsBitIdentical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		_, hidden, x, gamma, dy, eps := drawFastCase(t)
+		x, dy = x[:hidden], dy[:hidden]
+		v := drawData(t, "v", 1, hidden)
+		h := rapid.SampledFrom([]float64{1e-3, 1e-7, 0.5, 3}).Draw(t, "h")
+		df := rapid.SampledFrom([]float64{-1, 0, 1e-20}).Draw(t, "df")
+		y := make([]float64, hidden)
+		plain := func(p []float64) float64 {
+			refRMSNormForward(y, nil, p, gamma, 1, hidden, eps)
+			s := 0.0
+			for j := range y {
+				s += y[j] * dy[j]
+			}
+			return s
+		}
+		plainAlong := func(tt float64) float64 {
+			rr := RMSNormRMSAlong(x, v, tt, eps)
+			s := 0.0
+			for j, xv := range x {
+				z := xv + tt*v[j]
+				s += z / rr * gamma[j] * dy[j]
+			}
+			return s
+		}
+		for _, tt := range []float64{h, -h, h / 4} {
+			z := make([]float64, hidden)
+			for i := range z {
+				z[i] = x[i] + tt*v[i]
+			}
+			if got, want := RMSNormRMSAlong(x, v, tt, eps), refRMSOf(z, eps); !sameFloat(got, want) {
+				t.Fatalf("RMSNormRMSAlong(t=%g) = %.17g, want %.17g", tt, got, want)
+			}
+		}
+		wv, we := refDirectionalDerivativeFDErr(plain, x, v, h, df)
+		gv, ge := DirectionalDerivativeFDAlong(plainAlong, h, df)
+		if !sameFloat(gv, wv) || !sameFloat(ge, we) {
+			t.Fatalf("plain loss: FD along = %.17g ± %.3g, want %.17g ± %.3g", gv, ge, wv, we)
+		}
+		comp := func(p []float64) float64 {
+			refRMSNormForward(y, nil, p, gamma, 1, hidden, eps)
+			return dotReal(y, dy)
+		}
+		wv, we = refDirectionalDerivativeFDErr(comp, x, v, h, df)
+		gv, ge = DirectionalDerivativeFDErr(comp, x, v, h, df)
+		if !sameFloat(gv, wv) || !sameFloat(ge, we) {
+			t.Fatalf("compensated loss: FD = %.17g ± %.3g, want %.17g ± %.3g", gv, ge, wv, we)
+		}
+	})
+}
+
+// The branch-free accumulator gives the same sums as Neumaier's, for
+// sums and FMA-split products, through overflow, Inf and NaN.
+func TestCompensatedSumIsBitIdentical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 200).Draw(t, "n")
+		var got kbn
+		var fast csum
+		var want refKBN
+		var squares []float64
+		for i := 0; i < n; i++ {
+			a := rapid.Float64().Draw(t, "a")
+			if rapid.Bool().Draw(t, "prod") {
+				b := a
+				if !rapid.Bool().Draw(t, "square") {
+					b = rapid.Float64().Draw(t, "b")
+				}
+				got.addProd(a, b)
+				want.addProd(a, b)
+				p := a * b
+				fast = fast.plus(p)
+				if e := prodErr(a, b, p); e != 0 {
+					fast = fast.plus(e)
+				}
+			} else {
+				got.add(a)
+				want.add(a)
+				fast = fast.plus(a)
+			}
+			w := want.sum()
+			if g := got.sum(); !sameFloat(g, w) {
+				t.Fatalf("after %d terms: kbn sum %.17g, want %.17g", i+1, g, w)
+			}
+			// A csum that overflowed where kbn did not says so; callers redo.
+			if g := fast.sum(); !fast.overflowed() && !sameFloat(g, w) {
+				t.Fatalf("after %d terms: csum %.17g, want %.17g", i+1, g, w)
+			}
+		}
+		for i := 0; i < n; i++ {
+			v := rapid.Float64().Draw(t, "v")
+			switch rapid.IntRange(0, 3).Draw(t, "kind") {
+			case 0:
+				v = float64(float32(v))
+			case 1:
+				v = math.Ldexp(float64(float32(v)), rapid.IntRange(-600, 600).Draw(t, "exp"))
+			}
+			squares = append(squares, v)
+		}
+		var k refKBN
+		for _, v := range squares {
+			k.addProd(v, v)
+		}
+		if g, w := sumSquares(squares), k.sum(); !sameFloat(g, w) {
+			t.Fatalf("sumSquares = %.17g, want %.17g", g, w)
+		}
+	})
+}
+
+func TestULPDistance32IsBitIdentical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := math.Float32frombits(rapid.Uint32().Draw(t, "a"))
+		b := math.Float32frombits(rapid.Uint32().Draw(t, "b"))
+		if rapid.Bool().Draw(t, "near") {
+			b = math.Float32frombits(math.Float32bits(a) + uint32(rapid.IntRange(0, 3).Draw(t, "d")))
+		}
+		if got, want := ULPDistance32(a, b), refULPDistance32(a, b); got != want {
+			t.Fatalf("ULPDistance32(%g, %g) = %d, want %d", a, b, got, want)
+		}
+	})
+}
+
+// benchRMSData returns float32-valued x, γ and dy of shape 64×1024.
+func benchRMSData() (rows, hidden int, x, gamma, dy []float64) {
+	rows, hidden = 64, 1024
+	x, dy, gamma = make([]float64, rows*hidden), make([]float64, rows*hidden), make([]float64, hidden)
+	s := uint64(1)
+	next := func() float64 { // a small LCG: the values only need to look random
+		s = s*6364136223846793005 + 1442695040888963407
+		return float64(float32(float64(int64(s>>11)-1<<52) / (1 << 52)))
+	}
+	for i := range x {
+		x[i], dy[i] = next(), next()
+	}
+	for i := range gamma {
+		gamma[i] = 1 + 0.1*next()
+	}
+	return
+}
+
+// BenchmarkRMSNormForwardWithTol compares the reference and its bound
+// computed separately (before: refRMSNormForward + refRMSNormForwardTol)
+// with the single pass, at 64×1024.
+func BenchmarkRMSNormForwardWithTol(b *testing.B) {
+	rows, hidden, x, gamma, _ := benchRMSData()
+	y, rms, tol, tolRMS := make([]float64, len(x)), make([]float64, rows), make([]float64, len(x)), make([]float64, rows)
+	red := TreeReduction(256)
+	b.Run("before", func(b *testing.B) {
+		for b.Loop() {
+			refRMSNormForward(y, rms, x, gamma, rows, hidden, 1e-5)
+			refRMSNormForwardTol(tol, tolRMS, x, gamma, rows, hidden, 1e-5, red)
+		}
+	})
+	b.Run("separate", func(b *testing.B) {
+		for b.Loop() {
+			RMSNormForward(y, rms, x, gamma, rows, hidden, 1e-5)
+			RMSNormForwardTol(tol, tolRMS, x, gamma, rows, hidden, 1e-5, red)
+		}
+	})
+	b.Run("single-pass", func(b *testing.B) {
+		for b.Loop() {
+			RMSNormForwardWithTol(y, rms, tol, tolRMS, x, gamma, rows, hidden, 1e-5, red)
+		}
+	})
+}
+
+// BenchmarkRMSNormBackwardWithTol is BenchmarkRMSNormForwardWithTol for
+// the backward.
+func BenchmarkRMSNormBackwardWithTol(b *testing.B) {
+	rows, hidden, x, gamma, dy := benchRMSData()
+	dx, dg, tdx, tdg := make([]float64, len(x)), make([]float64, hidden), make([]float64, len(x)), make([]float64, hidden)
+	red, rowRed := TreeReduction(256), SerialReduction()
+	b.Run("before", func(b *testing.B) {
+		for b.Loop() {
+			refRMSNormBackward(dx, dg, x, gamma, dy, rows, hidden, 1e-5)
+			refRMSNormBackwardTol(tdx, tdg, x, gamma, dy, rows, hidden, 1e-5, red, rowRed)
+		}
+	})
+	b.Run("separate", func(b *testing.B) {
+		for b.Loop() {
+			RMSNormBackward(dx, dg, x, gamma, dy, rows, hidden, 1e-5)
+			RMSNormBackwardTol(tdx, tdg, x, gamma, dy, rows, hidden, 1e-5, red, rowRed)
+		}
+	})
+	b.Run("single-pass", func(b *testing.B) {
+		for b.Loop() {
+			RMSNormBackwardWithTol(dx, dg, tdx, tdg, nil, x, gamma, dy, rows, hidden, 1e-5, red, rowRed)
+		}
+	})
+}

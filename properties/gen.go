@@ -3,7 +3,9 @@ package properties
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"sync"
 
 	"pgregory.net/rapid"
 )
@@ -141,8 +143,14 @@ func Values(t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
 
 // MakeTensor builds the tensor Values would draw for (d, s, seed).
 func MakeTensor(d Dist, s float64, seed uint64, rows, cols int) Tensor {
-	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	x := make([]float32, rows*cols)
+	fillTensor(x, d, s, seed, rows, cols)
+	return Tensor{Dist: d, Scale: s, Seed: seed, Data: x}
+}
+
+// fillTensor writes MakeTensor's data into x (len rows·cols), every element.
+func fillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	scale := math.Pow(10, s)
 	for i := 0; i < rows; i++ {
 		row := x[i*cols : (i+1)*cols]
@@ -162,6 +170,7 @@ func MakeTensor(d Dist, s float64, seed uint64, rows, cols int) Tensor {
 				row[j] = c
 			}
 		case Zero:
+			clear(row)
 		case Subnormal:
 			for j := range row {
 				row[j] = float32(r.NormFloat64() * 0x1p-130)
@@ -184,7 +193,6 @@ func MakeTensor(d Dist, s float64, seed uint64, rows, cols int) Tensor {
 			}
 		}
 	}
-	return Tensor{Dist: d, Scale: s, Seed: seed, Data: x}
 }
 
 // Gamma draws a weight vector of length n: ones, or normal around 1, or a
@@ -209,9 +217,55 @@ func Gamma(t *rapid.T, label string, n int) []float32 {
 
 // F64 widens a float32 slice exactly.
 func F64(x []float32) []float64 {
-	y := make([]float64, len(x))
+	return widen(make([]float64, len(x)), x)
+}
+
+// widen writes float64(x[i]) to y[i] and returns y (len(y) = len(x)).
+func widen(y []float64, x []float32) []float64 {
+	y = y[:len(x)]
 	for i, v := range x {
 		y[i] = float64(v)
 	}
 	return y
 }
+
+// scratchPool recycles the scratch slices of checks (inputs widened for
+// the oracle, oracle values and bounds, naive evaluations that do not
+// outlive the check): at GPU shapes a check would otherwise allocate, zero
+// and collect megabytes. Pool k holds slices of capacity 2^k.
+type scratchPool[T any] [bits.UintSize]sync.Pool
+
+// get returns a slice of n elements with unspecified contents, for values
+// the caller writes in full before reading; give it back with put once
+// nothing refers to it.
+func (p *scratchPool[T]) get(n int) []T {
+	k := 0
+	if n > 1 {
+		k = bits.Len(uint(n - 1)) // 2^k ≥ n
+	}
+	if s, ok := p[k].Get().(*[]T); ok {
+		return (*s)[:n]
+	}
+	return make([]T, n, 1<<k)
+}
+
+// put returns slices to the pool. Slices whose capacity is not a power of
+// two (nil, or not from get) are dropped.
+func (p *scratchPool[T]) put(s ...[]T) {
+	for _, b := range s {
+		c := cap(b)
+		if c == 0 || c&(c-1) != 0 {
+			continue
+		}
+		b = b[:0]
+		p[bits.Len(uint(c-1))].Put(&b)
+	}
+}
+
+var (
+	scratch64 scratchPool[float64]
+	scratch32 scratchPool[float32]
+)
+
+// scratchWiden is F64 into a slice from scratch64.
+func scratchWiden(x []float32) []float64 { return widen(scratch64.get(len(x)), x) }

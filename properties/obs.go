@@ -57,9 +57,15 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 	if len(got) != len(want) || len(tol) != len(want) {
 		o.Fatalf("%s: length mismatch: got %d, want %d, tol %d", name, len(got), len(want), len(tol))
 	}
-	s := &o.stats
-	for i, w := range want {
-		g := float64(got[i])
+	got, tol = got[:len(want)], tol[:len(want)]
+	for i := 0; i < len(want); i++ {
+		// withinRun takes the elements that are finite and within their
+		// bound; the loop below sees the rest as the check always did.
+		i += o.stats.withinRun(got[i:], want[i:], tol[i:])
+		if i == len(want) {
+			break
+		}
+		g, w, t := float64(got[i]), want[i], tol[i]
 		switch {
 		case math.IsNaN(w):
 			if !math.IsNaN(g) {
@@ -73,46 +79,121 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 			continue
 		}
 		err := math.Abs(g - w)
-		if math.IsNaN(g) || math.IsInf(g, 0) || !(err <= tol[i]) {
+		if math.IsNaN(g) || math.IsInf(g, 0) || !(err <= t) {
 			o.Fatalf("%s: %s: got %g, want %.17g, |err| %.3g > bound %.3g (ratio %.3g)",
-				name, o.where(i), g, w, err, tol[i], err/tol[i])
+				name, o.where(i), g, w, err, t, err/t)
 		}
-		s.Compared++
-		if err == 0 {
-			continue
+		// Finite, within the bound, yet the difference overflowed (an
+		// infinite bound): recorded as any other element.
+		o.stats.note(got[i], w, err, t)
+	}
+}
+
+// withinRun records the statistics of the leading elements whose oracle
+// value and result are finite and within the bound, and returns how many
+// there were. Kept free of calls that fail the check, so that the compiler
+// holds the loop in registers.
+func (s *ErrorStats) withinRun(got []float32, want, tol []float64) int {
+	// note, by hand, on locals: a call per element would keep them in memory.
+	// The ULP maximum is kept as an integer: float64 of a uint64 is
+	// monotone and, below 2^53, exact, so converting the maximum once gives
+	// the maximum of the conversions (and the conversion in the loop would
+	// chain iterations through its register). An element with err = 0
+	// changes no maximum, so it needs no test of its own.
+	n, maxAbs, maxRel, maxRatio := 0, s.MaxAbs, s.MaxRel, s.MaxRatio
+	var maxULP uint64
+	got, tol = got[:len(want)], tol[:len(want)]
+	for i, w := range want {
+		t := tol[i]
+		err := math.Abs(float64(got[i]) - w)
+		// err is finite exactly when want and got are (unless the
+		// difference overflowed, which the caller handles).
+		if !(err <= t && err-err == 0) {
+			break
 		}
-		// Plain comparisons: every value here is finite and non-negative, so
-		// math.Max's NaN and signed-zero handling is not needed (and costs).
-		if err > s.MaxAbs {
-			s.MaxAbs = err
+		n++
+		if err > maxAbs {
+			maxAbs = err
 		}
-		if w != 0 {
-			if r := err / math.Abs(w); r > s.MaxRel {
-				s.MaxRel = r
+		if aw := math.Abs(w); mayExceed(err, aw, maxRel) && w != 0 {
+			if r := err / aw; r > maxRel {
+				maxRel = r
 			}
 		}
-		if u := float64(oracle.ULPDistance32(got[i], float32(w))); u > s.MaxULP {
-			s.MaxULP = u
-		}
-		if tol[i] > 0 {
-			if r := err / tol[i]; r > s.MaxRatio {
-				s.MaxRatio = r
+		maxULP = max(maxULP, oracle.ULPDistance32(got[i], float32(w))) // finite: < 2^32
+		if mayExceed(err, t, maxRatio) && t > 0 {
+			if r := err / t; r > maxRatio {
+				maxRatio = r
 			}
 		}
 	}
+	s.Compared += n
+	s.MaxAbs, s.MaxRel, s.MaxRatio = maxAbs, maxRel, maxRatio
+	if u := float64(maxULP); u > s.MaxULP {
+		s.MaxULP = u
+	}
+	return n
+}
+
+// note records one compared element. The comparisons are plain: every value
+// here is non-negative and not NaN, so math.Max's NaN and signed-zero
+// handling is not needed (and costs). The two quotients are only formed
+// when they may exceed the current maximum (mayExceed), so the maxima are
+// those of dividing at every element.
+func (s *ErrorStats) note(got float32, w, err, t float64) {
+	s.Compared++
+	if err == 0 {
+		return
+	}
+	if err > s.MaxAbs {
+		s.MaxAbs = err
+	}
+	if w != 0 {
+		if aw := math.Abs(w); mayExceed(err, aw, s.MaxRel) {
+			if r := err / aw; r > s.MaxRel {
+				s.MaxRel = r
+			}
+		}
+	}
+	if u := float64(oracle.ULPDistance32(got, float32(w))); u > s.MaxULP {
+		s.MaxULP = u
+	}
+	if t > 0 && mayExceed(err, t, s.MaxRatio) {
+		if r := err / t; r > s.MaxRatio {
+			s.MaxRatio = r
+		}
+	}
+}
+
+// mayExceed reports whether fl(num/den) > m may hold, for num ≥ 0, den ≥ 0
+// and m ≥ 0 (not NaN), without dividing: it answers false only when
+// num < fl(m·den). Rounding is monotone and num is a float64, so that
+// implies num < m·den (fl(m·den) = +Inf only when m·den exceeds every
+// float64), hence num/den < m and, m being a float64, fl(num/den) ≤ m: the
+// caller may skip the division without changing the maximum it keeps.
+func mayExceed(num, den, m float64) bool {
+	return !(num < m*den)
 }
 
 // Naive records the error of a naive float32 evaluation against the same
 // oracle and tolerance, for the report's yardstick. It never fails the check.
 func (o *Obs) Naive(naive []float32, want, tol []float64) {
+	naive, tol = naive[:len(want)], tol[:len(want)]
+	m := o.stats.NaiveMaxRatio
 	for i, w := range want {
-		if math.IsNaN(w) || math.IsInf(w, 0) || tol[i] <= 0 {
+		t := tol[i]
+		if w-w != 0 || t <= 0 { // NaN or ±Inf oracle, or no bound
 			continue
 		}
-		if r := math.Abs(float64(naive[i])-w) / tol[i]; r > o.stats.NaiveMaxRatio && !math.IsNaN(r) {
-			o.stats.NaiveMaxRatio = r
+		e := math.Abs(float64(naive[i]) - w)
+		if !mayExceed(e, t, m) {
+			continue
+		}
+		if r := e / t; r > m && !math.IsNaN(r) {
+			m = r
 		}
 	}
+	o.stats.NaiveMaxRatio = m
 }
 
 // Identical requires got and want to be bit-identical (what "deterministic"

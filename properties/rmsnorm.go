@@ -68,6 +68,9 @@ type rmsCase struct {
 	eps          float32
 	x            Tensor
 	gamma        []float32
+	// keepOracle asks checkRMSForward to return the oracle's y and bound
+	// (otherwise they are scratch, recycled when it returns).
+	keepOracle bool
 }
 
 func drawRMSCase(rt *rapid.T, lim Limits, dists ...Dist) rmsCase {
@@ -81,8 +84,8 @@ func (c rmsCase) String() string {
 	return fmt.Sprintf("rows=%d hidden=%d eps=%g x=%v", c.rows, c.hidden, c.eps, c.x)
 }
 
-// rmsForward is what checkRMSForward saw: the kernel's y and the oracle's y
-// and bound for it.
+// rmsForward is what checkRMSForward saw: the kernel's y and, when the case
+// asked for them (keepOracle), the oracle's y and bound for it.
 type rmsForward struct {
 	y         []float32
 	want, tol []float64
@@ -100,19 +103,32 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 		a.RMS = make([]float32, c.rows)
 	}
 	o.Check("rmsnorm forward", impl.RMSNormForward(dev, a))
-	x, g := F64(c.x.Data), F64(c.gamma)
-	want, wantRMS := make([]float64, len(x)), make([]float64, c.rows)
-	oracle.RMSNormForward(want, wantRMS, x, g, c.rows, c.hidden, float64(c.eps))
-	tol, tolRMS := make([]float64, len(x)), make([]float64, c.rows)
+	n := c.rows * c.hidden
+	// Scratch (pooled): the widened inputs, the naive evaluation, and the
+	// oracle's y and bound unless the caller keeps them.
+	x, g := scratchWiden(c.x.Data), scratchWiden(c.gamma)
+	var want, tol []float64
+	if c.keepOracle {
+		want, tol = make([]float64, n), make([]float64, n)
+	} else {
+		want, tol = scratch64.get(n), scratch64.get(n)
+	}
+	wantRMS, tolRMS := make([]float64, c.rows), make([]float64, c.rows)
 	row, _ := reductions(impl, s, c.hidden)
-	oracle.RMSNormForwardTol(tol, tolRMS, x, g, c.rows, c.hidden, float64(c.eps), row)
+	oracle.RMSNormForwardWithTol(want, wantRMS, tol, tolRMS, x, g, c.rows, c.hidden, float64(c.eps), row)
 	if a.RMS != nil {
 		o.Within("rms", a.RMS, wantRMS, tolRMS)
 	}
 	o.Within("y", a.Y, want, tol)
-	naive := make([]float32, len(x))
+	naive := scratch32.get(n)
 	oracle.RMSNormForward32Naive(naive, nil, c.x.Data, c.gamma, c.rows, c.hidden, c.eps)
 	o.Naive(naive, want, tol)
+	scratch32.put(naive)
+	scratch64.put(x, g)
+	if !c.keepOracle {
+		scratch64.put(want, tol)
+		return rmsForward{y: a.Y}
+	}
 	return rmsForward{y: a.Y, want: want, tol: tol}
 }
 
@@ -156,7 +172,7 @@ func EpsParityContract(t TB, impl RMSNormForwarder) {
 				row[j] = float32(float64(row[j]) * f)
 			}
 		}
-		c := rmsCase{rows: rows, hidden: hidden, eps: eps, x: x, gamma: Gamma(rt, "gamma", hidden)}
+		c := rmsCase{rows: rows, hidden: hidden, eps: eps, x: x, gamma: Gamma(rt, "gamma", hidden), keepOracle: true}
 		o.Context(hidden, "%v mean(x²)=eps·10^%.2f", c, k)
 		f := checkRMSForward(o, dev, impl, c)
 		// Teeth: the oracle at 10ε must be refuted by the same bound, else the
@@ -182,11 +198,22 @@ func hasNonzero(x []float64) bool {
 
 // bwdCase is one drawn RMSNorm backward problem: the forward's rms (ε
 // included, rounded to float32 as a forward kernel stores it), dy and a
-// direction for the finite-difference check.
+// direction for the finite-difference check. x64, gamma64 and dy64 are the
+// inputs widened once for the oracle, the bound and the finite differences.
 type bwdCase struct {
 	rmsCase
-	rms32 []float32
-	dy    Tensor
+	rms32              []float32
+	dy                 Tensor
+	x64, gamma64, dy64 []float64
+	// fd, when not nil, carries what checkRMSBackward computes for a
+	// checkDirectional of the same case (nil: no finite differences follow).
+	fd *bwdFD
+}
+
+// bwdFD passes the worst-case-order dx bound from checkRMSBackward, which
+// derives it from the row sums of its oracle, to checkDirectional.
+type bwdFD struct {
+	serialTolDX []float64 // scratch; checkDirectional releases it
 }
 
 func drawBwdCase(rt *rapid.T, lim Limits) bwdCase {
@@ -197,10 +224,11 @@ func drawBwdCase(rt *rapid.T, lim Limits) bwdCase {
 // drawBwdCaseAt draws a backward problem of a given shape.
 func drawBwdCaseAt(rt *rapid.T, lim Limits, rows, hidden int) bwdCase {
 	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
-		x: Values(rt, "x", rows, hidden), gamma: Gamma(rt, "gamma", hidden)}}
+		x: Values(rt, "x", rows, hidden), gamma: Gamma(rt, "gamma", hidden)}, fd: &bwdFD{}}
 	c.dy = Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+	c.x64, c.gamma64, c.dy64 = F64(c.x.Data), F64(c.gamma), F64(c.dy.Data)
 	rms := make([]float64, c.rows)
-	oracle.RMSNormForward(make([]float64, c.rows*c.hidden), rms, F64(c.x.Data), F64(c.gamma), c.rows, c.hidden, float64(c.eps))
+	oracle.RMSNormRMS(rms, c.x64, c.rows, c.hidden, float64(c.eps))
 	c.rms32 = make([]float32, c.rows)
 	for i, v := range rms {
 		c.rms32[i] = float32(v)
@@ -217,17 +245,21 @@ func checkRMSBackward(o *Obs, dev cudart.Device, impl RMSNormBackwarder, c bwdCa
 	a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
 		DY: c.dy.Data, DX: make([]float32, n), DGamma: make([]float32, c.hidden)}
 	o.Check("rmsnorm backward", impl.RMSNormBackward(dev, a))
-	x, g, dy := F64(c.x.Data), F64(c.gamma), F64(c.dy.Data)
-	wantDX, wantDG := make([]float64, n), make([]float64, c.hidden)
-	tolDX, tolDG := make([]float64, n), make([]float64, c.hidden)
+	wantDX, wantDG := scratch64.get(n), scratch64.get(c.hidden)
+	tolDX, tolDG := scratch64.get(n), scratch64.get(c.hidden)
+	var serial []float64
+	if c.fd != nil {
+		scratch64.put(c.fd.serialTolDX)
+		serial = scratch64.get(n)
+		c.fd.serialTolDX = serial
+	}
 	row, rows := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
-	eps := float64(c.eps)
-	oracle.RMSNormBackward(wantDX, wantDG, x, g, dy, c.rows, c.hidden, eps)
-	oracle.RMSNormBackwardTol(tolDX, tolDG, x, g, dy, c.rows, c.hidden, eps, row, rows)
+	oracle.RMSNormBackwardWithTol(wantDX, wantDG, tolDX, tolDG, serial, c.x64, c.gamma64, c.dy64, c.rows, c.hidden, float64(c.eps), row, rows)
 	o.Within("dx", a.DX, wantDX, tolDX)
 	o.cols = 0
 	o.Within("dgamma", a.DGamma, wantDG, tolDG)
 	o.cols = c.hidden
+	scratch64.put(wantDX, wantDG, tolDX, tolDG)
 	return a.DX, a.DGamma
 }
 
@@ -262,32 +294,52 @@ func RMSNormBackwardWarpContract(t TB, impl RMSNormBackwarder) {
 func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 	o.rt.Helper()
 	vseed := rapid.Uint64().Draw(rt, "v.seed")
-	v := F64(MakeTensor(Normal, 0, vseed, c.rows, c.hidden).Data)
-	x, g, dy := F64(c.x.Data), F64(c.gamma), F64(c.dy.Data)
+	v32 := scratch32.get(c.rows * c.hidden)
+	fillTensor(v32, Normal, 0, vseed, c.rows, c.hidden)
+	v := scratchWiden(v32)
+	scratch32.put(v32)
+	x, g, dy := c.x64, c.gamma64, c.dy64
 	eps := float64(c.eps)
-	tolDX := make([]float64, len(x))
-	oracle.RMSNormBackwardTol(tolDX, nil, x, g, dy, c.rows, c.hidden, eps, oracle.SerialReduction(), oracle.SerialReduction())
+	// The dx bound for the worst-case order: from checkRMSBackward when it
+	// ran on this case, else computed here.
+	var tolDX []float64
+	if c.fd != nil && c.fd.serialTolDX != nil {
+		tolDX, c.fd.serialTolDX = c.fd.serialTolDX, nil
+	} else {
+		tolDX = scratch64.get(len(x))
+		oracle.RMSNormBackwardTol(tolDX, nil, x, g, dy, c.rows, c.hidden, eps, oracle.SerialReduction(), oracle.SerialReduction())
+	}
+	defer scratch64.put(v, tolDX) // after the last row, or not at all if a check fails
 	for r := 0; r < c.rows; r++ {
 		lo, hi := r*c.hidden, (r+1)*c.hidden
-		xr, vr := x[lo:hi], v[lo:hi]
-		f := func(p []float64) float64 {
-			y := make([]float64, c.hidden)
-			oracle.RMSNormForward(y, nil, p, g, 1, c.hidden, eps)
+		xr, vr, dyr := x[lo:hi], v[lo:hi], dy[lo:hi]
+		// L(x_r + t·v_r) = Σ_j y_j·dy_j with y = RMSNormForward of the
+		// point, its rms by oracle.RMSNormRMSAlong: the same operations as
+		// forming the point and calling oracle.RMSNormForward, in one pass.
+		f := func(t float64) float64 {
+			rr := oracle.RMSNormRMSAlong(xr, vr, t, eps)
 			s := 0.0
-			for j := range y {
-				s += y[j] * dy[lo+j]
+			for j, xv := range xr {
+				z := xv + t*vr[j]
+				s += z / rr * g[j] * dyr[j]
 			}
 			return s
 		}
 		// Step: a thousandth of the row's rms, measured along v.
 		h := math.Sqrt(meanSquare(xr)+eps) * 1e-3 / math.Max(1e-300, math.Sqrt(meanSquare(vr)))
-		fd, fdErr := oracle.DirectionalDerivativeFD(f, xr, vr, h)
+		fd, fdErr := oracle.DirectionalDerivativeFDAlong(f, h, -1)
 		got, bound := 0.0, fdErr
 		for j := range vr {
 			got += float64(dx[lo+j]) * vr[j]
 			bound += math.Abs(vr[j]) * tolDX[lo+j]
 		}
-		o.Ratio(fmt.Sprintf("⟨dx, v⟩ of row %d against the finite difference %.17g", r, fd), math.Abs(got-fd), bound)
+		// The row and the finite difference name a failure only (formatting
+		// them for every row of a passing check costs more than the row).
+		e, name := math.Abs(got-fd), ""
+		if !(e <= bound) {
+			name = fmt.Sprintf("⟨dx, v⟩ of row %d against the finite difference %.17g", r, fd)
+		}
+		o.Ratio(name, e, bound)
 	}
 }
 
@@ -298,6 +350,7 @@ func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 	lim := ShapeLimits()
 	Check(t, BRMSBack, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
+		c.fd = nil // no finite differences follow
 		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
 		checkRMSBackward(o, dev, impl, c)
 	})

@@ -1,0 +1,263 @@
+package properties
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/oracle"
+)
+
+// refWithin is Obs.Within as it was before the division-free statistics
+// (commit 4e1ad7d, with the ULP distance of the reference copy of
+// ULPDistance32), on stats, returning the failure message instead of failing.
+func refWithin(s *ErrorStats, cols int, name string, got []float32, want, tol []float64) string {
+	where := func(i int) string {
+		if cols > 0 {
+			return fmt.Sprintf("element %d (row %d, col %d)", i, i/cols, i%cols)
+		}
+		return fmt.Sprintf("element %d", i)
+	}
+	for i, w := range want {
+		g := float64(got[i])
+		switch {
+		case math.IsNaN(w):
+			if !math.IsNaN(g) {
+				return fmt.Sprintf("%s: %s: got %g, want NaN", name, where(i), g)
+			}
+			continue
+		case math.IsInf(w, 0):
+			if g != w {
+				return fmt.Sprintf("%s: %s: got %g, want %g", name, where(i), g, w)
+			}
+			continue
+		}
+		err := math.Abs(g - w)
+		if math.IsNaN(g) || math.IsInf(g, 0) || !(err <= tol[i]) {
+			return fmt.Sprintf("%s: %s: got %g, want %.17g, |err| %.3g > bound %.3g (ratio %.3g)",
+				name, where(i), g, w, err, tol[i], err/tol[i])
+		}
+		s.Compared++
+		if err == 0 {
+			continue
+		}
+		if err > s.MaxAbs {
+			s.MaxAbs = err
+		}
+		if w != 0 {
+			if r := err / math.Abs(w); r > s.MaxRel {
+				s.MaxRel = r
+			}
+		}
+		if u := float64(refULPDistance32(got[i], float32(w))); u > s.MaxULP {
+			s.MaxULP = u
+		}
+		if tol[i] > 0 {
+			if r := err / tol[i]; r > s.MaxRatio {
+				s.MaxRatio = r
+			}
+		}
+	}
+	return ""
+}
+
+// refNaive is Obs.Naive as it was.
+func refNaive(s *ErrorStats, naive []float32, want, tol []float64) {
+	for i, w := range want {
+		if math.IsNaN(w) || math.IsInf(w, 0) || tol[i] <= 0 {
+			continue
+		}
+		if r := math.Abs(float64(naive[i])-w) / tol[i]; r > s.NaiveMaxRatio && !math.IsNaN(r) {
+			s.NaiveMaxRatio = r
+		}
+	}
+}
+
+// refULPDistance32 is oracle.ULPDistance32 as it was (with branches).
+func refULPDistance32(a, b float32) uint64 {
+	if a != a || b != b {
+		return math.MaxUint64
+	}
+	key := func(f float32) int64 {
+		bits := math.Float32bits(f)
+		mag := int64(bits & 0x7fffffff)
+		if bits&0x80000000 != 0 {
+			return -mag
+		}
+		return mag
+	}
+	ka, kb := key(a), key(b)
+	if ka > kb {
+		return uint64(ka - kb)
+	}
+	return uint64(kb - ka)
+}
+
+// drawObsCase draws results, oracle values and bounds element by element
+// from every class Within tells apart: errors within, at and beyond the
+// bound, zero errors and zero oracles, subnormal and huge magnitudes, NaN
+// and ±Inf matched or not, zero, infinite and NaN bounds.
+func drawObsCase(t *rapid.T) (got, naive []float32, want, tol []float64) {
+	n := rapid.IntRange(1, 40).Draw(t, "n")
+	for i := 0; i < n; i++ {
+		w := rapid.Float64Range(-4, 4).Draw(t, "w") * math.Pow(10, float64(rapid.IntRange(-45, 40).Draw(t, "exp")))
+		switch rapid.IntRange(0, 9).Draw(t, "oracle") {
+		case 0:
+			w = 0
+		case 1:
+			w = rapid.SampledFrom([]float64{math.NaN(), math.Inf(1), math.Inf(-1)}).Draw(t, "special")
+		case 2:
+			w = float64(float32(w)) // an exact result possible
+		}
+		g := float32(w)
+		switch rapid.IntRange(0, 5).Draw(t, "result") {
+		case 0:
+			g = math.Nextafter32(g, float32(math.Inf(rapid.IntRange(-1, 1).Draw(t, "dir"))))
+		case 1:
+			g = float32(w * (1 + rapid.Float64Range(-1e-3, 1e-3).Draw(t, "rel")))
+		case 2:
+			g = rapid.SampledFrom([]float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0}).Draw(t, "g special")
+		}
+		e := math.Abs(float64(g) - w)
+		tl := e * rapid.SampledFrom([]float64{1, 1.5, 1e6, 0.5, 1 - 0x1p-52}).Draw(t, "tol/err")
+		switch rapid.IntRange(0, 9).Draw(t, "bound") {
+		case 0:
+			tl = 0
+		case 1:
+			tl = math.Inf(1)
+		case 2:
+			tl = math.NaN()
+		case 3:
+			tl = math.Abs(w) * 0x1p-20
+		}
+		got, want, tol = append(got, g), append(want, w), append(tol, tl)
+		naive = append(naive, float32(w*(1+rapid.Float64Range(-1e-6, 1e-6).Draw(t, "naive"))))
+	}
+	return
+}
+
+func sameStats(a, b ErrorStats) bool {
+	f := math.Float64bits
+	return a.Compared == b.Compared && f(a.MaxAbs) == f(b.MaxAbs) && f(a.MaxRel) == f(b.MaxRel) &&
+		f(a.MaxULP) == f(b.MaxULP) && f(a.MaxRatio) == f(b.MaxRatio) && f(a.NaiveMaxRatio) == f(b.NaiveMaxRatio)
+}
+
+// Within and Naive fail on the same element with the same message as
+// before, and otherwise record the same statistics, bit for bit, starting
+// from the statistics of earlier comparisons.
+func TestWithinMatchesReference(t *testing.T) {
+	for _, f := range []string{"rapid.checks", "rapid.nofailfile"} {
+		old := flag.Lookup(f).Value.String()
+		t.Cleanup(func() { flag.Set(f, old) })
+	}
+	flag.Set("rapid.nofailfile", "true")
+	type result struct {
+		stats ErrorStats
+		fail  string
+	}
+	// run compares on a fresh Obs inside a quiet one-check rapid run.
+	run := func(start ErrorStats, cols int, got, naive []float32, want, tol []float64) result {
+		flag.Set("rapid.checks", "1")
+		var r result
+		q := RunQuiet("within", func(tb TB) {
+			rapid.Check(tb, func(rt *rapid.T) {
+				o := &Obs{rt: rt, stats: start}
+				o.Context(cols, "ctx")
+				o.Within("y", got, want, tol)
+				o.Naive(naive, want, tol)
+				r.stats = o.stats
+			})
+		})
+		if q.Failed() {
+			r.fail = strings.Join(q.Logs(), "\n")
+		}
+		return r
+	}
+	checks := 2000
+	if testing.Short() {
+		checks = 200
+	}
+	flag.Set("rapid.checks", fmt.Sprint(checks))
+	rapid.Check(t, func(t *rapid.T) {
+		got, naive, want, tol := drawObsCase(t)
+		cols := rapid.IntRange(0, 5).Draw(t, "cols")
+		var start ErrorStats
+		if rapid.Bool().Draw(t, "earlier") { // statistics of earlier comparisons
+			g0, _, w0, t0 := drawObsCase(t)
+			refWithin(&start, 0, "x", g0, w0, t0)
+		}
+		want0 := start
+		msg := refWithin(&want0, cols, "y", got, want, tol)
+		if msg == "" {
+			refNaive(&want0, naive, want, tol)
+		}
+		flag.Set("rapid.checks", "1")
+		r := run(start, cols, got, naive, want, tol)
+		flag.Set("rapid.checks", fmt.Sprint(checks))
+		if msg != "" {
+			if !strings.Contains(r.fail, "ctx: "+msg) {
+				t.Fatalf("want failure %q, got %q", msg, r.fail)
+			}
+			return
+		}
+		if r.fail != "" {
+			t.Fatalf("failed: %s", r.fail)
+		}
+		if !sameStats(r.stats, want0) {
+			t.Fatalf("stats %+v, want %+v", r.stats, want0)
+		}
+	})
+}
+
+// The exact ULP distance, not its reference copy, is what Within records.
+func TestULPDistanceReferenceCopy(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := math.Float32frombits(rapid.Uint32().Draw(t, "a"))
+		b := math.Float32frombits(rapid.Uint32().Draw(t, "b"))
+		if oracle.ULPDistance32(a, b) != refULPDistance32(a, b) {
+			t.Fatalf("ULPDistance32(%g, %g) = %d, reference %d", a, b, oracle.ULPDistance32(a, b), refULPDistance32(a, b))
+		}
+	})
+}
+
+// mayExceed may only answer false when the quotient cannot exceed m: tried
+// at and around the quotient, over the whole range (subnormal to huge).
+func TestMayExceedIsSound(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		mag := func(label string) float64 {
+			return math.Ldexp(rapid.Float64Range(1, 2).Draw(t, label), rapid.IntRange(-1074, 1023).Draw(t, label+".exp"))
+		}
+		num, den := mag("num"), mag("den")
+		if rapid.IntRange(0, 9).Draw(t, "num zero") == 0 {
+			num = 0
+		}
+		m := num / den
+		switch rapid.IntRange(0, 3).Draw(t, "m") {
+		case 0: // a few ulps around the quotient
+			for k := rapid.IntRange(-4, 4).Draw(t, "ulps"); k != 0; k -= sign(k) {
+				m = math.Nextafter(m, math.Inf(sign(k)))
+			}
+		case 1:
+			m = mag("m free")
+		case 2:
+			m = 0
+		}
+		if math.IsInf(m, 0) || math.IsNaN(m) || m < 0 {
+			return
+		}
+		if !mayExceed(num, den, m) && num/den > m {
+			t.Fatalf("mayExceed(%g, %g, %g) = false, but %g/%g = %g > m", num, den, m, num, den, num/den)
+		}
+	})
+}
+
+func sign(k int) int {
+	if k < 0 {
+		return -1
+	}
+	return 1
+}

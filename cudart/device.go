@@ -130,6 +130,10 @@ type device struct {
 	verify    ModuleHandle
 	arena     uint64
 	arenaSize int
+	// quarantine holds buffers freed since the last launch on a
+	// device-checking backend: their guard bands are checked by the next
+	// verify pass (or at Close) before their memory is pooled again.
+	quarantine []*buffer
 }
 
 // maxPoolBytes bounds the memory a Device keeps for reuse.
@@ -423,8 +427,22 @@ func (d *device) Free(b Buffer) error {
 	if err != nil {
 		return err
 	}
-	check := buf.checkedAt != d.stats.Launches || buf.checkedAt == 0
+	delete(d.bufs, b.id)
+	buf.mirror = nil
+	_, traps := d.b.(Protector)
+	if traps && buf.guard > 0 {
+		// The backend trapped every access to the guard bands as it
+		// happened: there is nothing left to look at.
+		p := d.b.(Protector)
+		p.Unprotect(buf.base)
+		p.Unprotect(buf.addr + uint64(buf.bytes))
+	}
+	check := !traps && (buf.checkedAt != d.stats.Launches || buf.checkedAt == 0)
 	release := d.poolBytes+buf.class > maxPoolBytes
+	if check && d.devCheck && !release {
+		d.quarantine = append(d.quarantine, buf) // checked by the next launch's verify pass
+		return nil
+	}
 	var gerr error
 	if check || release {
 		gerr = d.exec(func(be Backend) error {
@@ -440,17 +458,8 @@ func (d *device) Free(b Buffer) error {
 			return gerr
 		})
 	}
-	delete(d.bufs, b.id)
-	if p, ok := d.b.(Protector); ok && buf.guard > 0 {
-		p.Unprotect(buf.base)
-		p.Unprotect(buf.addr + uint64(buf.bytes))
-	}
 	if gerr == nil && !release {
-		if d.pool == nil {
-			d.pool = map[int][]uint64{}
-		}
-		d.pool[buf.class] = append(d.pool[buf.class], buf.base)
-		d.poolBytes += buf.class
+		d.toPool(buf)
 	}
 	return wrap("free", b.String(), gerr)
 }
@@ -585,6 +594,12 @@ type launchBuf struct {
 	devGuards, devInput bool
 	snapAt              uint64
 	inErr               error
+	// gathered: the buffer and its guard bands come back in the verify
+	// pass's copy (small buffers on a device-checking backend).
+	gathered bool
+	// freed: not a parameter but a buffer freed since the last launch,
+	// whose guard bands this launch's verify pass checks one last time.
+	freed bool
 }
 
 func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) error {
@@ -663,6 +678,9 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			}
 		}
 		for _, lb := range lbs {
+			if lb.gathered {
+				continue
+			}
 			if opts.CheckGuards && !lb.devGuards {
 				// Inputs to verify and outputs up to mirrorMax come back
 				// whole, guard bands included: one copy serves both checks,
@@ -685,8 +703,11 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 	if err != nil {
 		return wrap("launch", entry, err)
 	}
+	if err := d.release(comps); err != nil {
+		return wrap("launch", entry, err)
+	}
 	for _, lb := range lbs {
-		if lb.gerr != nil {
+		if lb.gerr != nil && opts.CheckGuards {
 			return wrap("launch", entry, lb.gerr)
 		}
 		if opts.CheckGuards {
@@ -717,6 +738,11 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			continue
 		}
 		if maphash.Bytes(shadowSeed, lb.now) != lb.shadow {
+			if lb.mirror != nil && len(lb.mirror) == len(lb.now) {
+				if k := firstDiff(lb.now, lb.mirror); k >= 0 {
+					return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v element %d changed", lb.Buffer, k/lb.kind.Size())}
+				}
+			}
 			return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v changed (its contents no longer match what was written)", lb.Buffer)}
 		}
 	}
@@ -728,40 +754,70 @@ func (d *device) largeInput(lb *launchBuf) bool {
 	return d.devCheck && lb.role == RoleIn && d.opts.VerifyInputs && lb.bytes > smallBuffer
 }
 
-// comparisons decides which of a launch's buffers are checked on the device
-// and lists their comparisons, with snapshots placed in the arena (which it
-// grows, and the verify module it loads, in a call of its own when needed).
+// comparisons decides how a launch's buffers are checked on a
+// device-checking backend and lists the verify pass's work: guard bands
+// and large inputs compared on the device (inputs against snapshots placed
+// in the arena), small buffers gathered with their guard bands into the
+// copy that brings the verdicts back, and the guard bands of buffers freed
+// since the last launch. It grows the arena, and loads the verify module,
+// in a call of its own when needed.
 func (d *device) comparisons(lbs []*launchBuf, opts Options) ([]comparison, error) {
 	if !d.devCheck {
 		return nil, nil
 	}
-	var cs []comparison
+	var cs, gathers []comparison
 	var snaps []*launchBuf
+	guards := func(lb *launchBuf) {
+		p := canary64(lb.kind)
+		cs = append(cs, comparison{addr: lb.base, words: lb.guard / 4, pattern: p, lb: lb, what: guardBefore},
+			comparison{addr: lb.addr + uint64(lb.bytes), words: lb.guard / 4, pattern: p, lb: lb, what: guardAfter})
+	}
 	for _, lb := range lbs {
 		lb.devInput = d.largeInput(lb)
 		large := lb.bytes+2*lb.guard > smallBuffer
 		if lb.role != RoleIn {
 			large = lb.bytes > mirrorMax
 		}
-		lb.devGuards = opts.CheckGuards && lb.guard > 0 && large
-		if lb.devGuards {
-			p := canary64(lb.kind)
-			cs = append(cs, comparison{addr: lb.base, words: lb.guard / 4, pattern: p, lb: lb, what: guardBefore},
-				comparison{addr: lb.addr + uint64(lb.bytes), words: lb.guard / 4, pattern: p, lb: lb, what: guardAfter})
+		switch {
+		case lb.devInput || large:
+			lb.devGuards = opts.CheckGuards && lb.guard > 0
+			if lb.devGuards {
+				guards(lb)
+			}
+			if lb.devInput {
+				snaps = append(snaps, lb)
+			}
+		case opts.CheckGuards || lb.role == RoleIn && opts.VerifyInputs:
+			if lb.snap != nil {
+				continue // read before and after from the host
+			}
+			lb.gathered = true
+			gathers = append(gathers, comparison{addr: lb.base, words: (lb.bytes + 2*lb.guard) / 4, lb: lb, what: gather})
 		}
-		if lb.devInput {
-			snaps = append(snaps, lb)
-		}
+	}
+	for _, buf := range d.quarantine {
+		guards(&launchBuf{buffer: buf, freed: true})
 	}
 	for _, lb := range snaps {
 		cs = append(cs, comparison{addr: lb.addr, words: lb.bytes / 4, lb: lb, what: inputChanged})
 	}
+	cs = append(cs, gathers...)
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	need := (40*len(cs) + 255) &^ 255
+	// The arena: the table, the verdicts, the gathered buffers (one copy
+	// back from the verdicts on), then the snapshots.
+	at := 40 * len(cs)
+	for i := range cs {
+		if cs[i].what == gather {
+			cs[i].at = at - 32*len(cs) // offset in the copy that starts at the verdicts
+			cs[i].ref = uint64(at)     // an offset until the arena is known
+			at += 4 * cs[i].words
+		}
+	}
+	need := (at + 255) &^ 255
 	for _, lb := range snaps {
-		lb.snapAt = uint64(need) // an offset until the arena is known
+		lb.snapAt = uint64(need)
 		need += (lb.bytes + 255) &^ 255
 	}
 	if d.verify == nil || need > d.arenaSize {
@@ -797,16 +853,21 @@ func (d *device) comparisons(lbs []*launchBuf, opts Options) ([]comparison, erro
 		lb.snapAt += d.arena
 	}
 	for i := range cs {
-		if cs[i].what == inputChanged {
+		switch cs[i].what {
+		case inputChanged:
 			cs[i].ref = cs[i].lb.snapAt
+		case gather:
+			cs[i].ref += d.arena
 		}
 	}
 	return cs, nil
 }
 
 // verifyOnDevice runs ptxprop_verify over cs with its table at arena and
-// records each difference on the comparison's buffer: a guard band's in
-// gerr, an input's in inErr.
+// brings the verdicts and the gathered buffers back in one copy. It records
+// on each comparison's buffer what it found: a guard band's damage in gerr,
+// an input's change in inErr, a gathered buffer's contents in now (and its
+// guard bands' damage in gerr).
 func verifyOnDevice(b Backend, m ModuleHandle, arena uint64, cs []comparison) error {
 	tab, outOff := verifyTable(cs)
 	if err := b.CopyHtoD(arena, tab); err != nil {
@@ -817,24 +878,73 @@ func verifyOnDevice(b Backend, m ModuleHandle, arena uint64, cs []comparison) er
 		binary.LittleEndian.AppendUint32(nil, uint32(len(cs))),
 		binary.LittleEndian.AppendUint64(nil, arena+uint64(outOff)),
 	}
-	if err := b.Launch(m, verifyEntry, Geometry{Grid: D1(len(cs)), Block: D1(256)}, params); err != nil {
+	if err := b.Launch(m, verifyEntry, Geometry{Grid: Dim3{X: uint32(len(cs)), Y: 8, Z: 1}, Block: D1(256)}, params); err != nil {
 		return fmt.Errorf("%s: %w", verifyEntry, err)
 	}
-	out := make([]byte, 8*len(cs))
+	n := 8 * len(cs)
+	for _, c := range cs {
+		if c.what == gather {
+			n = max(n, c.at+4*c.words)
+		}
+	}
+	out := make([]byte, n)
 	if err := b.CopyDtoH(out, arena+uint64(outOff)); err != nil {
 		return err
 	}
 	for i, c := range cs {
+		lb := c.lb
+		if c.what == gather {
+			all := out[c.at : c.at+4*c.words]
+			lb.now = all[lb.guard : lb.guard+lb.bytes]
+			if lb.guard > 0 {
+				lb.gerr = guardError(lb.buffer, all[:lb.guard], all[lb.guard+lb.bytes:])
+			}
+			continue
+		}
 		err := c.verdict(binary.LittleEndian.Uint32(out[8*i:]), binary.LittleEndian.Uint32(out[8*i+4:]))
 		switch {
 		case err == nil:
 		case c.what == inputChanged:
-			c.lb.inErr = err
-		case c.lb.gerr == nil:
-			c.lb.gerr = err
+			lb.inErr = err
+		case lb.gerr == nil:
+			lb.gerr = err
 		}
 	}
 	return nil
+}
+
+// release returns the quarantined buffers checked by comps' verify pass to
+// the pool, and reports the first whose guard bands were found damaged
+// (that buffer's memory is not reused).
+func (d *device) release(comps []comparison) error {
+	if len(d.quarantine) == 0 || len(comps) == 0 {
+		return nil
+	}
+	var first error
+	for _, c := range comps {
+		if c.lb.freed && c.lb.gerr != nil {
+			if first == nil {
+				first = c.lb.gerr
+			}
+			c.lb.buffer.class = 0 // damaged: never pooled again
+		}
+	}
+	for _, buf := range d.quarantine {
+		if buf.class > 0 {
+			d.toPool(buf)
+		}
+	}
+	d.quarantine = nil
+	return first
+}
+
+// toPool keeps buf's allocation for reuse.
+func (d *device) toPool(buf *buffer) {
+	if d.pool == nil {
+		d.pool = map[int][]uint64{}
+	}
+	d.pool[buf.class] = append(d.pool[buf.class], buf.base)
+	d.poolBytes += buf.class
 }
 
 // smallBuffer is the size under which a buffer and its guard bands always
@@ -973,6 +1083,11 @@ func (d *device) Close() error {
 	if d.poisoned == nil {
 		d.fills = nil
 		var bases []uint64
+		for _, buf := range d.quarantine {
+			errs = append(errs, wrap("free", buf.Buffer.String(), d.exec(func(b Backend) error { return checkGuards(b, buf) })))
+			bases = append(bases, buf.base)
+		}
+		d.quarantine = nil
 		for id, buf := range d.bufs {
 			bases = append(bases, buf.base)
 			delete(d.bufs, id)

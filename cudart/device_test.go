@@ -358,3 +358,85 @@ func TestBadArguments(t *testing.T) {
 		t.Errorf("unknown backend: %v", err)
 	}
 }
+
+// copyMem is a memBackend that copies device to device, so a Device checks
+// its buffers with ptxprop_verify, here a Go rendition of the kernel.
+type copyMem struct{ *memBackend }
+
+func (c copyMem) CopyDtoD(dst, src uint64, n int) error {
+	copy(c.at(dst)[:n], c.at(src)[:n])
+	return nil
+}
+
+// goVerify does what verifyPTX does, on a memBackend.
+func goVerify(m *memBackend, p [][]byte) error {
+	tab, n, out := m.at(ptr(p[0])), int(binary.LittleEndian.Uint32(p[1])), m.at(ptr(p[2]))
+	for i := 0; i < n; i++ {
+		d := tab[32*i:]
+		addr, ref := binary.LittleEndian.Uint64(d), binary.LittleEndian.Uint64(d[8:])
+		words, mode := int(binary.LittleEndian.Uint32(d[16:])), binary.LittleEndian.Uint32(d[20:])
+		pat := binary.LittleEndian.Uint64(d[24:])
+		src := m.at(addr)
+		if mode == 1 {
+			copy(m.at(ref)[:4*words], src[:4*words])
+			continue
+		}
+		for j := 0; j < words; j++ {
+			w := binary.LittleEndian.Uint32(src[4*j:])
+			want := uint32(pat >> (32 * (j & 1)))
+			if ref != 0 {
+				want = binary.LittleEndian.Uint32(m.at(ref)[4*j:])
+			}
+			if w != want {
+				v := out[8*i:]
+				binary.LittleEndian.PutUint32(v, min(binary.LittleEndian.Uint32(v), uint32(j)))
+				binary.LittleEndian.PutUint32(v[4:], max(binary.LittleEndian.Uint32(v[4:]), uint32(j+1)))
+			}
+		}
+	}
+	return nil
+}
+
+// TestFreedBufferChecked: a buffer damaged by a launch it was not passed to
+// is caught once it is freed, by the next launch's verify pass, and its
+// memory is not reused.
+func TestFreedBufferChecked(t *testing.T) {
+	mb := newMem()
+	mb.kernels[verifyEntry] = goVerify
+	var victim uint64
+	mb.kernels["touch"] = func(m *memBackend, p [][]byte) error {
+		victim = ptr(p[0])
+		return nil
+	}
+	mb.kernels["wild"] = func(m *memBackend, p [][]byte) error {
+		putF32(m.at(victim), 8, 1) // one past the end of the victim's 8 elements
+		return nil
+	}
+	d := New(copyMem{mb}, DefaultOptions())
+	defer d.Close()
+	m, _ := d.Load("k", []byte("k"))
+	a, _ := d.Alloc(F32, 8)
+	b, _ := d.Alloc(F32, 8)
+	g := Geometry{Grid: D1(1), Block: D1(1)}
+	if err := d.Launch(m, "touch", g, Out(a)); err != nil {
+		t.Fatal(err)
+	}
+	aAddr := victim
+	if err := d.Launch(m, "wild", g, Out(b)); err != nil {
+		t.Fatalf("the launch that damaged another buffer: %v (its own buffers are intact)", err)
+	}
+	if err := d.Free(a); err != nil {
+		t.Fatalf("Free: %v (the check is the next launch's)", err)
+	}
+	err := d.Launch(m, "touch", g, Out(b))
+	if !errors.Is(err, ErrGuardBand) || !strings.Contains(err.Error(), "found after it was freed") {
+		t.Fatalf("err = %v, want the freed buffer's damaged guard band", err)
+	}
+	c, _ := d.Alloc(F32, 8)
+	if err := d.Launch(m, "touch", g, Out(c)); err != nil {
+		t.Fatal(err)
+	}
+	if victim == aAddr {
+		t.Fatal("the damaged buffer's memory was reused")
+	}
+}

@@ -22,15 +22,19 @@ type DeviceCopier interface {
 	CopyDtoD(dst, src uint64, n int) error
 }
 
-// verifyPTX compares regions of device memory. tab holds n descriptors of
-// 32 bytes — {addr u64, ref u64, words u32, pad u32, pattern u64} — one per
-// block; out holds two words per descriptor, which the host initialises to
-// {0xFFFFFFFF, 0}: the kernel lowers the first to the smallest index of a
-// word that differs and raises the second to the largest such index plus
-// one. A descriptor compares words 32-bit words at addr with those at ref,
-// or, when ref is 0, word j with half j&1 of pattern (low half first), so
-// an 8-byte pattern is checked on regions that start 8-byte aligned. Integer
-// atomics: the verdicts do not depend on the order the threads run in.
+// verifyPTX compares and gathers regions of device memory. tab holds n
+// descriptors of 32 bytes — {addr u64, ref u64, words u32, mode u32,
+// pattern u64} — one per row of blocks (blockIdx.x; the blocks of a row,
+// blockIdx.y, share its words); out holds two words per descriptor, which
+// the host initialises to {0xFFFFFFFF, 0}. Mode 0 compares words 32-bit
+// words at addr with those at ref, or, when ref is 0, word j with half j&1
+// of pattern (low half first), so an 8-byte pattern is checked on regions
+// that start 8-byte aligned; the kernel lowers the first verdict word to the
+// smallest index of a word that differs and raises the second to the
+// largest such index plus one (integer atomics: the verdicts do not depend
+// on the order the threads run in). Mode 1 copies the words from addr to
+// ref: how small buffers are gathered next to the verdicts, so that one copy
+// brings everything back.
 const verifyPTX = `.version 7.0
 .target sm_70
 .address_size 64
@@ -41,8 +45,8 @@ const verifyPTX = `.version 7.0
 	.param .u64 out
 )
 {
-	.reg .pred %p<4>;
-	.reg .b32 %r<12>;
+	.reg .pred %p<5>;
+	.reg .b32 %r<14>;
 	.reg .b64 %rd<16>;
 
 	ld.param.u64 %rd1, [tab];
@@ -59,13 +63,20 @@ const verifyPTX = `.version 7.0
 	ld.global.u64 %rd5, [%rd3+8];
 	ld.global.u32 %r3, [%rd3+16];
 	ld.global.u64 %rd6, [%rd3+24];
+	ld.global.u32 %r11, [%rd3+20];
 	cvta.to.global.u64 %rd4, %rd4;
 	setp.eq.u64 %p3, %rd5, 0;
 	@!%p3 cvta.to.global.u64 %rd5, %rd5;
+	setp.ne.u32 %p4, %r11, 0;
 	mul.wide.u32 %rd7, %r2, 8;
 	add.s64 %rd7, %rd2, %rd7;
-	mov.u32 %r4, %tid.x;
 	mov.u32 %r5, %ntid.x;
+	mov.u32 %r12, %ctaid.y;
+	mov.u32 %r13, %tid.x;
+	mad.lo.s32 %r4, %r12, %r5, %r13;
+	mov.u32 %r12, %nctaid.y;
+	mul.lo.u32 %r5, %r5, %r12;
+	@%p4 bra GATHER;
 LOOP:
 	setp.ge.u32 %p2, %r4, %r3;
 	@%p2 bra DONE;
@@ -90,6 +101,16 @@ COMPARE:
 NEXT:
 	add.u32 %r4, %r4, %r5;
 	bra LOOP;
+GATHER:
+	setp.ge.u32 %p2, %r4, %r3;
+	@%p2 bra DONE;
+	mul.wide.u32 %rd8, %r4, 4;
+	add.s64 %rd9, %rd4, %rd8;
+	ld.global.u32 %r6, [%rd9];
+	add.s64 %rd10, %rd5, %rd8;
+	st.global.u32 [%rd10], %r6;
+	add.u32 %r4, %r4, %r5;
+	bra GATHER;
 DONE:
 	ret;
 }
@@ -105,13 +126,15 @@ type comparison struct {
 	words     int
 	pattern   uint64
 	lb        *launchBuf
-	what      int // guardBefore, guardAfter or inputChanged
+	what      int // guardBefore, guardAfter, inputChanged or gather
+	at        int // gather: offset of the gathered words in the verdict copy
 }
 
 const (
 	guardBefore = iota
 	guardAfter
 	inputChanged
+	gather
 )
 
 // canary64 is kind's canary as the 8-byte pattern ptxprop_verify compares
@@ -131,6 +154,9 @@ func verifyTable(cs []comparison) (tab []byte, outOff int) {
 		binary.LittleEndian.PutUint64(d, c.addr)
 		binary.LittleEndian.PutUint64(d[8:], c.ref)
 		binary.LittleEndian.PutUint32(d[16:], uint32(c.words))
+		if c.what == gather {
+			binary.LittleEndian.PutUint32(d[20:], 1)
+		}
 		binary.LittleEndian.PutUint64(d[24:], c.pattern)
 		binary.LittleEndian.PutUint32(tab[outOff+8*i:], 0xFFFFFFFF)
 	}
@@ -144,14 +170,18 @@ func (c comparison) verdict(first, lastPlus1 uint32) error {
 	}
 	buf := c.lb.buffer
 	size := buf.kind.Size()
+	where := ""
+	if c.lb.freed {
+		where = " (found after it was freed)"
+	}
 	switch c.what {
 	case guardBefore:
 		// The byte nearest the buffer's start, as guardError reports it.
 		j := 4*int(lastPlus1) - 1
-		return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start", buf.Buffer, (buf.guard-j+size-1)/size)
+		return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start%s", buf.Buffer, (buf.guard-j+size-1)/size, where)
 	case guardAfter:
 		i := 4 * int(first)
-		return Errorf(ErrGuardBand, "%v: guard band after the buffer overwritten at element %d (%d past its end)", buf.Buffer, buf.n+i/size, i/size+1)
+		return Errorf(ErrGuardBand, "%v: guard band after the buffer overwritten at element %d (%d past its end)%s", buf.Buffer, buf.n+i/size, i/size+1, where)
 	default:
 		return Errorf(ErrInputModified, "%v element %d changed", buf.Buffer, 4*int(first)/size)
 	}

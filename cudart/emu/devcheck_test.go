@@ -2,6 +2,7 @@ package emu
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -87,7 +88,12 @@ DONE:
 `
 
 func TestDeviceChecks(t *testing.T) {
-	const n = 1 << 19 // 2 MiB: above every size checked from the host
+	for _, n := range []int32{1 << 19, 1000} { // 2 MiB: compared on the device; 4 KB: gathered back
+		testDeviceChecks(t, n)
+	}
+}
+
+func testDeviceChecks(t *testing.T, n int32) {
 	cases := []struct {
 		name          string
 		lo, hi, poke  int32
@@ -97,10 +103,10 @@ func TestDeviceChecks(t *testing.T) {
 		{"clean", 0, n, 0, nil, ""},
 		{"one past the end", 0, n + 1, 0, cudart.ErrGuardBand, "1 past its end"},
 		{"three before the start", -3, n, 0, cudart.ErrGuardBand, "1 element(s) before its start"}, // the nearest damage, as from the host
-		{"input stored to", 0, n, 1000, cudart.ErrInputModified, "element 999 changed"},
+		{"input stored to", 0, n, 100, cudart.ErrInputModified, "element 99 changed"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d/%s", n, c.name), func(t *testing.T) {
 			b := New(Config{})
 			opts := cudart.DefaultOptions()
 			opts.Watchdog = 0
@@ -110,22 +116,22 @@ func TestDeviceChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, _ := dev.Alloc(cudart.F32, n)
-			y, _ := dev.Alloc(cudart.F32, n)
-			host := make([]float32, n)
+			x, _ := dev.Alloc(cudart.F32, int(n))
+			y, _ := dev.Alloc(cudart.F32, int(n))
+			host := make([]float32, int(n))
 			for i := range host {
 				host[i] = float32(i)
 			}
 			if err := dev.Write(x, host); err != nil {
 				t.Fatal(err)
 			}
-			g := cudart.Geometry{Grid: cudart.D1((n + 4 + 255) / 256), Block: cudart.D1(256)}
+			g := cudart.Geometry{Grid: cudart.D1(int(n+4+255) / 256), Block: cudart.D1(256)}
 			err = dev.Launch(m, "scale", g, cudart.In(x), cudart.Out(y), cudart.ScalarI32(c.lo), cudart.ScalarI32(c.hi), cudart.ScalarU32(uint32(c.poke)))
 			if c.want == nil {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := make([]float32, n)
+				got := make([]float32, int(n))
 				if err := dev.Read(got, y); err != nil {
 					t.Fatal(err)
 				}

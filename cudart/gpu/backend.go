@@ -70,9 +70,10 @@ type Backend struct {
 	props     Properties
 
 	// Owned by the context thread.
-	dev  cuDevice
-	ctx  cuContext
-	hold *module // the hold kernel of Elapsed, loaded on first use
+	dev      cuDevice
+	ctx      cuContext
+	hold     *module // the hold kernel of Elapsed, loaded on first use
+	batching bool    // inside Batch: launches are only queued
 }
 
 // fault is the first sticky fault (Result.Sticky) seen in this process. The

@@ -27,8 +27,20 @@ var (
 // snapshots, the kernel, guard and input reads) costs one hand-off between
 // threads instead of one per driver call. The Backend given to f is valid
 // only until f returns; its Close is refused.
+//
+// Launches inside a batch are only queued; the copies that follow them wait
+// for them (and report a kernel fault), and the batch ends with one
+// cuCtxSynchronize, so Batch still returns after all its work has completed.
 func (b *Backend) Batch(f func(cudart.Backend) error) error {
-	return b.do(func() error { return f(onThread{b}) })
+	return b.do(func() error {
+		b.batching = true
+		err := f(onThread{b})
+		b.batching = false
+		if err != nil || b.async.Load() > 0 {
+			return err
+		}
+		return b.check("cuCtxSynchronize", ctxSynchronize())
+	})
 }
 
 // onThread is the Backend that Batch hands to its function.

@@ -78,7 +78,10 @@
 // Launch puts each of the cudart wrapper's parameters (1 to 8 bytes) in its
 // own 8-byte slot, launches with cu's Function.Launch (cuLaunchKernel) on the
 // legacy default stream, and waits with cuCtxSynchronize, so the launch that
-// faulted reports the fault. Where the
+// faulted reports the fault. Inside Batch (a Device's launch with its
+// checks: fills, copies, the kernel, the verify pass, in one hand-off)
+// launches are only queued, the copies after them wait for them and report
+// a fault, and the batch ends with one cuCtxSynchronize. Where the
 // driver has cuFuncGetParamInfo (CUDA 12.4+ drivers) the parameter count and
 // every size are checked against the kernel's signature first. Dynamic
 // shared memory is opted into on demand. Elapsed records a CUDA event, runs

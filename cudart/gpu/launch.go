@@ -66,7 +66,7 @@ func (b *Backend) launch(run runner, h cudart.ModuleHandle, entry string, g cuda
 		if err := b.check(fmt.Sprintf("cuLaunchKernel(%v)", g), launchKernel(f.h, grid, block, g.SharedBytes, params)); err != nil {
 			return err
 		}
-		if b.async.Load() > 0 {
+		if b.async.Load() > 0 || b.batching {
 			return nil
 		}
 		return b.check("cuCtxSynchronize", ctxSynchronize())

@@ -142,7 +142,11 @@ func Values(t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
 	d := rapid.SampledFrom(dists).Draw(t, label+".dist")
 	s := rapid.Float64Range(-6, 3).Draw(t, label+".log10scale")
 	seed := rapid.Uint64().Draw(t, label+".seed")
-	return MakeTensor(d, s, seed, rows, cols)
+	// MakeTensor's data, in a slice that a check which ends the tensor's
+	// life may have returned to the scratch pool (see rmsCase.keep).
+	x := scratch32.get(rows * cols)
+	fillTensor(x, d, s, seed, rows, cols)
+	return Tensor{Dist: d, Scale: s, Seed: seed, Data: x}
 }
 
 // MakeTensor builds the tensor Values would draw for (d, s, seed).
@@ -273,3 +277,14 @@ var (
 
 // scratchWiden is F64 into a slice from scratch64.
 func scratchWiden(x []float32) []float64 { return widen(scratch64.get(len(x)), x) }
+
+// poisoned returns a slice of n NaNs from scratch32, for a kernel output:
+// an element the implementation never writes cannot pass for a result.
+func poisoned(n int) []float32 {
+	y := scratch32.get(n)
+	nan := float32(math.NaN())
+	for i := range y {
+		y[i] = nan
+	}
+	return y
+}

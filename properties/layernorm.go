@@ -270,15 +270,18 @@ func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 		c := drawQKN(rt, lim)
 		o.Context(c.heads*c.headDim, "%v", c)
 		y := runQKN(o, dev, impl, c, c.x.Data)
-		x, g := F64(c.x.Data), F64(c.gamma)
-		want, tol := make([]float64, len(x)), make([]float64, len(x))
-		oracle.PerHeadRMSNorm(want, nil, x, g, c.rows, c.heads, c.headDim, float64(c.eps))
+		x, g := scratchWiden(c.x.Data), scratchWiden(c.gamma)
+		want, tol := scratch64.get(len(x)), scratch64.get(len(x))
 		row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.heads * c.headDim, Heads: c.heads, HeadDim: c.headDim}, c.headDim)
-		oracle.PerHeadRMSNormTol(tol, nil, x, g, c.rows, c.heads, c.headDim, float64(c.eps), row)
+		// oracle.PerHeadRMSNorm and PerHeadRMSNormTol are RMSNormForward and
+		// its bound over rows·heads rows of headDim: in one pass.
+		oracle.RMSNormForwardWithTol(want, nil, tol, nil, x, g, c.rows*c.heads, c.headDim, float64(c.eps), row)
 		o.Within("y", y, want, tol)
-		naive := make([]float32, len(x))
+		naive := scratch32.get(len(x))
 		oracle.PerHeadRMSNorm32Naive(naive, nil, c.x.Data, c.gamma, c.rows, c.heads, c.headDim, c.eps)
 		o.Naive(naive, want, tol)
+		scratch32.put(naive)
+		scratch64.put(x, g, want, tol)
 	})
 }
 

@@ -116,7 +116,7 @@ func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 			return // keep αx and its squares normal: the relation is about ε, not range
 		}
 		o.Context(c.hidden, "%v alpha=2^%d", c, k)
-		c.keepOracle, cs.keepOracle = true, true
+		c.keep, cs.keep = true, true
 		f1 := checkRMSForward(o, dev, impl, c)
 		f2 := checkRMSForward(o, dev, impl, cs)
 		tol := make([]float64, len(f1.tol))

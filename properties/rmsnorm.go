@@ -68,9 +68,11 @@ type rmsCase struct {
 	eps          float32
 	x            Tensor
 	gamma        []float32
-	// keepOracle asks checkRMSForward to return the oracle's y and bound
-	// (otherwise they are scratch, recycled when it returns).
-	keepOracle bool
+	// keep says the caller uses the case's data and checkRMSForward's
+	// results after it returns. Otherwise the check ends the case: it returns
+	// x.Data, the kernel's y and its own scratch to the pools, and returns an
+	// empty rmsForward.
+	keep bool
 }
 
 func drawRMSCase(rt *rapid.T, lim Limits, dists ...Dist) rmsCase {
@@ -84,8 +86,8 @@ func (c rmsCase) String() string {
 	return fmt.Sprintf("rows=%d hidden=%d eps=%g x=%v", c.rows, c.hidden, c.eps, c.x)
 }
 
-// rmsForward is what checkRMSForward saw: the kernel's y and, when the case
-// asked for them (keepOracle), the oracle's y and bound for it.
+// rmsForward is what checkRMSForward saw, when the case asked for it
+// (rmsCase.keep): the kernel's y and the oracle's y and bound for it.
 type rmsForward struct {
 	y         []float32
 	want, tol []float64
@@ -95,20 +97,24 @@ type rmsForward struct {
 func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase) rmsForward {
 	o.rt.Helper()
 	s := kernels.Shape{Rows: c.rows, Hidden: c.hidden}
-	a := &kernels.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
-		Y: make([]float32, c.rows*c.hidden)}
+	n := c.rows * c.hidden
+	a := &kernels.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma}
+	if c.keep {
+		a.Y = make([]float32, n)
+	} else {
+		a.Y = poisoned(n)
+	}
 	// With and without the optional rms output: they are different entries
 	// (rmsnorm_fwd_rms and rmsnorm_fwd), and both must hold.
 	if rapid.Bool().Draw(o.rt, "with_rms") {
 		a.RMS = make([]float32, c.rows)
 	}
 	o.Check("rmsnorm forward", impl.RMSNormForward(dev, a))
-	n := c.rows * c.hidden
 	// Scratch (pooled): the widened inputs, the naive evaluation, and the
 	// oracle's y and bound unless the caller keeps them.
 	x, g := scratchWiden(c.x.Data), scratchWiden(c.gamma)
 	var want, tol []float64
-	if c.keepOracle {
+	if c.keep {
 		want, tol = make([]float64, n), make([]float64, n)
 	} else {
 		want, tol = scratch64.get(n), scratch64.get(n)
@@ -125,9 +131,10 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 	o.Naive(naive, want, tol)
 	scratch32.put(naive)
 	scratch64.put(x, g)
-	if !c.keepOracle {
+	if !c.keep {
 		scratch64.put(want, tol)
-		return rmsForward{y: a.Y}
+		scratch32.put(a.Y, c.x.Data)
+		return rmsForward{}
 	}
 	return rmsForward{y: a.Y, want: want, tol: tol}
 }
@@ -172,7 +179,7 @@ func EpsParityContract(t TB, impl RMSNormForwarder) {
 				row[j] = float32(float64(row[j]) * f)
 			}
 		}
-		c := rmsCase{rows: rows, hidden: hidden, eps: eps, x: x, gamma: Gamma(rt, "gamma", hidden), keepOracle: true}
+		c := rmsCase{rows: rows, hidden: hidden, eps: eps, x: x, gamma: Gamma(rt, "gamma", hidden), keep: true}
 		o.Context(hidden, "%v mean(x²)=eps·10^%.2f", c, k)
 		f := checkRMSForward(o, dev, impl, c)
 		// Teeth: the oracle at 10ε must be refuted by the same bound, else the
@@ -205,15 +212,29 @@ type bwdCase struct {
 	rms32              []float32
 	dy                 Tensor
 	x64, gamma64, dy64 []float64
-	// fd, when not nil, carries what checkRMSBackward computes for a
-	// checkDirectional of the same case (nil: no finite differences follow).
+	// fd, when not nil, says a checkDirectional of this case follows and
+	// ends it: it carries what checkRMSBackward hands over, and
+	// checkDirectional returns the case's buffers to the scratch pools (nil:
+	// no finite differences follow, nothing is recycled).
 	fd *bwdFD
 }
 
-// bwdFD passes the worst-case-order dx bound from checkRMSBackward, which
-// derives it from the row sums of its oracle, to checkDirectional.
+// bwdFD is what checkRMSBackward hands to the checkDirectional that follows.
 type bwdFD struct {
-	serialTolDX []float64 // scratch; checkDirectional releases it
+	serialTolDX []float64 // the worst-case-order dx bound, from the oracle's row sums
+	dx          []float32 // the kernel's dx (scratch)
+}
+
+// release returns the case's buffers to the scratch pools; c must not be
+// used afterwards.
+func (c bwdCase) release() {
+	scratch32.put(c.x.Data, c.dy.Data)
+	scratch64.put(c.x64, c.gamma64, c.dy64)
+	if c.fd != nil {
+		scratch32.put(c.fd.dx)
+		scratch64.put(c.fd.serialTolDX)
+		c.fd.dx, c.fd.serialTolDX = nil, nil
+	}
 }
 
 func drawBwdCase(rt *rapid.T, lim Limits) bwdCase {
@@ -226,7 +247,7 @@ func drawBwdCaseAt(rt *rapid.T, lim Limits, rows, hidden int) bwdCase {
 	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
 		x: Values(rt, "x", rows, hidden), gamma: Gamma(rt, "gamma", hidden)}, fd: &bwdFD{}}
 	c.dy = Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
-	c.x64, c.gamma64, c.dy64 = F64(c.x.Data), F64(c.gamma), F64(c.dy.Data)
+	c.x64, c.gamma64, c.dy64 = scratchWiden(c.x.Data), scratchWiden(c.gamma), scratchWiden(c.dy.Data)
 	rms := make([]float64, c.rows)
 	oracle.RMSNormRMS(rms, c.x64, c.rows, c.hidden, float64(c.eps))
 	c.rms32 = make([]float32, c.rows)
@@ -243,7 +264,14 @@ func checkRMSBackward(o *Obs, dev cudart.Device, impl RMSNormBackwarder, c bwdCa
 	o.rt.Helper()
 	n := c.rows * c.hidden
 	a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
-		DY: c.dy.Data, DX: make([]float32, n), DGamma: make([]float32, c.hidden)}
+		DY: c.dy.Data, DGamma: make([]float32, c.hidden)}
+	if c.fd != nil { // checkDirectional reads dx, then recycles it with the case
+		scratch32.put(c.fd.dx)
+		a.DX = poisoned(n)
+		c.fd.dx = a.DX
+	} else {
+		a.DX = make([]float32, n)
+	}
 	o.Check("rmsnorm backward", impl.RMSNormBackward(dev, a))
 	wantDX, wantDG := scratch64.get(n), scratch64.get(c.hidden)
 	tolDX, tolDG := scratch64.get(n), scratch64.get(c.hidden)
@@ -291,6 +319,8 @@ func RMSNormBackwardWarpContract(t TB, impl RMSNormBackwarder) {
 // of the float64 loss L(x_r) = ⟨RMSNorm_ε(x_r), dy_r⟩, row by row, along a
 // drawn direction v. The bound is Σ|v_j|·tolDX_j (the kernel's own error,
 // worst-case reduction order) plus the finite difference's error estimate.
+// When c.fd is not nil it ends the case: c, and dx if checkRMSBackward
+// produced it, go back to the scratch pools.
 func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 	o.rt.Helper()
 	vseed := rapid.Uint64().Draw(rt, "v.seed")
@@ -309,7 +339,12 @@ func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 		tolDX = scratch64.get(len(x))
 		oracle.RMSNormBackwardTol(tolDX, nil, x, g, dy, c.rows, c.hidden, eps, oracle.SerialReduction(), oracle.SerialReduction())
 	}
-	defer scratch64.put(v, tolDX) // after the last row, or not at all if a check fails
+	// Deferred: a failure stops the check here too, and nothing reads these
+	// afterwards (its message is formatted).
+	defer scratch64.put(v, tolDX)
+	if c.fd != nil {
+		defer c.release()
+	}
 	for r := 0; r < c.rows; r++ {
 		lo, hi := r*c.hidden, (r+1)*c.hidden
 		xr, vr, dyr := x[lo:hi], v[lo:hi], dy[lo:hi]

@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"pgregory.net/rapid"
 
@@ -140,6 +141,21 @@ func refutedBy(got []float32, want, tol []float64) float64 {
 	return worst
 }
 
+// thetaInseparable counts the θ-cache calls whose input could not tell their
+// θ from the previous call's (see RoPEThetaCacheContract).
+var thetaInseparable atomic.Int64
+
+// separation returns the largest |a − b|/tol.
+func separation(a, b, tol []float64) float64 {
+	worst := 0.0
+	for i := range a {
+		if tol[i] > 0 {
+			worst = math.Max(worst, math.Abs(a[i]-b[i])/tol[i])
+		}
+	}
+	return worst
+}
+
 // RoPEThetaCacheContract checks FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001.
 func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 	t.Helper()
@@ -155,17 +171,25 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 			y := runRoPE(o, dev, impl, mode, c, th)
 			want, tol := ropeOracle(c, th, oracle.RoPENeoX)
 			o.Within(fmt.Sprintf("y (call %d, θ=%g)", k, th), y, want, tol)
-			// Teeth: the output must refute the oracle at the θ of the call
-			// before it — what a stale module would have computed.
+			// A stale module computes the oracle at the θ of the call before
+			// it. Where that oracle and this call's are more than 2·tol apart
+			// somewhere, no output is within the bound of both, so Within
+			// above refutes the stale θ. Where they are not, this input cannot
+			// tell the two θ apart (e.g. head_dim 4 at position 129531:
+			// 129531/100 and 129531/707 rad are 0.012 rad apart mod 2π), and
+			// no kernel is to blame: such calls are counted, not failed.
 			if prev := thetas[(k+len(thetas)-1)%len(thetas)]; prev != th {
 				w2 := make([]float64, len(want))
 				oracle.RoPENeoXForward(w2, F64(c.x.Data), c.posF64(), c.rows, c.heads, c.headDim, float64(prev))
-				if refutedBy(y, w2, tol) <= 1 {
-					o.Fatalf("call %d (θ=%g) is also within the bound of the oracle at θ=%g: the check cannot tell them apart", k, th, prev)
+				if separation(want, w2, tol) <= 2 {
+					thetaInseparable.Add(1)
 				}
 			}
 		}
 	})
+	if n := thetaInseparable.Swap(0); n > 0 {
+		Record(Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
+	}
 }
 
 // RoPEBasisContract checks FALSIFY-CUDA-NF4-TRAIN-LOSS-PARITY-001 with a

@@ -30,7 +30,15 @@
 // algorithm of floats.SumCompensated) whose products are split exactly with
 // an FMA, and LayerNorm carries its mean as a double-double, so their error
 // is a few binary64 ulps of the magnitudes involved; the tests check them
-// against math/big.Float at 256 bits to 1e-14.
+// against math/big.Float at 256 bits to 1e-14. The RMSNorm hot loops take
+// each addition's error with Knuth's branch-free TwoSum and skip product
+// errors that are zero (squares of float32 values are exact): the same
+// sums, bit for bit, redone with the Neumaier form where TwoSum alone would
+// overflow.
+//
+// RMSNormForwardWithTol and RMSNormBackwardWithTol return a reference and
+// its bound from one pass over the row sums they share; they write exactly
+// what the separate functions write.
 //
 // # Derivatives
 //

@@ -647,16 +647,22 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			lb.snap = make([]byte, lb.bytes)
 		}
 	}
-	comps, err := d.comparisons(lbs, opts)
+	pl, err := d.plan(lbs, opts)
 	if err != nil {
 		return wrap("launch", entry, err)
 	}
-	verifyMod, arena := d.verify, d.arena
+	var comps []comparison
+	if pl != nil {
+		comps = pl.post
+	}
 	d.stats.Launches++
 	// One hand-off does it all: poison the outputs, snapshot the inputs
 	// whose contents the host does not already know, launch, then read back
 	// the guard bands of the launch's buffers and its inputs.
 	err = d.run(entry, g, func(b Backend) error {
+		if err := pl.before(b); err != nil {
+			return err
+		}
 		for _, lb := range lbs {
 			if lb.devInput {
 				if err := b.(DeviceCopier).CopyDtoD(lb.snapAt, lb.addr, lb.bytes); err != nil {
@@ -672,10 +678,8 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		if err := b.Launch(m.h, entry, g, raw); err != nil {
 			return err
 		}
-		if len(comps) > 0 {
-			if err := verifyOnDevice(b, verifyMod, arena, comps); err != nil {
-				return err
-			}
+		if err := pl.after(b); err != nil {
+			return err
 		}
 		for _, lb := range lbs {
 			if lb.gathered {
@@ -754,14 +758,30 @@ func (d *device) largeInput(lb *launchBuf) bool {
 	return d.devCheck && lb.role == RoleIn && d.opts.VerifyInputs && lb.bytes > smallBuffer
 }
 
-// comparisons decides how a launch's buffers are checked on a
-// device-checking backend and lists the verify pass's work: guard bands
-// and large inputs compared on the device (inputs against snapshots placed
-// in the arena), small buffers gathered with their guard bands into the
-// copy that brings the verdicts back, and the guard bands of buffers freed
-// since the last launch. It grows the arena, and loads the verify module,
-// in a call of its own when needed.
-func (d *device) comparisons(lbs []*launchBuf, opts Options) ([]comparison, error) {
+// verifyPlan is a launch's work for ptxprop_verify on a device-checking
+// backend, laid out in the arena: one upload carries both passes' tables
+// and the pending stores' data; the pass before the kernel (pre) makes the
+// pending fills and writes, the pass after it (post) compares and gathers,
+// and one copy brings the verdicts and the gathered buffers back.
+//
+//	arena: pre table | pre verdicts | staged data | post table | post verdicts | gathered | snapshots
+type verifyPlan struct {
+	m              ModuleHandle
+	arena          uint64
+	pre, post      []comparison
+	upload         []byte // the arena's first len(upload) bytes
+	postAt, backAt int    // offsets of the post table and of the copy back
+	backLen        int
+}
+
+// plan decides how a launch's buffers are checked on a device-checking
+// backend (nil elsewhere): guard bands and large inputs compared on the
+// device (inputs against snapshots in the arena), small buffers gathered
+// with their guard bands into the copy that brings the verdicts back, the
+// guard bands of buffers freed since the last launch, and the pending
+// stores made by the pre pass. It takes the pending stores, and grows the
+// arena and loads the verify module in a call of its own when needed.
+func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 	if !d.devCheck {
 		return nil, nil
 	}
@@ -802,19 +822,34 @@ func (d *device) comparisons(lbs []*launchBuf, opts Options) ([]comparison, erro
 		cs = append(cs, comparison{addr: lb.addr, words: lb.bytes / 4, lb: lb, what: inputChanged})
 	}
 	cs = append(cs, gathers...)
-	if len(cs) == 0 {
+	// The pending stores, reduced to disjoint segments: fills, and data
+	// staged in the upload.
+	var pre []comparison
+	staged := 0
+	for _, sg := range paint(d.fills) {
+		if sg.raw == nil {
+			pre = append(pre, comparison{addr: sg.addr, words: sg.n / 4, pattern: uint64(sg.v) | uint64(sg.v)<<32, what: fill})
+			continue
+		}
+		pre = append(pre, comparison{ref: sg.addr, words: sg.n / 4, at: staged, what: scatter})
+		staged += (sg.n + 255) &^ 255
+	}
+	if len(cs) == 0 && len(pre) == 0 {
 		return nil, nil
 	}
-	// The arena: the table, the verdicts, the gathered buffers (one copy
-	// back from the verdicts on), then the snapshots.
-	at := 40 * len(cs)
+	pl := &verifyPlan{pre: pre, post: cs}
+	stage := (40*len(pre) + 255) &^ 255
+	pl.postAt = stage + staged
+	pl.backAt = pl.postAt + 32*len(cs)
+	at := pl.backAt + 8*len(cs)
 	for i := range cs {
 		if cs[i].what == gather {
-			cs[i].at = at - 32*len(cs) // offset in the copy that starts at the verdicts
-			cs[i].ref = uint64(at)     // an offset until the arena is known
+			cs[i].at = at - pl.backAt // offset in the copy back
+			cs[i].ref = uint64(at)    // an offset until the arena is known
 			at += 4 * cs[i].words
 		}
 	}
+	pl.backLen = at - pl.backAt
 	need := (at + 255) &^ 255
 	for _, lb := range snaps {
 		lb.snapAt = uint64(need)
@@ -822,7 +857,7 @@ func (d *device) comparisons(lbs []*launchBuf, opts Options) ([]comparison, erro
 	}
 	if d.verify == nil || need > d.arenaSize {
 		size := max(need, 2*d.arenaSize, 1<<20)
-		err := d.exec(func(b Backend) error {
+		err := d.exec(func(b Backend) error { // makes the pending stores the old way
 			if d.verify == nil {
 				m, err := b.LoadModule("ptxprop_verify", []byte(verifyPTX))
 				if err != nil {
@@ -848,50 +883,92 @@ func (d *device) comparisons(lbs []*launchBuf, opts Options) ([]comparison, erro
 		if err != nil {
 			return nil, err
 		}
+		pl.pre = nil // made by that call
 	}
+	pl.m, pl.arena = d.verify, d.arena
+	// The upload: the pre table, its verdict words, the staged data, the
+	// post table and its verdict words.
+	pl.upload = make([]byte, pl.backAt+8*len(cs))
+	if len(pl.pre) > 0 {
+		segs := paint(d.fills)
+		k := 0
+		for i := range pl.pre {
+			c := &pl.pre[i]
+			if c.what == scatter {
+				for segs[k].raw == nil {
+					k++
+				}
+				copy(pl.upload[stage+c.at:], segs[k].raw)
+				k++
+				c.addr = pl.arena + uint64(stage+c.at)
+			}
+		}
+		tab, _ := verifyTable(pl.pre)
+		copy(pl.upload, tab)
+	}
+	d.fills = nil
 	for _, lb := range snaps {
-		lb.snapAt += d.arena
+		lb.snapAt += pl.arena
 	}
 	for i := range cs {
 		switch cs[i].what {
 		case inputChanged:
 			cs[i].ref = cs[i].lb.snapAt
 		case gather:
-			cs[i].ref += d.arena
+			cs[i].ref += pl.arena
 		}
 	}
-	return cs, nil
+	if len(cs) > 0 {
+		tab, _ := verifyTable(cs)
+		copy(pl.upload[pl.postAt:], tab)
+	}
+	return pl, nil
 }
 
-// verifyOnDevice runs ptxprop_verify over cs with its table at arena and
-// brings the verdicts and the gathered buffers back in one copy. It records
-// on each comparison's buffer what it found: a guard band's damage in gerr,
-// an input's change in inErr, a gathered buffer's contents in now (and its
-// guard bands' damage in gerr).
-func verifyOnDevice(b Backend, m ModuleHandle, arena uint64, cs []comparison) error {
-	tab, outOff := verifyTable(cs)
-	if err := b.CopyHtoD(arena, tab); err != nil {
+// before uploads the plan and runs the pre pass: the pending stores.
+func (pl *verifyPlan) before(b Backend) error {
+	if pl == nil {
+		return nil
+	}
+	if err := b.CopyHtoD(pl.arena, pl.upload); err != nil {
 		return err
 	}
-	params := [][]byte{
-		binary.LittleEndian.AppendUint64(nil, arena),
-		binary.LittleEndian.AppendUint32(nil, uint32(len(cs))),
-		binary.LittleEndian.AppendUint64(nil, arena+uint64(outOff)),
+	return pl.pass(b, 0, pl.pre)
+}
+
+// pass launches ptxprop_verify over cs, whose table is at offset at.
+func (pl *verifyPlan) pass(b Backend, at int, cs []comparison) error {
+	if len(cs) == 0 {
+		return nil
 	}
-	if err := b.Launch(m, verifyEntry, Geometry{Grid: Dim3{X: uint32(len(cs)), Y: 8, Z: 1}, Block: D1(256)}, params); err != nil {
+	tab := pl.arena + uint64(at)
+	params := [][]byte{
+		binary.LittleEndian.AppendUint64(nil, tab),
+		binary.LittleEndian.AppendUint32(nil, uint32(len(cs))),
+		binary.LittleEndian.AppendUint64(nil, tab+uint64(32*len(cs))),
+	}
+	if err := b.Launch(pl.m, verifyEntry, Geometry{Grid: Dim3{X: uint32(len(cs)), Y: 8, Z: 1}, Block: D1(256)}, params); err != nil {
 		return fmt.Errorf("%s: %w", verifyEntry, err)
 	}
-	n := 8 * len(cs)
-	for _, c := range cs {
-		if c.what == gather {
-			n = max(n, c.at+4*c.words)
-		}
+	return nil
+}
+
+// after runs the post pass and brings the verdicts and the gathered
+// buffers back in one copy. It records on each comparison's buffer what it
+// found: a guard band's damage in gerr, an input's change in inErr, a
+// gathered buffer's contents in now (and its guard bands' damage in gerr).
+func (pl *verifyPlan) after(b Backend) error {
+	if pl == nil || len(pl.post) == 0 {
+		return nil
 	}
-	out := make([]byte, n)
-	if err := b.CopyDtoH(out, arena+uint64(outOff)); err != nil {
+	if err := pl.pass(b, pl.postAt, pl.post); err != nil {
 		return err
 	}
-	for i, c := range cs {
+	out := make([]byte, pl.backLen)
+	if err := b.CopyDtoH(out, pl.arena+uint64(pl.backAt)); err != nil {
+		return err
+	}
+	for i, c := range pl.post {
 		lb := c.lb
 		if c.what == gather {
 			all := out[c.at : c.at+4*c.words]

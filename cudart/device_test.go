@@ -377,8 +377,14 @@ func goVerify(m *memBackend, p [][]byte) error {
 		words, mode := int(binary.LittleEndian.Uint32(d[16:])), binary.LittleEndian.Uint32(d[20:])
 		pat := binary.LittleEndian.Uint64(d[24:])
 		src := m.at(addr)
-		if mode == 1 {
+		switch mode {
+		case 1:
 			copy(m.at(ref)[:4*words], src[:4*words])
+			continue
+		case 2:
+			for j := 0; j < words; j++ {
+				binary.LittleEndian.PutUint32(src[4*j:], uint32(pat>>(32*(j&1))))
+			}
 			continue
 		}
 		for j := 0; j < words; j++ {
@@ -438,5 +444,24 @@ func TestFreedBufferChecked(t *testing.T) {
 	}
 	if victim == aAddr {
 		t.Fatal("the damaged buffer's memory was reused")
+	}
+}
+
+// TestDeviceChecked reruns the Device tests over a backend that copies device
+// to device, so that every launch's stores, guard bands and inputs go
+// through ptxprop_verify's passes (here goVerify).
+func TestDeviceChecked(t *testing.T) {
+	wrapBackend = func(m *memBackend) Backend {
+		m.kernels[verifyEntry] = goVerify
+		return copyMem{m}
+	}
+	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
+	for name, f := range map[string]func(*testing.T){
+		"RoundTrip": TestLaunchRoundTrip, "Poisoned": TestUnwrittenOutputStaysPoisoned,
+		"GuardBand": TestGuardBandOverrun, "GuardBandLarge": TestGuardBandOverrunLarge,
+		"InputModified": TestInputModified, "InputModifiedWithoutShadow": TestInputModifiedWithoutShadow,
+		"Params": TestParamsMarshalledAtRealSize, "Watchdog": TestWatchdog, "BadArguments": TestBadArguments,
+	} {
+		t.Run(name, f)
 	}
 }

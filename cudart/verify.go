@@ -34,7 +34,9 @@ type DeviceCopier interface {
 // largest such index plus one (integer atomics: the verdicts do not depend
 // on the order the threads run in). Mode 1 copies the words from addr to
 // ref: how small buffers are gathered next to the verdicts, so that one copy
-// brings everything back.
+// brings everything back, and how a launch's pending writes are scattered
+// from the one upload that carries them. Mode 2 stores half j&1 of pattern
+// into word j at addr: the canaries and the poison.
 const verifyPTX = `.version 7.0
 .target sm_70
 .address_size 64
@@ -76,6 +78,8 @@ const verifyPTX = `.version 7.0
 	mad.lo.s32 %r4, %r12, %r5, %r13;
 	mov.u32 %r12, %nctaid.y;
 	mul.lo.u32 %r5, %r5, %r12;
+	setp.eq.u32 %p1, %r11, 2;
+	@%p1 bra FILL;
 	@%p4 bra GATHER;
 LOOP:
 	setp.ge.u32 %p2, %r4, %r3;
@@ -101,6 +105,18 @@ COMPARE:
 NEXT:
 	add.u32 %r4, %r4, %r5;
 	bra LOOP;
+FILL:
+	setp.ge.u32 %p2, %r4, %r3;
+	@%p2 bra DONE;
+	and.b32 %r8, %r4, 1;
+	shl.b32 %r8, %r8, 5;
+	shr.u64 %rd11, %rd6, %r8;
+	cvt.u32.u64 %r7, %rd11;
+	mul.wide.u32 %rd8, %r4, 4;
+	add.s64 %rd9, %rd4, %rd8;
+	st.global.u32 [%rd9], %r7;
+	add.u32 %r4, %r4, %r5;
+	bra FILL;
 GATHER:
 	setp.ge.u32 %p2, %r4, %r3;
 	@%p2 bra DONE;
@@ -134,7 +150,9 @@ const (
 	guardBefore = iota
 	guardAfter
 	inputChanged
-	gather
+	gather  // mode 1, from a buffer into the arena
+	scatter // mode 1, from the arena into a buffer
+	fill    // mode 2
 )
 
 // canary64 is kind's canary as the 8-byte pattern ptxprop_verify compares
@@ -154,8 +172,11 @@ func verifyTable(cs []comparison) (tab []byte, outOff int) {
 		binary.LittleEndian.PutUint64(d, c.addr)
 		binary.LittleEndian.PutUint64(d[8:], c.ref)
 		binary.LittleEndian.PutUint32(d[16:], uint32(c.words))
-		if c.what == gather {
+		switch c.what {
+		case gather, scatter:
 			binary.LittleEndian.PutUint32(d[20:], 1)
+		case fill:
+			binary.LittleEndian.PutUint32(d[20:], 2)
 		}
 		binary.LittleEndian.PutUint64(d[24:], c.pattern)
 		binary.LittleEndian.PutUint32(tab[outOff+8*i:], 0xFFFFFFFF)
@@ -190,4 +211,55 @@ func (c comparison) verdict(first, lastPlus1 uint32) error {
 // String names the comparison in diagnostics.
 func (c comparison) String() string {
 	return fmt.Sprintf("%v %d", c.lb.Buffer, c.what)
+}
+
+// segment is a run of device memory that pending stores leave with one
+// content: a 32-bit pattern, or bytes.
+type segment struct {
+	addr uint64
+	n    int
+	v    uint32
+	raw  []byte // nil: the pattern
+}
+
+// paint reduces pending stores, in order, to the disjoint segments they
+// leave behind: a later store wins where two overlap. Stores are 4-byte
+// aligned and whole words (every Kind is 4 or 8 bytes).
+func paint(ps []pending) []segment {
+	var segs []segment
+	for _, p := range ps {
+		n := 4 * p.words
+		if p.raw != nil {
+			n = len(p.raw)
+		}
+		if n == 0 {
+			continue
+		}
+		lo, hi := p.addr, p.addr+uint64(n)
+		var kept []segment
+		for _, s := range segs {
+			slo, shi := s.addr, s.addr+uint64(s.n)
+			if shi <= lo || slo >= hi {
+				kept = append(kept, s)
+				continue
+			}
+			if slo < lo { // the part before
+				kept = append(kept, s.cut(slo, lo))
+			}
+			if shi > hi { // the part after
+				kept = append(kept, s.cut(hi, shi))
+			}
+		}
+		segs = append(kept, segment{addr: lo, n: n, v: p.v, raw: p.raw})
+	}
+	return segs
+}
+
+// cut returns the part [lo, hi) of s.
+func (s segment) cut(lo, hi uint64) segment {
+	c := segment{addr: lo, n: int(hi - lo), v: s.v}
+	if s.raw != nil {
+		c.raw = s.raw[lo-s.addr : hi-s.addr]
+	}
+	return c
 }

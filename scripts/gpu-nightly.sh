@@ -41,7 +41,7 @@ for s in $stages; do
   case $s in
   unit) run unit 120 bin/gpu.test -test.v ;;
   edge) (cd kernels && run edge 300 ../bin/kernels.test -test.v) ;;
-  bench) (cd kernels && PTXPROP_FMAD_PTX=$root/bin/ptx-fmad run bench 300 ../bin/kernels.test -test.run '^$' -test.bench . -test.benchtime 50x) ;;
+  bench) (cd kernels && PTXPROP_FMAD_PTX=$( [ -d "$root/bin/ptx-fmad" ] && echo "$root/bin/ptx-fmad") run bench 300 ../bin/kernels.test -test.run '^$' -test.bench . -test.benchtime 50x) ;;
   properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -test.parallel 32 -backend=gpu \
       -rapid.checks="$CHECKS" -deadline="$DEADLINE" -max-elements="$MAX_ELEMENTS" -report="$OUTABS/contract-report.json" \
       ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"}) ;;

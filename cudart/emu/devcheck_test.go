@@ -3,6 +3,7 @@ package emu
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -142,6 +143,29 @@ func testDeviceChecks(t *testing.T, n int32) {
 				}
 				if k := b.Stats().Kernel; k != "ptxprop_verify" {
 					t.Errorf("last emulated kernel %q, want ptxprop_verify: the large buffers were not checked on the device", k)
+				}
+				// Again with new data and a shorter range: the write and the
+				// output's poison are made by the pass before the kernel.
+				for i := range host {
+					host[i] = -float32(i)
+				}
+				if err := dev.Write(x, host); err != nil {
+					t.Fatal(err)
+				}
+				err = dev.Launch(m, "scale", g, cudart.In(x), cudart.Out(y), cudart.ScalarI32(0), cudart.ScalarI32(n-1), cudart.ScalarU32(0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Read(got, y); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got[:n-1] {
+					if got[i] != -2*float32(i) {
+						t.Fatalf("second launch: y[%d] = %g", i, got[i])
+					}
+				}
+				if bits := math.Float32bits(got[n-1]); bits != cudart.PoisonF32 {
+					t.Fatalf("second launch: unwritten y[%d] = %#x, want the poison", n-1, bits)
 				}
 				return
 			}

@@ -104,6 +104,15 @@ func (b *batchBackend) Launch(h ModuleHandle, entry string, g Geometry, p [][]by
 	return b.memBackend.Launch(h, entry, g, p)
 }
 
+// deviceTests are the Device tests that TestBatched and TestDeviceChecked
+// rerun over other backends.
+var deviceTests = map[string]func(*testing.T){
+	"RoundTrip": TestLaunchRoundTrip, "Poisoned": TestUnwrittenOutputStaysPoisoned,
+	"GuardBand": TestGuardBandOverrun, "GuardBandLarge": TestGuardBandOverrunLarge,
+	"InputModified": TestInputModified, "InputModifiedWithoutShadow": TestInputModifiedWithoutShadow,
+	"Params": TestParamsMarshalledAtRealSize, "Watchdog": TestWatchdog, "BadArguments": TestBadArguments,
+}
+
 // TestBatched reruns the Device tests over a backend that fills and batches,
 // and checks that no call bypassed Batch and that a launch with its checks
 // is one hand-off.
@@ -115,12 +124,7 @@ func TestBatched(t *testing.T) {
 		return b
 	}
 	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
-	for name, f := range map[string]func(*testing.T){
-		"RoundTrip": TestLaunchRoundTrip, "Poisoned": TestUnwrittenOutputStaysPoisoned,
-		"GuardBand": TestGuardBandOverrun, "GuardBandLarge": TestGuardBandOverrunLarge,
-		"InputModified": TestInputModified, "InputModifiedWithoutShadow": TestInputModifiedWithoutShadow,
-		"Params": TestParamsMarshalledAtRealSize, "Watchdog": TestWatchdog, "BadArguments": TestBadArguments,
-	} {
+	for name, f := range deviceTests {
 		t.Run(name, f)
 	}
 	for _, b := range made {
@@ -456,12 +460,7 @@ func TestDeviceChecked(t *testing.T) {
 		return copyMem{m}
 	}
 	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
-	for name, f := range map[string]func(*testing.T){
-		"RoundTrip": TestLaunchRoundTrip, "Poisoned": TestUnwrittenOutputStaysPoisoned,
-		"GuardBand": TestGuardBandOverrun, "GuardBandLarge": TestGuardBandOverrunLarge,
-		"InputModified": TestInputModified, "InputModifiedWithoutShadow": TestInputModifiedWithoutShadow,
-		"Params": TestParamsMarshalledAtRealSize, "Watchdog": TestWatchdog, "BadArguments": TestBadArguments,
-	} {
+	for name, f := range deviceTests {
 		t.Run(name, f)
 	}
 }

@@ -207,7 +207,7 @@ func TestCompensatedSumIsBitIdentical(t *testing.T) {
 		n := rapid.IntRange(0, 200).Draw(t, "n")
 		var got kbn
 		var fast csum
-		var want refKBN
+		var want kbn
 		var squares []float64
 		for i := 0; i < n; i++ {
 			a := rapid.Float64().Draw(t, "a")
@@ -247,7 +247,7 @@ func TestCompensatedSumIsBitIdentical(t *testing.T) {
 			}
 			squares = append(squares, v)
 		}
-		var k refKBN
+		var k kbn
 		for _, v := range squares {
 			k.addProd(v, v)
 		}

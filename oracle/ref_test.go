@@ -1,42 +1,12 @@
 package oracle
 
-// Reference copies of the oracle's RMSNorm functions, its compensated
-// accumulator and ULPDistance32 as they were before the single-pass
+// Reference copies of the oracle's RMSNorm functions (over its unchanged
+// compensated accumulator kbn) and ULPDistance32 as they were before the single-pass
 // versions (commit 4e1ad7d): the optimised code must reproduce them bit for
 // bit (fast_test.go), as must DirectionalDerivativeFDAlong the original
 // DirectionalDerivativeFDErr.
 
 import "math"
-
-type refKBN struct{ s, c float64 }
-
-func (a *refKBN) add(x float64) {
-	t := a.s + x
-	if math.Abs(a.s) >= math.Abs(x) {
-		a.c += (a.s - t) + x
-	} else {
-		a.c += (x - t) + a.s
-	}
-	a.s = t
-}
-
-func (a *refKBN) addProd(x, y float64) {
-	p := x * y
-	a.add(p)
-	if !math.IsInf(p, 0) && !math.IsNaN(p) { // the error term of Inf·y is NaN, not 0
-		a.add(math.FMA(x, y, -p))
-	}
-}
-
-// sum returns the compensated sum. Once the running sum is ±Inf or NaN the
-// correction term is NaN (Inf − Inf) and meaningless: the IEEE 754 sum of
-// the terms is then the running sum itself (Inf stays Inf, Inf − Inf is NaN).
-func (a *refKBN) sum() float64 {
-	if math.IsInf(a.s, 0) || math.IsNaN(a.s) {
-		return a.s
-	}
-	return a.s + a.c
-}
 
 func refULPDistance32(a, b float32) uint64 {
 	if a != a || b != b {
@@ -61,7 +31,7 @@ func refOrderedKey32(f float32) int64 {
 }
 
 func refRMSOf(row []float64, eps float64) float64 {
-	var acc refKBN
+	var acc kbn
 	for _, v := range row {
 		acc.addProd(v, v)
 	}
@@ -94,15 +64,15 @@ func refRMSNormBackward(dx, dgamma []float64, x, gamma, dy []float64, rows, hidd
 	mustLen("x", x, rows*hidden)
 	mustLen("gamma", gamma, hidden)
 	mustLen("dy", dy, rows*hidden)
-	var dg []refKBN
+	var dg []kbn
 	if dgamma != nil {
-		dg = make([]refKBN, hidden)
+		dg = make([]kbn, hidden)
 	}
 	n := float64(hidden)
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
 		dyr := dy[r*hidden : (r+1)*hidden]
-		var ss, dot refKBN
+		var ss, dot kbn
 		for i, v := range xr {
 			ss.addProd(v, v)
 			dot.addProd(gamma[i]*dyr[i], v) // γ·dy of two float32 values is exact
@@ -127,7 +97,7 @@ func refRMSNormBackward(dx, dgamma []float64, x, gamma, dy []float64, rows, hidd
 func refRMSRow(x []float64, eps float64, red Reduction) rmsRowBound {
 	n := len(x)
 	d := red.Depth(n)
-	var acc refKBN
+	var acc kbn
 	for _, v := range x {
 		acc.addProd(v, v)
 	}
@@ -199,7 +169,7 @@ func refRMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, r
 		b := refRMSRow(xr, eps, red)
 		ri := b.ri
 		rho := relMul(b.rhoInv, U32)
-		var sAcc refKBN
+		var sAcc kbn
 		var p, fs float64
 		for j, v := range xr {
 			g := gamma[j] * dyr[j]

@@ -1,20 +1,30 @@
 package cudart
 
-import (
-	"encoding/binary"
-	"fmt"
-)
+import "encoding/binary"
 
 // Checking on the device.
 //
 // A backend that cannot trap guard-band accesses itself (the GPU) but can
-// copy device memory to device memory has its large buffers checked by a
-// kernel instead of by copying them back: before the launch every large
-// input is copied to a snapshot on the device; after it, one launch of
-// ptxprop_verify compares each large buffer's guard bands with the canary
-// and each large input with its snapshot, and only the verdicts (two words a
-// comparison) come back. Small buffers, and outputs up to mirrorMax that a
-// Read usually follows, are still read back whole: one copy checks them.
+// copy device memory to device memory gets a launch's checks as two passes
+// of one small kernel, ptxprop_verify, around the kernel under test, all in
+// one hand-off (see verifyPlan in device.go):
+//
+//   - one upload carries both passes' tables and the data of the pending
+//     writes;
+//   - the pass before the kernel makes the pending stores (canaries, poison,
+//     written inputs), reduced to disjoint segments;
+//   - large inputs are then copied to snapshots on the device;
+//   - the pass after the kernel compares large buffers' guard bands with the
+//     canary and large inputs with their snapshots, checks the guard bands of
+//     buffers freed since the last launch, and gathers small buffers (and
+//     outputs up to mirrorMax, which a Read usually follows) with their guard
+//     bands next to the verdicts;
+//   - one copy brings the verdicts and the gathered buffers back, and the
+//     host checks the gathered guard bands and input hashes as it would have
+//     after copying each buffer back by itself.
+//
+// Backends without DeviceCopier, or that trap guard accesses (the
+// emulator), are checked from the host, one copy per buffer.
 
 // DeviceCopier is implemented by backends that copy device memory to device
 // memory: a Device checks their large buffers on the device (see above).
@@ -206,11 +216,6 @@ func (c comparison) verdict(first, lastPlus1 uint32) error {
 	default:
 		return Errorf(ErrInputModified, "%v element %d changed", buf.Buffer, 4*int(first)/size)
 	}
-}
-
-// String names the comparison in diagnostics.
-func (c comparison) String() string {
-	return fmt.Sprintf("%v %d", c.lb.Buffer, c.what)
 }
 
 // segment is a run of device memory that pending stores leave with one

@@ -306,34 +306,19 @@ func (d *device) fill(addr uint64, n int, kind Kind, canary bool) {
 	d.fills = append(d.fills, pending{addr: addr, raw: raw})
 }
 
-// poisonPending reports whether buf's poison is queued and nothing queued
-// after it stores into buf.
-func (d *device) poisonPending(buf *buffer) bool {
+// queuedPoison returns the index in d.fills of buf's queued poison, or -1
+// if none is queued or something queued after it stores into buf.
+func (d *device) queuedPoison(buf *buffer) int {
 	for i := len(d.fills) - 1; i >= 0; i-- {
 		p := d.fills[i]
 		if p.addr == buf.addr && p.raw == nil && 4*p.words == buf.bytes {
-			return true
+			return i
 		}
 		if p.addr < buf.addr+uint64(buf.bytes) && buf.addr < p.addr+uint64(max(4*p.words, len(p.raw))) {
-			return false
+			return -1
 		}
 	}
-	return false
-}
-
-// dropPoison removes buf's queued poison when buf is about to be written in
-// full and nothing queued after the poison stores into buf.
-func (d *device) dropPoison(buf *buffer) {
-	for i := len(d.fills) - 1; i >= 0; i-- {
-		p := d.fills[i]
-		if p.addr == buf.addr && p.raw == nil && 4*p.words == buf.bytes {
-			d.fills = append(d.fills[:i], d.fills[i+1:]...)
-			return
-		}
-		if p.addr < buf.addr+uint64(buf.bytes) && buf.addr < p.addr+uint64(max(4*p.words, len(p.raw))) {
-			return
-		}
-	}
+	return -1
 }
 
 // exec runs f against the backend in one hand-off where the backend batches
@@ -512,8 +497,8 @@ func (d *device) Write(dst Buffer, src any) error {
 		return &Error{Op: "write", Name: dst.String(), Err: Errorf(ErrInvalid, "%d %v elements into %v", n, kind, dst)}
 	}
 	buf.shadowOK, buf.mirror = false, nil
-	if n == dst.n {
-		d.dropPoison(buf) // overwritten in full
+	if i := d.queuedPoison(buf); i >= 0 && n == dst.n { // overwritten in full
+		d.fills = append(d.fills[:i], d.fills[i+1:]...)
 	}
 	data := bytes.Clone(raw)
 	d.fills = append(d.fills, pending{addr: buf.addr, raw: data})
@@ -640,7 +625,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		switch {
 		case lb.role != RoleIn:
 			lb.shadowOK, lb.mirror = false, nil
-			if lb.role == RoleOut && opts.Poison && !d.poisonPending(lb.buffer) {
+			if lb.role == RoleOut && opts.Poison && d.queuedPoison(lb.buffer) < 0 {
 				d.fill(lb.addr, lb.bytes, lb.kind, false)
 			}
 		case opts.VerifyInputs && !lb.shadowOK && !d.largeInput(lb):
@@ -831,7 +816,7 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 			pre = append(pre, comparison{addr: sg.addr, words: sg.n / 4, pattern: uint64(sg.v) | uint64(sg.v)<<32, what: fill})
 			continue
 		}
-		pre = append(pre, comparison{ref: sg.addr, words: sg.n / 4, at: staged, what: scatter})
+		pre = append(pre, comparison{ref: sg.addr, words: sg.n / 4, at: staged, data: sg.raw, what: scatter})
 		staged += (sg.n + 255) &^ 255
 	}
 	if len(cs) == 0 && len(pre) == 0 {
@@ -890,21 +875,13 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 	// post table and its verdict words.
 	pl.upload = make([]byte, pl.backAt+8*len(cs))
 	if len(pl.pre) > 0 {
-		segs := paint(d.fills)
-		k := 0
 		for i := range pl.pre {
-			c := &pl.pre[i]
-			if c.what == scatter {
-				for segs[k].raw == nil {
-					k++
-				}
-				copy(pl.upload[stage+c.at:], segs[k].raw)
-				k++
+			if c := &pl.pre[i]; c.what == scatter {
+				copy(pl.upload[stage+c.at:], c.data)
 				c.addr = pl.arena + uint64(stage+c.at)
 			}
 		}
-		tab, _ := verifyTable(pl.pre)
-		copy(pl.upload, tab)
+		copy(pl.upload, verifyTable(pl.pre))
 	}
 	d.fills = nil
 	for _, lb := range snaps {
@@ -919,8 +896,7 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 		}
 	}
 	if len(cs) > 0 {
-		tab, _ := verifyTable(cs)
-		copy(pl.upload[pl.postAt:], tab)
+		copy(pl.upload[pl.postAt:], verifyTable(cs))
 	}
 	return pl, nil
 }

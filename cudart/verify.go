@@ -152,8 +152,9 @@ type comparison struct {
 	words     int
 	pattern   uint64
 	lb        *launchBuf
-	what      int // guardBefore, guardAfter, inputChanged or gather
-	at        int // gather: offset of the gathered words in the verdict copy
+	what      int    // guardBefore, guardAfter, inputChanged or gather
+	at        int    // gather: offset of the gathered words in the copy back; scatter: of the staged words
+	data      []byte // scatter: the words to stage
 }
 
 const (
@@ -174,9 +175,9 @@ func canary64(kind Kind) uint64 {
 }
 
 // verifyTable lays out the descriptors and the verdict words after them.
-func verifyTable(cs []comparison) (tab []byte, outOff int) {
-	outOff = 32 * len(cs)
-	tab = make([]byte, outOff+8*len(cs))
+func verifyTable(cs []comparison) []byte {
+	outOff := 32 * len(cs)
+	tab := make([]byte, outOff+8*len(cs))
 	for i, c := range cs {
 		d := tab[32*i:]
 		binary.LittleEndian.PutUint64(d, c.addr)
@@ -191,7 +192,7 @@ func verifyTable(cs []comparison) (tab []byte, outOff int) {
 		binary.LittleEndian.PutUint64(d[24:], c.pattern)
 		binary.LittleEndian.PutUint32(tab[outOff+8*i:], 0xFFFFFFFF)
 	}
-	return tab, outOff
+	return tab
 }
 
 // verdict turns comparison c's verdict words into an error, or nil.

@@ -74,32 +74,19 @@ func (m atomicBackward) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBac
 		len(a.DGamma) != a.Hidden || len(a.RMS) != a.Rows {
 		return cudart.Errorf(cudart.ErrInvalid, "%s: bad arguments (rows=%d hidden=%d)", m.k.Name, a.Rows, a.Hidden)
 	}
-	var bufs []cudart.Buffer
+	bs := &buffers{dev: dev}
 	defer func() {
-		for _, b := range bufs {
-			if ferr := dev.Free(b); err == nil {
-				err = ferr
-			}
+		if ferr := bs.free(); err == nil {
+			err = ferr
 		}
 	}()
-	alloc := func(n int, data []float32) (cudart.Buffer, error) {
-		b, err := dev.Alloc(cudart.F32, n)
-		if err != nil {
-			return b, err
-		}
-		bufs = append(bufs, b)
-		if data != nil {
-			err = dev.Write(b, data)
-		}
-		return b, err
-	}
 	var x, g, rms, dy, dx, dg cudart.Buffer
 	for _, u := range []struct {
 		b    *cudart.Buffer
 		n    int
 		data []float32
 	}{{&x, n, a.X}, {&g, a.Hidden, a.Gamma}, {&rms, a.Rows, a.RMS}, {&dy, n, a.DY}, {&dx, n, nil}, {&dg, a.Hidden, make([]float32, a.Hidden)}} {
-		if *u.b, err = alloc(u.n, u.data); err != nil {
+		if *u.b, err = bs.alloc(u.n, u.data); err != nil {
 			return fmt.Errorf("falsify: %s: %w", m.k.Name, err)
 		}
 	}
@@ -347,32 +334,19 @@ func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBac
 		}
 		return g
 	}
-	var bufs []cudart.Buffer
+	bs := &buffers{dev: dev}
 	defer func() {
-		for _, b := range bufs {
-			if ferr := dev.Free(b); err == nil {
-				err = ferr
-			}
+		if ferr := bs.free(); err == nil {
+			err = ferr
 		}
 	}()
-	alloc := func(n int, data []float32) (cudart.Buffer, error) {
-		b, err := dev.Alloc(cudart.F32, n)
-		if err != nil {
-			return b, err
-		}
-		bufs = append(bufs, b)
-		if data != nil {
-			err = dev.Write(b, data)
-		}
-		return b, err
-	}
 	var x, g, rms, dy, dx, partial, dg cudart.Buffer
 	for _, u := range []struct {
 		b    *cudart.Buffer
 		n    int
 		data []float32
 	}{{&x, n, a.X}, {&g, a.Hidden, a.Gamma}, {&rms, a.Rows, a.RMS}, {&dy, n, a.DY}, {&dx, n, nil}, {&partial, blocks * a.Hidden, nil}, {&dg, a.Hidden, nil}} {
-		if *u.b, err = alloc(u.n, u.data); err != nil {
+		if *u.b, err = bs.alloc(u.n, u.data); err != nil {
 			return fmt.Errorf("falsify: sm-count-chunking: %w", err)
 		}
 	}
@@ -389,4 +363,34 @@ func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBac
 		return err
 	}
 	return dev.Read(a.DGamma, dg)
+}
+
+// buffers are the device buffers of one launcher call.
+type buffers struct {
+	dev  cudart.Device
+	bufs []cudart.Buffer
+}
+
+// alloc allocates n float32 elements and writes data into them (if any).
+func (s *buffers) alloc(n int, data []float32) (cudart.Buffer, error) {
+	b, err := s.dev.Alloc(cudart.F32, n)
+	if err != nil {
+		return b, err
+	}
+	s.bufs = append(s.bufs, b)
+	if data != nil {
+		err = s.dev.Write(b, data)
+	}
+	return b, err
+}
+
+// free frees every buffer and returns the first error.
+func (s *buffers) free() error {
+	var first error
+	for _, b := range s.bufs {
+		if err := s.dev.Free(b); first == nil {
+			first = err
+		}
+	}
+	return first
 }

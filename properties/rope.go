@@ -129,9 +129,9 @@ func ropeOracle(c ropeCase, theta float32, style oracle.RoPEStyle) (want, tol []
 	return want, tol
 }
 
-// refutedBy reports the largest |got − want|/tol: above 1 means the bound
-// refutes want as an explanation of got.
-func refutedBy(got []float32, want, tol []float64) float64 {
+// refutedBy reports the largest |got − want|/tol over elements with tol > 0:
+// above 1 means the bound refutes want as an explanation of got.
+func refutedBy[T float32 | float64](got []T, want, tol []float64) float64 {
 	worst := 0.0
 	for i := range want {
 		if tol[i] > 0 {
@@ -144,17 +144,6 @@ func refutedBy(got []float32, want, tol []float64) float64 {
 // thetaInseparable counts the θ-cache calls whose input could not tell their
 // θ from the previous call's (see RoPEThetaCacheContract).
 var thetaInseparable atomic.Int64
-
-// separation returns the largest |a − b|/tol.
-func separation(a, b, tol []float64) float64 {
-	worst := 0.0
-	for i := range a {
-		if tol[i] > 0 {
-			worst = math.Max(worst, math.Abs(a[i]-b[i])/tol[i])
-		}
-	}
-	return worst
-}
 
 // RoPEThetaCacheContract checks FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001.
 func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
@@ -181,7 +170,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 			if prev := thetas[(k+len(thetas)-1)%len(thetas)]; prev != th {
 				w2 := make([]float64, len(want))
 				oracle.RoPENeoXForward(w2, F64(c.x.Data), c.posF64(), c.rows, c.heads, c.headDim, float64(prev))
-				if separation(want, w2, tol) <= 2 {
+				if refutedBy(want, w2, tol) <= 2 { // the two oracles are within 2·tol
 					thetaInseparable.Add(1)
 				}
 			}

@@ -3,7 +3,6 @@ package properties
 import (
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"pgregory.net/rapid"
 
@@ -141,15 +140,12 @@ func refutedBy[T float32 | float64](got []T, want, tol []float64) float64 {
 	return worst
 }
 
-// thetaInseparable counts the θ-cache calls whose input could not tell their
-// θ from the previous call's (see RoPEThetaCacheContract).
-var thetaInseparable atomic.Int64
-
 // RoPEThetaCacheContract checks FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001.
 func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 	t.Helper()
 	dev := DeviceFor(t, RoPEThetaCache)
 	lim := ShapeLimits().Cap(1 << 16) // seven launches and oracles a check
+	inseparable := 0
 	Check(t, RoPEThetaCache, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
 		thetas := []float32{1e4, 5e5, 1e6, 1e4, Theta().Draw(rt, "theta.random"), 1e6, 5e5}
@@ -171,12 +167,12 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 				w2 := make([]float64, len(want))
 				oracle.RoPENeoXForward(w2, F64(c.x.Data), c.posF64(), c.rows, c.heads, c.headDim, float64(prev))
 				if refutedBy(want, w2, tol) <= 2 { // the two oracles are within 2·tol
-					thetaInseparable.Add(1)
+					inseparable++
 				}
 			}
 		}
 	})
-	if n := thetaInseparable.Swap(0); n > 0 {
+	if n := inseparable; n > 0 {
 		Record(Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
 	}
 }

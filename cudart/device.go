@@ -414,11 +414,10 @@ func (d *device) Free(b Buffer) error {
 	}
 	delete(d.bufs, b.id)
 	buf.mirror = nil
-	_, traps := d.b.(Protector)
+	p, traps := d.b.(Protector)
 	if traps && buf.guard > 0 {
 		// The backend trapped every access to the guard bands as it
 		// happened: there is nothing left to look at.
-		p := d.b.(Protector)
 		p.Unprotect(buf.base)
 		p.Unprotect(buf.addr + uint64(buf.bytes))
 	}

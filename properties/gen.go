@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"sync"
 
 	"pgregory.net/rapid"
@@ -133,8 +132,9 @@ func (t Tensor) String() string {
 }
 
 // Values draws a rows×cols tensor from one of dists. The elements come from
-// a PCG seeded by a drawn seed: rapid shrinks the distribution, scale and
-// seed, and the counterexample stays a few numbers long.
+// a generator seeded by a drawn seed (tensorRand): rapid shrinks the
+// distribution, scale and seed, and the counterexample stays a few numbers
+// long.
 func Values(t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
 	if len(dists) == 0 {
 		dists = FiniteDists
@@ -158,7 +158,7 @@ func MakeTensor(d Dist, s float64, seed uint64, rows, cols int) Tensor {
 
 // fillTensor writes MakeTensor's data into x (len rows·cols), every element.
 func fillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) {
-	r := pcg{hi: seed, lo: 0x9e3779b97f4a7c15}
+	r := tensorRand{seed}
 	scale := math.Pow(10, s)
 	for i := 0; i < rows; i++ {
 		row := x[i*cols : (i+1)*cols]
@@ -181,7 +181,7 @@ func fillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) {
 		case Special:
 			for j := range row {
 				row[j] = float32(r.norm() * scale)
-				switch r.next() & 15 { // math/rand/v2's IntN(16)
+				switch r.Uint64() & 15 { // math/rand/v2's IntN(16)
 				case 0:
 					row[j] = float32(math.Inf(1))
 				case 1:
@@ -194,75 +194,78 @@ func fillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) {
 	}
 }
 
-// pcg is the generator behind tensors: math/rand/v2's PCG (a 128-bit LCG
-// with the DXSM output) and the Rand methods the generators use (Float64,
-// NormFloat64, IntN of a power of two), re-implemented over the same
-// constants and tables so that the common path of the normal sampler runs
-// with the state in registers and a branch-free |j|. It yields exactly
-// rand.New(rand.NewPCG(seed1, seed2))'s values (TestTensorStreamMatchesMathRand),
-// about a third faster, and pins the stream a failure was found with to
-// this code rather than to the Go release.
-type pcg struct{ hi, lo uint64 }
+// tensorRand is the generator behind tensors and γ: wyrand (Wang Yi's
+// wyhash PRNG: a Weyl sequence s += 0xa0761d6478bd642f, output
+// hi ⊕ lo of the 128-bit product s·(s ⊕ 0xe7037ed1a0b428db); it passes
+// BigCrush and PractRand) seeded with the drawn seed, and the math/rand/v2
+// Rand methods the generators use (Float64, NormFloat64 — Marsaglia and
+// Tsang's ziggurat over Go's tables —, IntN of a power of two),
+// re-implemented so that the common path of the normal sampler runs with
+// the state in a register and a branch-free |j|.
+//
+// It is a rand.Source, and its methods yield exactly what
+// rand.New(&tensorRand{seed}) yields (TestTensorStreamMatchesMathRand,
+// TestNormalSamplerMatchesMathRand): the distributions are math/rand/v2's,
+// only the uniform source differs. It replaced math/rand/v2's PCG (a
+// 128-bit LCG with the DXSM output, five multiplications a draw), which made
+// drawing tensors the largest single cost of a value check on a GPU host;
+// wyrand takes one 64×64→128 multiplication and its state chain is one
+// addition, so a normal tensor is drawn in about half the time. A value
+// is a function of (distribution, scale, seed) and of this code only, so a
+// failure reproduces from its rapid seed on any Go release.
+type tensorRand struct{ s uint64 }
 
 const (
-	pcgMulHi = 2549297995355413924
-	pcgMulLo = 4865540595714422341
-	pcgIncHi = 6364136223846793005
-	pcgIncLo = 1442695040888963407
+	wyInc = 0xa0761d6478bd642f
+	wyXor = 0xe7037ed1a0b428db
 )
 
-// pcgStep advances the state and returns the next output.
-func pcgStep(hi, lo uint64) (nhi, nlo, out uint64) {
-	h, l := bits.Mul64(lo, pcgMulLo)
-	h += hi*pcgMulLo + lo*pcgMulHi
-	l, c := bits.Add64(l, pcgIncLo, 0)
-	h, _ = bits.Add64(h, pcgIncHi, c)
-	out = h ^ h>>32
-	out *= 0xda942042e4dd58b5
-	out ^= out >> 48
-	out *= l | 1
-	return h, l, out
+// wyStep advances the state and returns the next output.
+func wyStep(s uint64) (ns, out uint64) {
+	s += wyInc
+	hi, lo := bits.Mul64(s, s^wyXor)
+	return s, hi ^ lo
 }
 
-// next is PCG.Uint64.
-func (p *pcg) next() uint64 {
+// Uint64 is the next 64 random bits (rand.Source).
+func (r *tensorRand) Uint64() uint64 {
 	var u uint64
-	p.hi, p.lo, u = pcgStep(p.hi, p.lo)
+	r.s, u = wyStep(r.s)
 	return u
 }
 
 // float64 is Rand.Float64.
-func (p *pcg) float64() float64 { return float64(p.next()<<11>>11) / (1 << 53) }
+func (r *tensorRand) float64() float64 { return float64(r.Uint64()<<11>>11) / (1 << 53) }
 
 // norm is Rand.NormFloat64 (Marsaglia and Tsang's ziggurat).
-func (p *pcg) norm() float64 {
-	u := p.next()
+func (r *tensorRand) norm() float64 {
+	u := r.Uint64()
 	j := int32(u)
 	i := u >> 32 & 0x7f
 	x := float64(j) * float64(zigW[i])
 	if m := j >> 31; uint32((j^m)-m) < zigK[i] {
 		return x
 	}
-	return p.normSlow(j, i, x)
+	return r.normSlow(j, i, x)
 }
 
 // fillNormal writes float32(norm()·scale) to every element of dst.
-func (p *pcg) fillNormal(dst []float32, scale float64) {
-	hi, lo := p.hi, p.lo
+func (r *tensorRand) fillNormal(dst []float32, scale float64) {
+	s := r.s
 	for k := range dst {
 		var u uint64
-		hi, lo, u = pcgStep(hi, lo)
+		s, u = wyStep(s)
 		j := int32(u)
 		i := u >> 32 & 0x7f
 		x := float64(j) * float64(zigW[i])
 		if m := j >> 31; uint32((j^m)-m) >= zigK[i] { // rare: the strip's edge or the tail
-			p.hi, p.lo = hi, lo
-			x = p.normSlow(j, i, x)
-			hi, lo = p.hi, p.lo
+			r.s = s
+			x = r.normSlow(j, i, x)
+			s = r.s
 		}
 		dst[k] = float32(x * scale)
 	}
-	p.hi, p.lo = hi, lo
+	r.s = s
 }
 
 // normSlow finishes a NormFloat64 draw (j, i, x) that fell outside its
@@ -270,13 +273,13 @@ func (p *pcg) fillNormal(dst []float32, scale float64) {
 // again on rejection.
 //
 //go:noinline
-func (p *pcg) normSlow(j int32, i uint64, x float64) float64 {
+func (r *tensorRand) normSlow(j int32, i uint64, x float64) float64 {
 	const rn = 3.442619855899
 	for {
 		if i == 0 {
 			for {
-				x = -math.Log(p.float64()) * (1.0 / rn)
-				y := -math.Log(p.float64())
+				x = -math.Log(r.float64()) * (1.0 / rn)
+				y := -math.Log(r.float64())
 				if y+y >= x*x {
 					break
 				}
@@ -286,10 +289,10 @@ func (p *pcg) normSlow(j int32, i uint64, x float64) float64 {
 			}
 			return -rn - x
 		}
-		if zigF[i]+float32(p.float64())*(zigF[i-1]-zigF[i]) < float32(math.Exp(-.5*x*x)) {
+		if zigF[i]+float32(r.float64())*(zigF[i-1]-zigF[i]) < float32(math.Exp(-.5*x*x)) {
 			return x
 		}
-		u := p.next()
+		u := r.Uint64()
 		j = int32(u)
 		i = u >> 32 & 0x7f
 		x = float64(j) * float64(zigW[i])
@@ -299,22 +302,30 @@ func (p *pcg) normSlow(j int32, i uint64, x float64) float64 {
 	}
 }
 
+// gammaStream separates γ's stream from the tensors' (any constant that is
+// not a small multiple of wyInc away from 0 will do).
+const gammaStream = 0x9e3779b97f4a7c15
+
 // Gamma draws a weight vector of length n: ones, or normal around 1, or a
-// general normal tensor.
+// general normal tensor, from tensorRand seeded with the drawn seed
+// xor gammaStream (so that γ and a tensor drawn with the same seed, as
+// shrinking makes them, are not the same numbers).
 func Gamma(t *rapid.T, label string, n int) []float32 {
 	kind := rapid.SampledFrom([]string{"ones", "around-one", "normal"}).Draw(t, label+".kind")
 	seed := rapid.Uint64().Draw(t, label+".seed")
-	r := rand.New(rand.NewPCG(seed, 7))
+	r := tensorRand{seed ^ gammaStream}
 	g := make([]float32, n)
-	for i := range g {
-		switch kind {
-		case "ones":
+	switch kind {
+	case "ones":
+		for i := range g {
 			g[i] = 1
-		case "around-one":
-			g[i] = float32(1 + 0.1*r.NormFloat64())
-		default:
-			g[i] = float32(r.NormFloat64())
 		}
+	case "around-one":
+		for i := range g {
+			g[i] = float32(1 + 0.1*r.norm())
+		}
+	default:
+		r.fillNormal(g, 1)
 	}
 	return g
 }

@@ -8,9 +8,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// refFillTensor is fillTensor as it was, over math/rand/v2.
-func refFillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) {
-	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+// refFillTensor is fillTensor written over math/rand/v2's Rand methods
+// (before: over its PCG; now over src, which tensorRand is).
+func refFillTensor(x []float32, d Dist, s float64, src rand.Source, rows, cols int) {
+	r := rand.New(src)
 	scale := math.Pow(10, s)
 	for i := 0; i < rows; i++ {
 		row := x[i*cols : (i+1)*cols]
@@ -55,8 +56,10 @@ func refFillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) 
 	}
 }
 
-// Tensors are math/rand/v2's streams, bit for bit: every distribution, any
-// seed and shape (a stale buffer from the pool is overwritten everywhere).
+// Tensors are math/rand/v2's Rand over tensorRand, bit for bit: every
+// distribution, any seed and shape (a stale buffer from the pool is
+// overwritten everywhere). The samplers are math/rand/v2's; only the
+// uniform source is ours (TestTensorRandSource checks it).
 func TestTensorStreamMatchesMathRand(t *testing.T) {
 	dists := []Dist{Normal, MixedScale, Constant, Zero, Subnormal, Huge, Special}
 	rapid.Check(t, func(t *rapid.T) {
@@ -65,7 +68,7 @@ func TestTensorStreamMatchesMathRand(t *testing.T) {
 		seed := rapid.Uint64().Draw(t, "seed")
 		rows, cols := rapid.IntRange(1, 8).Draw(t, "rows"), rapid.IntRange(1, 700).Draw(t, "cols")
 		want := make([]float32, rows*cols)
-		refFillTensor(want, d, s, seed, rows, cols)
+		refFillTensor(want, d, s, &tensorRand{seed}, rows, cols)
 		got := make([]float32, rows*cols)
 		for i := range got {
 			got[i] = 12345 // stale
@@ -88,8 +91,8 @@ func TestNormalSamplerMatchesMathRand(t *testing.T) {
 		n = 200_000
 	}
 	for _, seed := range []uint64{0, 1, 0xdeadbeef, math.MaxUint64} {
-		r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-		p := pcg{hi: seed, lo: 0x9e3779b97f4a7c15}
+		r := rand.New(&tensorRand{seed})
+		p := tensorRand{seed}
 		buf := make([]float32, 1000)
 		for k := 0; k < n; k += 2 * len(buf) {
 			for i := 0; i < len(buf); i++ {
@@ -110,11 +113,11 @@ func TestNormalSamplerMatchesMathRand(t *testing.T) {
 	}
 }
 
-// firstThen is a rand.Source that yields u once, then a PCG's stream.
+// firstThen is a rand.Source that yields u once, then rest's stream.
 type firstThen struct {
 	u    uint64
 	used bool
-	rest *rand.PCG
+	rest rand.Source
 }
 
 func (s *firstThen) Uint64() uint64 {
@@ -141,8 +144,8 @@ func TestZigguratTablesMatchMathRand(t *testing.T) {
 					j = -j
 				}
 				u := i<<32 | uint64(uint32(j)) | 0xabcd<<40
-				want := rand.New(&firstThen{u: u, rest: rand.NewPCG(i, 42)}).NormFloat64()
-				p := pcg{hi: i, lo: 42}
+				want := rand.New(&firstThen{u: u, rest: &tensorRand{i * 42}}).NormFloat64()
+				p := tensorRand{i * 42}
 				x := float64(j) * float64(zigW[i])
 				got := x
 				if m := j >> 31; uint32((j^m)-m) >= zigK[i] {
@@ -157,17 +160,114 @@ func TestZigguratTablesMatchMathRand(t *testing.T) {
 }
 
 // BenchmarkFillTensor compares a 64×1024 normal tensor drawn through
-// math/rand/v2 (before) and through pcg (after).
+// math/rand/v2's Rand over its PCG (the stream tensors had before
+// tensorRand), through Rand over tensorRand, and through fillTensor.
 func BenchmarkFillTensor(b *testing.B) {
 	x := make([]float32, 64*1024)
-	b.Run("before", func(b *testing.B) {
+	b.Run("mathrand-pcg", func(b *testing.B) {
 		for b.Loop() {
-			refFillTensor(x, Normal, 0, 1, 64, 1024)
+			refFillTensor(x, Normal, 0, rand.NewPCG(1, 0x9e3779b97f4a7c15), 64, 1024)
 		}
 	})
-	b.Run("after", func(b *testing.B) {
+	b.Run("mathrand-tensorRand", func(b *testing.B) {
+		for b.Loop() {
+			refFillTensor(x, Normal, 0, &tensorRand{1}, 64, 1024)
+		}
+	})
+	b.Run("fillTensor", func(b *testing.B) {
 		for b.Loop() {
 			fillTensor(x, Normal, 0, 1, 64, 1024)
 		}
 	})
+}
+
+// TestTensorRandSource checks the uniform source itself: a stream is a
+// function of its seed, nearby seeds (as shrinking produces) give unrelated
+// streams, every output bit is balanced, and Float64 has the moments of
+// U[0, 1).
+func TestTensorRandSource(t *testing.T) {
+	a, b := tensorRand{12345}, tensorRand{12345}
+	for i := 0; i < 1000; i++ {
+		if x, y := a.Uint64(), b.Uint64(); x != y {
+			t.Fatalf("draw %d: seed 12345 gave %#x and %#x", i, x, y)
+		}
+	}
+	// Seeds 0..63 (and γ's stream of seed 0): no two share an output among
+	// their first 1000 draws, nor a stream shifted by up to 1000 draws.
+	seen := map[uint64]uint64{}
+	for seed := uint64(0); seed < 65; seed++ {
+		s := seed
+		if seed == 64 {
+			s = gammaStream
+		}
+		r := tensorRand{s}
+		for i := 0; i < 1000; i++ {
+			u := r.Uint64()
+			if prev, ok := seen[u]; ok {
+				t.Fatalf("seeds %d and %d share the output %#x", prev, s, u)
+			}
+			seen[u] = s
+		}
+	}
+	const n = 1 << 20
+	r := tensorRand{1}
+	var ones [64]int
+	sum, sum2 := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		u := r.Uint64()
+		for k := range ones {
+			ones[k] += int(u >> k & 1)
+		}
+		f := r.float64()
+		sum += f
+		sum2 += f * f
+	}
+	// Each bit: Binomial(n, ½), σ = 512; 6σ.
+	for k, c := range ones {
+		if d := math.Abs(float64(c) - n/2); d > 6*512 {
+			t.Errorf("bit %d set %d times in %d draws (expected %d ± %d)", k, c, n, n/2, 512)
+		}
+	}
+	mean, varr := sum/n, sum2/n-(sum/n)*(sum/n)
+	// U[0,1): mean ½ (σ of the mean 0.29/1024), variance 1/12.
+	if math.Abs(mean-0.5) > 6*0.2887/1024 || math.Abs(varr-1.0/12) > 1e-3 {
+		t.Errorf("Float64: mean %g, variance %g; want 0.5, 0.0833", mean, varr)
+	}
+}
+
+// TestNormalMoments checks the tensors' normal draws as a distribution:
+// mean 0, variance 1, kurtosis 3, and the mass beyond the ziggurat's base
+// strip (|x| > 3.4426, P = 5.76e-4) and beyond 1 (P = 0.3173), over 4M
+// draws of fillTensor, and that the scale 10^s is applied.
+func TestNormalMoments(t *testing.T) {
+	const rows, cols = 64, 1 << 16
+	x := make([]float32, rows*cols)
+	fillTensor(x, Normal, 2, 777, rows, cols)
+	n := float64(len(x))
+	var m1, m2, m4, tail, out1 float64
+	for _, v := range x {
+		z := float64(v) / 100
+		m1 += z
+		m2 += z * z
+		m4 += z * z * z * z
+		if math.Abs(z) > 3.442619855899 {
+			tail++
+		}
+		if math.Abs(z) > 1 {
+			out1++
+		}
+	}
+	m1, m2, m4 = m1/n, m2/n, m4/n
+	check := func(name string, got, want, sigma float64) {
+		if math.Abs(got-want) > 6*sigma {
+			t.Errorf("%s = %.6g, want %.6g ± %.3g (6σ)", name, got, want, 6*sigma)
+		}
+	}
+	sq := math.Sqrt(n)
+	check("mean", m1, 0, 1/sq)
+	check("variance", m2, 1, math.Sqrt(2)/sq)
+	check("E[x⁴]", m4, 3, math.Sqrt(96)/sq)
+	pt, p1 := 5.7606e-4, 0.31731
+	check("P(|x| > r)", tail/n, pt, math.Sqrt(pt*(1-pt))/sq)
+	check("P(|x| > 1)", out1/n, p1, math.Sqrt(p1*(1-p1))/sq)
 }

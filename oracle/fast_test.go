@@ -110,6 +110,54 @@ func TestRMSNormForwardSinglePassIsBitIdentical(t *testing.T) {
 	})
 }
 
+// The float32-input row functions are RMSNormForwardWithTol on the widened
+// inputs and RMSNormForward32Naive, bit for bit.
+func TestRMSNormForwardRow32IsBitIdentical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rows, hidden, x64, gamma64, _, _ := drawFastCase(t)
+		red, _ := drawReductions(t, rows, hidden)
+		eps32 := rapid.SampledFrom([]float32{1e-5, 1e-6, 0, 1e-30, 0.5}).Draw(t, "eps32")
+		x, gamma := make([]float32, len(x64)), make([]float32, hidden)
+		for i, v := range x64 {
+			x[i] = float32(v)
+			x64[i] = float64(x[i])
+		}
+		for i, v := range gamma64 {
+			gamma[i] = float32(v)
+			gamma64[i] = float64(gamma[i])
+		}
+		n := rows * hidden
+		wantY, wantRMS := make([]float64, n), make([]float64, rows)
+		wantTol, wantTolRMS := make([]float64, n), make([]float64, rows)
+		refRMSNormForward(wantY, wantRMS, x64, gamma64, rows, hidden, float64(eps32))
+		refRMSNormForwardTol(wantTol, wantTolRMS, x64, gamma64, rows, hidden, float64(eps32), red)
+		wantNaive := make([]float32, n)
+		RMSNormForward32Naive(wantNaive, nil, x, gamma, rows, hidden, eps32)
+
+		ss, ss32 := make([]float64, rows), make([]float32, rows)
+		RMSNormForwardSums32(ss, ss32, x, rows, hidden)
+		ssOnly := make([]float64, rows)
+		RMSNormForwardSums32(ssOnly, nil, x, rows, hidden)
+		requireSame(t, "Sums32 without ss32", ssOnly, ss)
+		y, tol, naive := make([]float64, n), make([]float64, n), make([]float32, n)
+		rms, tolRMS := make([]float64, rows), make([]float64, rows)
+		for r := 0; r < rows; r++ {
+			lo, hi := r*hidden, (r+1)*hidden
+			rms[r], tolRMS[r] = RMSNormRMSWithTol32(ss[r], hidden, eps32, red)
+			RMSNormForwardRow32(y[lo:hi], tol[lo:hi], naive[lo:hi], x[lo:hi], gamma, ss[r], ss32[r], eps32, red)
+		}
+		requireSame(t, "Row32 y", y, wantY)
+		requireSame(t, "Row32 tolY", tol, wantTol)
+		requireSame(t, "RMSWithTol32 rms", rms, wantRMS)
+		requireSame(t, "RMSWithTol32 tolRMS", tolRMS, wantTolRMS)
+		for i := range wantNaive {
+			if math.Float32bits(naive[i]) != math.Float32bits(wantNaive[i]) {
+				t.Fatalf("Row32 naive[%d] = %g, want %g", i, naive[i], wantNaive[i])
+			}
+		}
+	})
+}
+
 func TestRMSNormBackwardSinglePassIsBitIdentical(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		rows, hidden, x, gamma, dy, eps := drawFastCase(t)

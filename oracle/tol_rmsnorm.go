@@ -121,6 +121,101 @@ func RMSNormForwardWithTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, r
 	rmsForwardTol(y, rms, tolY, tolRMS, x, gamma, rows, hidden, eps, red)
 }
 
+// RMSNormForwardSums32 writes, for each row of the float32 tensor x
+// (rows×hidden), the oracle's Σx² to ss (len rows) and, when ss32 is not
+// nil, the naive float32 Σx² to ss32 (len rows), in one pass over x. ss[r]
+// is the compensated sum that RMSNormForward, RMSNormForwardTol and
+// RMSNormForwardWithTol take of the widened row, bit for bit; ss32[r] is
+// RMSNormForward32Naive's serial float32 sum. Together with
+// RMSNormForwardRow32 they let a check evaluate the reference, its bound and
+// the naive yardstick a row at a time from float32 data: the two sums are
+// dependent chains whose latencies overlap in one loop, and nothing is
+// widened or stored beyond a row.
+func RMSNormForwardSums32(ss []float64, ss32 []float32, x []float32, rows, hidden int) {
+	mustShape(rows, hidden)
+	mustLen("ss", ss, rows)
+	mustLen32Opt("ss32", ss32, rows)
+	mustLen32("x", x, rows*hidden)
+	for r := range ss {
+		xr := x[r*hidden : (r+1)*hidden]
+		// The square of a float32 is exact in binary64 (squareIsExact), so
+		// sumSquares adds v² alone: the same csum, term by term.
+		var a csum
+		var s32 float32
+		if ss32 != nil {
+			for _, v := range xr {
+				w := float64(v)
+				a = a.plus(w * w)
+				s32 += v * v
+			}
+			ss32[r] = s32
+		} else {
+			for _, v := range xr {
+				w := float64(v)
+				a = a.plus(w * w)
+			}
+		}
+		if a.overflowed() { // sumSquares' fallback (unreachable: Σx² ≤ n·2^256)
+			var k kbn
+			for _, v := range xr {
+				k.addProd(float64(v), float64(v))
+			}
+			ss[r] = k.sum()
+			continue
+		}
+		ss[r] = a.sum()
+	}
+}
+
+// RMSNormRMSWithTol32 returns rms = sqrt(ss/hidden + eps) and its bound for
+// a row of hidden values whose Σx² (RMSNormForwardSums32) is ss: what
+// RMSNormForwardWithTol writes to rms[r] and tolRMS[r], bit for bit.
+func RMSNormRMSWithTol32(ss float64, hidden int, eps float32, red Reduction) (rms, tolRMS float64) {
+	b := rmsRowOf(ss, hidden, float64(eps), red)
+	return b.rms, b.rms * b.rhoRMS
+}
+
+// RMSNormForwardRow32 writes one row's reference y and bound tolY from
+// float32 inputs x (the row) and gamma, given the row's sums ss and ss32
+// (RMSNormForwardSums32): bit for bit what RMSNormForwardWithTol writes for
+// that row of the widened inputs at eps = float64(eps32) and red. When naive
+// is not nil it also receives RMSNormForward32Naive's y of the row (ss32 is
+// read only then). y, tolY and naive have len(x) elements, as has gamma.
+func RMSNormForwardRow32(y, tolY []float64, naive []float32, x, gamma []float32, ss float64, ss32, eps32 float32, red Reduction) {
+	n := len(x)
+	mustShape(1, n)
+	mustLen("y", y, n)
+	mustLen("tolY", tolY, n)
+	mustLen32Opt("naive", naive, n)
+	mustLen32("gamma", gamma, n)
+	b := rmsRowOf(ss, n, float64(eps32), red)
+	rel := relMul(b.rhoInv, Gamma(2))
+	rms, ri := b.rms, b.ri
+	y, tolY, gamma = y[:n], tolY[:n], gamma[:n]
+	// rmsForwardTol's loop on v = float64(x_i), g = float64(γ_i), with
+	// |v·ri·g| formed as |v|·ri·|g| (round to nearest is symmetric, ri > 0:
+	// the same bits).
+	if naive == nil {
+		for i, xv := range x {
+			v, g := float64(xv), float64(gamma[i])
+			av, ag := math.Abs(v), math.Abs(g)
+			y[i] = v / rms * g
+			tolY[i] = av*ri*ag*rel + Eta32*(ag*(1+U32)+av*(1+U32)+1)
+		}
+		return
+	}
+	// The same loop, and rmsNormRow32's second half from its sum.
+	naive = naive[:n]
+	inv := 1 / sqrt32(ss32/float32(n)+eps32)
+	for i, xv := range x {
+		v, g := float64(xv), float64(gamma[i])
+		av, ag := math.Abs(v), math.Abs(g)
+		y[i] = v / rms * g
+		tolY[i] = av*ri*ag*rel + Eta32*(ag*(1+U32)+av*(1+U32)+1)
+		naive[i] = xv * inv * gamma[i]
+	}
+}
+
 // rmsForwardTol writes the bounds of RMSNormForwardTol and, when y is not
 // nil, the reference of RMSNormForward from the same row sums.
 func rmsForwardTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {

@@ -389,9 +389,12 @@ func scratchWiden(x []float32) []float64 { return widen(scratch64.get(len(x)), x
 // an element the implementation never writes cannot pass for a result.
 func poisoned(n int) []float32 {
 	y := scratch32.get(n)
-	nan := float32(math.NaN())
-	for i := range y {
-		y[i] = nan
+	if n == 0 {
+		return y
+	}
+	y[0] = float32(math.NaN())
+	for k := 1; k < n; k *= 2 { // doubling copies: memmove's wide stores
+		copy(y[k:], y[:k])
 	}
 	return y
 }

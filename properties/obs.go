@@ -57,31 +57,51 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 	if len(got) != len(want) || len(tol) != len(want) {
 		o.Fatalf("%s: length mismatch: got %d, want %d, tol %d", name, len(got), len(want), len(tol))
 	}
+	o.within(name, got, want, tol, 0)
+}
+
+// within is Within on elements off, off+1, … of a comparison that is made
+// in parts (failures name the element by its index in the whole); got, want
+// and tol have equal lengths.
+func (o *Obs) within(name string, got []float32, want, tol []float64, off int) {
+	o.withinNaive(name, got, nil, want, tol, off)
+}
+
+// withinNaive is within and, when naive is not nil, Naive(naive, want,
+// tol) in one pass: the same failures and statistics.
+func (o *Obs) withinNaive(name string, got, naive []float32, want, tol []float64, off int) {
 	got, tol = got[:len(want)], tol[:len(want)]
+	if naive != nil {
+		naive = naive[:len(want)]
+	}
 	for i := 0; i < len(want); i++ {
 		// withinRun takes the elements that are finite and within their
 		// bound; the loop below sees the rest as the check always did.
-		i += o.stats.withinRun(got[i:], want[i:], tol[i:])
+		i += o.stats.withinRun(got[i:], naive, want[i:], tol[i:], i)
 		if i == len(want) {
 			break
+		}
+		o.rt.Helper() // here, not above: runtime.Callers costs more than a row
+		if naive != nil {
+			o.Naive(naive[i:i+1], want[i:i+1], tol[i:i+1])
 		}
 		g, w, t := float64(got[i]), want[i], tol[i]
 		switch {
 		case math.IsNaN(w):
 			if !math.IsNaN(g) {
-				o.Fatalf("%s: %s: got %g, want NaN", name, o.where(i), g)
+				o.Fatalf("%s: %s: got %g, want NaN", name, o.where(off+i), g)
 			}
 			continue
 		case math.IsInf(w, 0):
 			if g != w {
-				o.Fatalf("%s: %s: got %g, want %g", name, o.where(i), g, w)
+				o.Fatalf("%s: %s: got %g, want %g", name, o.where(off+i), g, w)
 			}
 			continue
 		}
 		err := math.Abs(g - w)
 		if math.IsNaN(g) || math.IsInf(g, 0) || !(err <= t) {
 			o.Fatalf("%s: %s: got %g, want %.17g, |err| %.3g > bound %.3g (ratio %.3g)",
-				name, o.where(i), g, w, err, t, err/t)
+				name, o.where(off+i), g, w, err, t, err/t)
 		}
 		// Finite, within the bound, yet the difference overflowed (an
 		// infinite bound): recorded as any other element.
@@ -91,24 +111,29 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 
 // withinRun records the statistics of the leading elements whose oracle
 // value and result are finite and within the bound, and returns how many
-// there were. Kept free of calls that fail the check, so that the compiler
-// holds the loop in registers.
-func (s *ErrorStats) withinRun(got []float32, want, tol []float64) int {
+// there were; when naive is not nil it also records Naive's statistic of
+// naive[off:] over those elements. Kept free of calls that fail the check,
+// so that the compiler holds the loop in registers.
+func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off int) int {
 	// note, by hand, on locals: a call per element would keep them in memory.
 	// The ULP maximum is kept as an integer: float64 of a uint64 is
 	// monotone and, below 2^53, exact, so converting the maximum once gives
 	// the maximum of the conversions (and the conversion in the loop would
 	// chain iterations through its register). An element with err = 0
 	// changes no maximum, so it needs no test of its own.
-	n, maxAbs, maxRel, maxRatio := 0, s.MaxAbs, s.MaxRel, s.MaxRatio
+	n, maxAbs, maxRel, maxRatio, naiveMax := 0, s.MaxAbs, s.MaxRel, s.MaxRatio, s.NaiveMaxRatio
 	var maxULP uint64
 	got, tol = got[:len(want)], tol[:len(want)]
+	if naive != nil {
+		naive = naive[off:][:len(want)]
+	}
 	for i, w := range want {
 		t := tol[i]
 		err := math.Abs(float64(got[i]) - w)
 		// err is finite exactly when want and got are (unless the
-		// difference overflowed, which the caller handles).
-		if !(err <= t && err-err == 0) {
+		// difference overflowed, which the caller handles); err ≥ 0 or NaN,
+		// so err < +Inf says it is finite.
+		if !(err <= t && err < math.Inf(1)) {
 			break
 		}
 		n++
@@ -120,19 +145,40 @@ func (s *ErrorStats) withinRun(got []float32, want, tol []float64) int {
 				maxRel = r
 			}
 		}
-		maxULP = max(maxULP, oracle.ULPDistance32(got[i], float32(w))) // finite: < 2^32
+		// oracle.ULPDistance32(got[i], float32(w)), branch-free: neither is
+		// NaN here.
+		d := ulpKey32(got[i]) - ulpKey32(float32(w))
+		maxULP = max(maxULP, uint64(max(d, -d))) // finite: < 2^32
 		if mayExceed(err, t, maxRatio) && t > 0 {
 			if r := err / t; r > maxRatio {
 				maxRatio = r
 			}
 		}
+		// Naive, on an element whose w is finite: its ratio unless t = 0.
+		if naive != nil {
+			if e := math.Abs(float64(naive[i]) - w); mayExceed(e, t, naiveMax) && t > 0 {
+				if r := e / t; r > naiveMax && !math.IsNaN(r) {
+					naiveMax = r
+				}
+			}
+		}
 	}
 	s.Compared += n
-	s.MaxAbs, s.MaxRel, s.MaxRatio = maxAbs, maxRel, maxRatio
+	s.MaxAbs, s.MaxRel, s.MaxRatio, s.NaiveMaxRatio = maxAbs, maxRel, maxRatio, naiveMax
 	if u := float64(maxULP); u > s.MaxULP {
 		s.MaxULP = u
 	}
 	return n
+}
+
+// ulpKey32 maps a float32 that is not NaN to an integer whose order is
+// the values' order and whose differences count float32 steps (±0 both map
+// to 0): |ulpKey32(a) − ulpKey32(b)| = oracle.ULPDistance32(a, b)
+// (TestULPKey32), without its branches.
+func ulpKey32(f float32) int64 {
+	b := int32(math.Float32bits(f))
+	s := b >> 31 // 0, or −1 for a negative value
+	return int64((b&0x7fffffff ^ s) - s)
 }
 
 // note records one compared element. The comparisons are plain: every value

@@ -261,3 +261,23 @@ func sign(k int) int {
 	}
 	return 1
 }
+
+func TestULPKey32(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pick := func(label string) float32 {
+			v := math.Float32frombits(rapid.Uint32().Draw(t, label))
+			if v != v {
+				return float32(math.Inf(1))
+			}
+			return v
+		}
+		a, b := pick("a"), pick("b")
+		if rapid.Bool().Draw(t, "near") {
+			b = math.Nextafter32(a, b)
+		}
+		d := ulpKey32(a) - ulpKey32(b)
+		if got, want := uint64(max(d, -d)), oracle.ULPDistance32(a, b); got != want {
+			t.Fatalf("keys of %g and %g differ by %d, ULPDistance32 %d", a, b, got, want)
+		}
+	})
+}

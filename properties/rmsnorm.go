@@ -110,27 +110,43 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 		a.RMS = make([]float32, c.rows)
 	}
 	o.Check("rmsnorm forward", impl.RMSNormForward(dev, a))
-	// Scratch (pooled): the widened inputs, the naive evaluation, and the
-	// oracle's y and bound unless the caller keeps them.
-	x, g := scratchWiden(c.x.Data), scratchWiden(c.gamma)
+	if len(a.Y) != n {
+		o.Fatalf("y: length mismatch: got %d, want %d, tol %d", len(a.Y), n, n)
+	}
+	// The oracle, its bound and the naive float32 yardstick, evaluated from
+	// the float32 inputs a row at a time (oracle.RMSNormForwardRow32: the
+	// values of RMSNormForwardWithTol and RMSNormForward32Naive, bit for
+	// bit) and compared as they are made. The row sums come first, so that
+	// rms is checked before y.
+	row, _ := reductions(impl, s, c.hidden)
+	ss, ss32 := make([]float64, c.rows), make([]float32, c.rows)
+	oracle.RMSNormForwardSums32(ss, ss32, c.x.Data, c.rows, c.hidden)
+	if a.RMS != nil {
+		wantRMS, tolRMS := make([]float64, c.rows), make([]float64, c.rows)
+		for r, v := range ss {
+			wantRMS[r], tolRMS[r] = oracle.RMSNormRMSWithTol32(v, c.hidden, c.eps, row)
+		}
+		o.Within("rms", a.RMS, wantRMS, tolRMS)
+	}
+	// The oracle's y and bound: a row's worth of scratch, or the whole
+	// tensor when the caller keeps them.
 	var want, tol []float64
 	if c.keep {
 		want, tol = make([]float64, n), make([]float64, n)
 	} else {
-		want, tol = scratch64.get(n), scratch64.get(n)
+		want, tol = scratch64.get(c.hidden), scratch64.get(c.hidden)
 	}
-	wantRMS, tolRMS := make([]float64, c.rows), make([]float64, c.rows)
-	row, _ := reductions(impl, s, c.hidden)
-	oracle.RMSNormForwardWithTol(want, wantRMS, tol, tolRMS, x, g, c.rows, c.hidden, float64(c.eps), row)
-	if a.RMS != nil {
-		o.Within("rms", a.RMS, wantRMS, tolRMS)
+	naive := scratch32.get(c.hidden)
+	for r := range c.rows {
+		lo, hi := r*c.hidden, (r+1)*c.hidden
+		w, t := want[:c.hidden], tol[:c.hidden]
+		if c.keep {
+			w, t = want[lo:hi], tol[lo:hi]
+		}
+		oracle.RMSNormForwardRow32(w, t, naive, c.x.Data[lo:hi], c.gamma, ss[r], ss32[r], c.eps, row)
+		o.withinNaive("y", a.Y[lo:hi], naive, w, t, lo)
 	}
-	o.Within("y", a.Y, want, tol)
-	naive := scratch32.get(n)
-	oracle.RMSNormForward32Naive(naive, nil, c.x.Data, c.gamma, c.rows, c.hidden, c.eps)
-	o.Naive(naive, want, tol)
 	scratch32.put(naive)
-	scratch64.put(x, g)
 	if !c.keep {
 		scratch64.put(want, tol)
 		scratch32.put(a.Y, c.x.Data)

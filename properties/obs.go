@@ -132,8 +132,9 @@ func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off in
 		err := math.Abs(float64(got[i]) - w)
 		// err is finite exactly when want and got are (unless the
 		// difference overflowed, which the caller handles); err ≥ 0 or NaN,
-		// so err < +Inf says it is finite.
-		if !(err <= t && err < math.Inf(1)) {
+		// so err ≤ MaxFloat64 says it is finite (a constant operand, where
+		// math.Inf(1) is built through an integer register every time).
+		if !(err <= t && err <= math.MaxFloat64) {
 			break
 		}
 		n++

@@ -37,10 +37,12 @@ type Filler interface {
 	Fill32(addr uint64, words int, v uint32) error
 }
 
-// Batcher is implemented by backends whose calls hand off to another thread
-// (the GPU backend's context thread). Batch runs f once on that thread with a
-// Backend whose methods run there directly, so a sequence of calls costs one
-// hand-off instead of one each. f must use only the Backend it is given, and
+// Batcher is implemented by backends where each call has a fixed cost of
+// its own (the GPU backend: taking its lock, making the context current,
+// waiting for the device). Batch runs f once, inside one such call, with a
+// Backend whose methods run directly, so a sequence of calls pays that cost
+// once; the GPU backend also only queues the launches and uploads inside it
+// and waits once. f must use only the Backend it is given, and
 // must not keep it after returning. That Backend implements the same
 // optional interfaces as the receiver (Filler, Timer, …).
 type Batcher interface {

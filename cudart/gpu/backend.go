@@ -27,8 +27,8 @@ type Config struct {
 	// Info().CopyBandwidth at open: 0 means 1 GiB; negative skips the
 	// measurement (CopyBandwidth stays 0).
 	CopyBytes int
-	// CloseWait bounds how long Close waits for the context thread to finish
-	// the call in progress (a launch that never completes) before giving up
+	// CloseWait bounds how long Close waits for the driver call in progress
+	// to finish (a launch that never completes) before giving up
 	// on destroying the context. 0 means 10 s.
 	CloseWait time.Duration
 }
@@ -59,9 +59,12 @@ type Properties struct {
 // goroutine that owns the context (locked to its OS thread), in the order the
 // calls arrive. Open one with Open, or through cudart.Open("gpu", …).
 type Backend struct {
-	reqs      chan request
+	// sem is held (a value in it) by the goroutine making driver calls: every
+	// call runs with it, on the caller's own OS thread (locked for the call)
+	// with the context made current there.
+	sem       chan struct{}
 	quit      chan struct{} // closed by Close
-	exited    chan struct{} // closed by the context thread once it has destroyed the context
+	exited    chan struct{} // closed once the context is destroyed
 	closeOnce sync.Once
 	closeWait time.Duration
 	closeErr  error // set before exited is closed
@@ -69,11 +72,12 @@ type Backend struct {
 	info      cudart.Info
 	props     Properties
 
-	// Owned by the context thread.
+	// Owned by whoever holds sem.
 	dev      cuDevice
 	ctx      cuContext
 	hold     *module // the hold kernel of Elapsed, loaded on first use
 	batching bool    // inside Batch: launches are only queued
+	stage    stage   // pinned host memory that copies go through
 }
 
 // fault is the first sticky fault (Result.Sticky) seen in this process. The
@@ -92,18 +96,12 @@ func Fault() error {
 	return nil
 }
 
-type request struct {
-	f     func() error
-	reply chan error
-}
-
 var (
 	_ cudart.Backend = (*Backend)(nil)
 	_ cudart.Timer   = (*Backend)(nil)
 )
 
-// Open creates a CUDA context on the configured device, owned by a new
-// goroutine locked to its OS thread. It returns an error wrapping
+// Open creates a CUDA context on the configured device. It returns an error wrapping
 // cudart.ErrNoDevice when cuInit failed (in gorgonia.org/cu's init; see
 // cuinit.go), or there is no such device.
 func Open(cfg Config) (*Backend, error) {
@@ -133,7 +131,7 @@ func Open(cfg Config) (*Backend, error) {
 		return fail(err)
 	}
 	b := &Backend{
-		reqs:      make(chan request),
+		sem:       make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		exited:    make(chan struct{}),
 		closeWait: cfg.CloseWait,
@@ -143,9 +141,7 @@ func Open(cfg Config) (*Backend, error) {
 	if b.closeWait <= 0 {
 		b.closeWait = 10 * time.Second
 	}
-	started := make(chan error, 1)
-	go b.serve(started)
-	if err := <-started; err != nil {
+	if err := b.create(); err != nil {
 		return fail(err)
 	}
 	if cfg.CopyBytes >= 0 {
@@ -238,60 +234,64 @@ func kernelDriverVersion(lib string) string {
 	return ""
 }
 
-// serve is the context thread: it locks itself to its OS thread, creates the
-// context there (making it current), reports to Open, and runs requests one
-// at a time until Close. It never unlocks the thread, so when it returns the
-// runtime terminates the thread, and the context binding with it.
-func (b *Backend) serve(started chan<- error) {
+// create creates the context (cuCtxCreate makes it current on the calling
+// thread) and pops it again, leaving the thread as it was: every call makes
+// it current on its own thread (do).
+func (b *Backend) create() error {
 	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	ctx, r := ctxCreate(b.dev)
 	if r != success {
-		started <- fmt.Errorf("%w: cuCtxCreate: %w", cudart.ErrNoDevice, r)
-		close(b.exited)
-		return
+		return fmt.Errorf("%w: cuCtxCreate: %w", cudart.ErrNoDevice, r)
 	}
 	b.ctx = ctx
-	started <- nil
-	for {
-		select {
-		case q := <-b.reqs:
-			q.reply <- call(q.f)
-		case <-b.quit:
-			if r := ctxDestroy(&b.ctx); r != success {
-				b.closeErr = fmt.Errorf("cuCtxDestroy: %w", r)
-			}
-			close(b.exited)
-			return
-		}
+	if r := ctxPop(); r != success {
+		_ = ctxDestroy(&b.ctx)
+		return fmt.Errorf("cuCtxPopCurrent: %w", r)
 	}
+	return nil
 }
 
-// call runs f, turning a panic into an error so that the context thread
-// survives a bug in a request.
+// call runs f, turning a panic into an error so that a bug in a request
+// does not leave sem held.
 func call(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("internal error on the context thread: %v\n%s", p, debug.Stack())
+			err = fmt.Errorf("internal error in a driver call: %v\n%s", p, debug.Stack())
 		}
 	}()
 	return f()
 }
 
-// do runs f on the context thread and returns its error, or
-// cudart.ErrClosed once Close has been called.
+// do runs f with the context current on the calling goroutine's OS thread
+// (locked to it meanwhile), one call at a time, and returns its error, or
+// cudart.ErrClosed once Close has been called. Calls wait for sem in arrival
+// order. Running on the caller's thread, not on a thread of the backend's
+// own, spares every call two wake-ups of another OS thread, which cost more
+// than a small launch.
 func (b *Backend) do(f func() error) error {
-	q := request{f: f, reply: make(chan error, 1)}
 	select {
-	case b.reqs <- q:
+	case b.sem <- struct{}{}:
 	case <-b.quit:
 		return cudart.ErrClosed
 	}
-	return <-q.reply
+	defer func() { <-b.sem }()
+	select {
+	case <-b.quit:
+		return cudart.ErrClosed
+	default:
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if r := ctxSetCurrent(b.ctx); r != success {
+		return b.check("cuCtxSetCurrent", r)
+	}
+	return call(f)
 }
 
 // check turns a driver result into an error naming the driver function, and
-// remembers a sticky fault: the context is unusable from then on. Only the
-// context thread calls it.
+// remembers a sticky fault: the context is unusable from then on. Only
+// calls holding sem call it.
 func (b *Backend) check(fn string, r Result) error {
 	if r == success {
 		return nil
@@ -301,6 +301,16 @@ func (b *Backend) check(fn string, r Result) error {
 		fault.CompareAndSwap(nil, &err)
 	}
 	return err
+}
+
+// checkf is check with the driver function's description formatted only on
+// failure: formatting it for every successful call cost more than some of
+// the calls.
+func (b *Backend) checkf(r Result, format string, args ...any) error {
+	if r == success {
+		return nil
+	}
+	return b.check(fmt.Sprintf(format, args...), r)
 }
 
 // usable reports the earlier sticky fault, if any.
@@ -324,7 +334,7 @@ func (b *Backend) Info() cudart.Info { return b.info }
 // Properties returns device facts beyond Info. It makes no driver call.
 func (b *Backend) Properties() Properties { return b.props }
 
-// module is a loaded module; its fields are owned by the context thread.
+// module is a loaded module; its fields are owned by whoever holds sem.
 type module struct {
 	owner    *Backend
 	name     string
@@ -419,7 +429,7 @@ func (b *Backend) alloc(run runner, n int) (uint64, error) {
 		var r Result
 		addr, r = memAlloc(n)
 		if r != success {
-			return b.check(fmt.Sprintf("cuMemAlloc(%d bytes)", n), r)
+			return b.checkf(r, "cuMemAlloc(%d bytes)", n)
 		}
 		return nil
 	})
@@ -435,12 +445,12 @@ func (b *Backend) free(run runner, addr uint64) error {
 		if Fault() != nil {
 			return nil
 		}
-		return b.check(fmt.Sprintf("cuMemFree(%#x)", addr), memFree(addr))
+		return b.checkf(memFree(addr), "cuMemFree(%#x)", addr)
 	})
 }
 
 // CopyHtoD copies src to device address dst and returns once src may be
-// reused.
+// reused (through page-locked staging memory: see stage).
 func (b *Backend) CopyHtoD(dst uint64, src []byte) error { return b.copyHtoD(b.do, dst, src) }
 
 func (b *Backend) copyHtoD(run runner, dst uint64, src []byte) error {
@@ -451,7 +461,7 @@ func (b *Backend) copyHtoD(run runner, dst uint64, src []byte) error {
 		if err := b.usable(); err != nil {
 			return err
 		}
-		return b.check(fmt.Sprintf("cuMemcpyHtoD(%#x, %d bytes)", dst, len(src)), memcpyHtoD(dst, src))
+		return b.upload(dst, src)
 	})
 }
 
@@ -467,18 +477,32 @@ func (b *Backend) copyDtoH(run runner, dst []byte, src uint64) error {
 		if err := b.usable(); err != nil {
 			return err
 		}
-		return b.check(fmt.Sprintf("cuMemcpyDtoH(%#x, %d bytes)", src, len(dst)), memcpyDtoH(dst, src))
+		return b.download(dst, src)
 	})
 }
 
-// Close destroys the context and ends the context thread. It waits up to
+// Close frees the staging memory and destroys the context. It waits up to
 // Config.CloseWait for a call in progress (a kernel that never finishes); if
 // that call is still running then, Close returns an error wrapping
 // cudart.ErrTimeout and the context is destroyed when the call returns, or
 // at process exit. Calling Close again returns the same result; every other
 // method returns an error wrapping cudart.ErrClosed after Close.
 func (b *Backend) Close() error {
-	b.closeOnce.Do(func() { close(b.quit) })
+	b.closeOnce.Do(func() {
+		close(b.quit)
+		go func() {
+			b.sem <- struct{}{} // after the call in progress; never given back
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if r := ctxSetCurrent(b.ctx); r == success {
+				b.stage.free()
+			}
+			if r := ctxDestroy(&b.ctx); r != success {
+				b.closeErr = fmt.Errorf("cuCtxDestroy: %w", r)
+			}
+			close(b.exited)
+		}()
+	})
 	t := time.NewTimer(b.closeWait)
 	defer t.Stop()
 	select {
@@ -486,6 +510,6 @@ func (b *Backend) Close() error {
 		return opErr("close", "gpu", b.closeErr)
 	case <-t.C:
 		return opErr("close", "gpu", cudart.Errorf(cudart.ErrTimeout,
-			"the context thread is still busy after %v (a launch that does not complete?); the context is destroyed when that call returns, or at process exit", b.closeWait))
+			"a driver call is still running after %v (a launch that does not complete?); the context is destroyed when that call returns, or at process exit", b.closeWait))
 	}
 }

@@ -3,15 +3,13 @@
 package gpu
 
 import (
-	"fmt"
-
 	"gorgonia.org/cu"
 
 	"github.com/ptxprop/ptxprop/cudart"
 )
 
-// runner runs a request: b.do hands it to the context thread; onThread's
-// methods, already there, run it directly.
+// runner runs a request: b.do takes sem and makes the context current;
+// onThread's methods, already inside a do, run it directly.
 type runner func(func() error) error
 
 var (
@@ -22,13 +20,13 @@ var (
 	_ cudart.DeviceCopier = onThread{}
 )
 
-// Batch runs f on the context thread, once, with a cudart.Backend whose
-// methods run there directly: a Device's launch with its checks (fills,
-// snapshots, the kernel, guard and input reads) costs one hand-off between
-// threads instead of one per driver call. The Backend given to f is valid
+// Batch runs f once inside one do, with a cudart.Backend whose methods make
+// their driver calls directly: a Device's launch with its checks (fills,
+// snapshots, the kernel, guard and input reads) takes sem and sets the
+// context current once instead of once per driver call. The Backend given to f is valid
 // only until f returns; its Close is refused.
 //
-// Launches inside a batch are only queued; the copies that follow them wait
+// Launches and uploads inside a batch are only queued; the copies back wait
 // for them (and report a kernel fault), and the batch ends with one
 // cuCtxSynchronize, so Batch still returns after all its work has completed.
 func (b *Backend) Batch(f func(cudart.Backend) error) error {
@@ -36,10 +34,19 @@ func (b *Backend) Batch(f func(cudart.Backend) error) error {
 		b.batching = true
 		err := f(onThread{b})
 		b.batching = false
-		if err != nil || b.async.Load() > 0 {
+		if b.async.Load() > 0 {
 			return err
 		}
-		return b.check("cuCtxSynchronize", ctxSynchronize())
+		// Also after a failure: the uploads queued from the stage must be
+		// done before its bytes are reused.
+		serr := b.check("cuCtxSynchronize", ctxSynchronize())
+		if serr == nil {
+			b.stage.used = 0
+		}
+		if err != nil {
+			return err
+		}
+		return serr
 	})
 }
 
@@ -82,7 +89,7 @@ func (b *Backend) fill32(run runner, addr uint64, words int, v uint32) error {
 		if err := b.usable(); err != nil {
 			return err
 		}
-		return b.check(fmt.Sprintf("cuMemsetD32(%#x, %#x, %d words)", addr, v, words), resultOf(cu.MemsetD32(cu.DevicePtr(addr), v, int64(words))))
+		return b.checkf(resultOf(cu.MemsetD32(cu.DevicePtr(addr), v, int64(words))), "cuMemsetD32(%#x, %#x, %d words)", addr, v, words)
 	}))
 }
 
@@ -98,6 +105,6 @@ func (b *Backend) copyDtoD(run runner, dst, src uint64, n int) error {
 		if err := b.usable(); err != nil {
 			return err
 		}
-		return b.check(fmt.Sprintf("cuMemcpyDtoD(%#x, %#x, %d bytes)", dst, src, n), memcpyDtoD(dst, src, n))
+		return b.checkf(memcpyDtoD(dst, src, n), "cuMemcpyDtoD(%#x, %#x, %d bytes)", dst, src, n)
 	}))
 }

@@ -12,11 +12,12 @@
 // The driver calls go through gorgonia.org/cu v0.9.6, by its package-level
 // API only (driver.go: cu.GetDevice, Device.MakeContext, LoadDataEx with the
 // JIT log options, Module.Function, MemAlloc, MemcpyHtoD, Function.Launch,
-// Synchronize, MakeEvent, Event.Elapsed, …), called from the package's own
-// context thread. cu's Ctx is not used: it keeps errors in a field that the
-// next call overwrites and panics when context creation fails. cu's own
-// design — one goroutine locked to an OS thread owns the context and serves
-// closures — is kept and hardened (see Thread model). Every cu error is its
+// Synchronize, MakeEvent, Event.Elapsed, …), each call on a locked OS
+// thread with the context made current there (see Thread model). cu's Ctx is
+// not used: it keeps errors in a field that the next call overwrites and
+// panics when context creation fails, and its design — one goroutine locked
+// to an OS thread owns the context and serves closures — costs two thread
+// wake-ups per call. Every cu error is its
 // cuResult, an int holding the CUresult; resultOf turns it into this
 // package's Result.
 //
@@ -64,14 +65,23 @@
 //
 // Open creates the context with cuCtxCreate (cu's Device.MakeContext; not
 // the device's primary context: each Backend owns its modules, allocations
-// and lifetime, and Close destroys exactly what it made) on a goroutine that
-// has called runtime.LockOSThread and never unlocks it. Every driver call
-// that needs the context runs on that goroutine: the public methods send a
-// closure and a private reply channel to it (do) and wait for that reply, so
-// every call gets its own error and any number of goroutines may call at
-// once; calls are served one at a time in arrival order. Close stops the loop and destroys the context on that
-// thread; as the goroutine ends still locked, the runtime discards the
-// thread with its context binding.
+// and lifetime, and Close destroys exactly what it made) and pops it from the
+// creating thread. A CUDA context is current per OS thread, and may be
+// current on several. Every driver call that needs it runs in do: the caller
+// takes the backend's one-slot semaphore (waiting in arrival order; Close
+// makes waiters return cudart.ErrClosed), locks its goroutine to its OS
+// thread, makes the context current there with cuCtxSetCurrent, runs the
+// call, then unlocks and gives the semaphore back. So calls run one at a
+// time, each with its own error, from any number of goroutines, and none
+// needs another thread to wake up: an earlier design ran them all on one
+// goroutine locked to its thread, and the two thread wake-ups per call (the
+// request, the reply) cost more on the H200 machine than a small checked
+// launch's device work. Close takes the semaphore for good (after the call
+// in progress), frees the staging memory and destroys the context.
+//
+// Copies between host and device go through page-locked staging memory
+// (stage.go); inside Batch uploads are only queued, so a checked launch
+// waits for the device once, in its copy back.
 //
 // # Launches
 //
@@ -117,8 +127,8 @@
 //
 // The backend is deliberately not a cudart.Aborter: no driver call stops a
 // running kernel. When the cudart Device's watchdog fires, the Device is
-// marked poisoned while the context thread is still waiting in
-// cuCtxSynchronize. Close then waits up to Config.CloseWait for the kernel to
+// marked poisoned while the call is still waiting in cuCtxSynchronize (on
+// the watchdog's goroutine, holding the semaphore). Close then waits up to Config.CloseWait for the kernel to
 // end; if it does not, Close returns an error wrapping cudart.ErrTimeout
 // without blocking further, and the context is destroyed when the kernel
 // ends, or by the driver at process exit.

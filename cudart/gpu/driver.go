@@ -6,7 +6,7 @@ package gpu
 // operation, over gorgonia.org/cu's package-level API (not cu.Ctx), each
 // returning our Result (resultOf converts cu's error). Nothing here knows
 // about threads, contexts or cudart; backend.go calls these functions from
-// the context thread only (except the device queries and error strings, which
+// calls holding the Backend's sem only (except the device queries and error strings, which
 // the driver allows from any thread).
 //
 // Three things cu v0.9.6 lacks are done here in a few lines of C:
@@ -83,7 +83,7 @@ import (
 // (580 / CUDA 13 included) keeps exporting.
 const headerVersion = int(C.CUDA_VERSION)
 
-// Handles owned by the context thread: cu's wrappers of the driver's handles.
+// Handles owned by the Backend (used by calls holding its sem): cu's wrappers of the driver's handles.
 // None points to Go memory.
 type (
 	cuDevice   = cu.Device
@@ -173,7 +173,17 @@ func ctxCreate(d cuDevice) (cuContext, Result) {
 }
 
 func ctxDestroy(c *cuContext) Result { return resultOf(c.Destroy()) }
-func ctxSynchronize() Result         { return resultOf(cu.Synchronize()) }
+
+// ctxSetCurrent makes c the calling OS thread's current context. A context
+// may be current on several threads; calls are serialised by the Backend.
+func ctxSetCurrent(c cuContext) Result { return resultOf(cu.SetCurrentContext(c)) }
+
+// ctxPop pops the calling thread's current context.
+func ctxPop() Result {
+	_, err := cu.PopCurrentCtx()
+	return resultOf(err)
+}
+func ctxSynchronize() Result { return resultOf(cu.Synchronize()) }
 
 // jitLogBytes bounds each JIT log buffer.
 const jitLogBytes = 64 << 10
@@ -229,6 +239,35 @@ func memcpyHtoD(dst uint64, src []byte) Result {
 
 func memcpyDtoH(dst []byte, src uint64) Result {
 	return resultOf(cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), cu.DevicePtr(src), int64(len(dst))))
+}
+
+// memHostAlloc allocates n bytes of page-locked host memory in the current
+// context (cuMemHostAlloc; cu has only the matching free).
+func memHostAlloc(n int) (unsafe.Pointer, Result) {
+	var p unsafe.Pointer
+	r := Result(C.cuMemHostAlloc(&p, C.size_t(n), 0))
+	return p, r
+}
+
+func memFreeHost(p unsafe.Pointer) Result { return resultOf(cu.MemFreeHost(p)) }
+
+// memcpyHtoDAsync queues a copy of n bytes from page-locked host memory at
+// src to dst on the legacy default stream: it is ordered with the launches,
+// and src must stay untouched until the stream has passed it.
+func memcpyHtoDAsync(dst uint64, src unsafe.Pointer, n int) Result {
+	return resultOf(cu.MemcpyHtoDAsync(cu.DevicePtr(dst), src, int64(n), cu.NoStream))
+}
+
+// memcpyDtoHPtr copies n bytes from src to host memory at dst (page-locked
+// staging memory), after all work queued before it.
+func memcpyDtoHPtr(dst unsafe.Pointer, src uint64, n int) Result {
+	return resultOf(cu.MemcpyDtoH(dst, cu.DevicePtr(src), int64(n)))
+}
+
+// memcpyHtoDPtr copies n bytes from host memory at src (page-locked staging
+// memory) to dst and returns once the copy is done.
+func memcpyHtoDPtr(dst uint64, src unsafe.Pointer, n int) Result {
+	return resultOf(cu.MemcpyHtoD(cu.DevicePtr(dst), src, int64(n)))
 }
 
 func memcpyDtoD(dst, src uint64, n int) Result {

@@ -367,7 +367,7 @@ func TestCloseWhileHung(t *testing.T) {
 	select {
 	case <-b.exited:
 	case <-time.After(5 * time.Second):
-		t.Fatal("context thread did not exit after the kernel ended")
+		t.Fatal("the context was not destroyed after the kernel ended")
 	}
 	if err := b.Close(); err != nil {
 		t.Errorf("second Close: %v", err)

@@ -58,12 +58,12 @@ func (b *Backend) launch(run runner, h cudart.ModuleHandle, entry string, g cuda
 		}
 		if g.SharedBytes > f.maxShared {
 			r := funcSetMaxDynamicShared(f.h, g.SharedBytes)
-			if err := b.check(fmt.Sprintf("cuFuncSetAttribute(max dynamic shared memory, %d bytes)", g.SharedBytes), r); err != nil {
+			if err := b.checkf(r, "cuFuncSetAttribute(max dynamic shared memory, %d bytes)", g.SharedBytes); err != nil {
 				return err
 			}
 			f.maxShared = g.SharedBytes
 		}
-		if err := b.check(fmt.Sprintf("cuLaunchKernel(%v)", g), launchKernel(f.h, grid, block, g.SharedBytes, params)); err != nil {
+		if err := b.checkf(launchKernel(f.h, grid, block, g.SharedBytes, params), "cuLaunchKernel(%v)", g); err != nil {
 			return err
 		}
 		if b.async.Load() > 0 || b.batching {
@@ -84,7 +84,7 @@ func dims(d cudart.Dim3) [3]uint32 {
 	return out
 }
 
-// function looks entry up in m (once). Only the context thread calls it.
+// function looks entry up in m (once). Only calls holding sem call it.
 func (b *Backend) function(m *module, entry string) (*function, error) {
 	if f, ok := m.funcs[entry]; ok {
 		return f, nil
@@ -265,7 +265,7 @@ $L_spin:
 `
 
 // launchHold queues the hold kernel for d, loading it on first use. It runs
-// on the context thread.
+// inside a do.
 func (b *Backend) launchHold(d time.Duration) error {
 	if b.hold == nil {
 		h, elog, ilog, r := moduleLoad([]byte(holdPTX))
@@ -299,7 +299,7 @@ func (b *Backend) queue(iters int, launch func() error) error {
 // measureCopy measures device-to-device copy bandwidth (bytes read plus
 // bytes written per second, best of five timed copies after one warm-up),
 // with copies of size bytes, or a quarter of that while memory runs out. It
-// runs on the context thread and returns the size it used.
+// runs inside a do and returns the size it used.
 func measureCopy(size int) (float64, int, error) {
 	var err error
 	for s := size; s >= 1<<20 || s == size; s /= 4 {

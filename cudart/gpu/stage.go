@@ -1,0 +1,123 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"unsafe"
+)
+
+// stage is page-locked host memory (cuMemHostAlloc) that copies between the
+// host and the device go through. From pageable Go memory the driver copies
+// through a bounce buffer of its own, in pieces, and every copy waits for
+// it; from page-locked memory the copy engine reads and writes the host
+// memory directly. Inside Batch an upload is only queued
+// (cuMemcpyHtoDAsync): its bytes stay in the stage, after those of the
+// uploads queued before it, until the stream has passed it, so a checked
+// launch's uploads, its kernels and the copy back wait for the device once.
+//
+//	buf: | queued uploads (used bytes) | free |
+//
+// used returns to 0 at every point where the stream is known to be idle: a
+// synchronous copy returned, or cuCtxSynchronize. The stage grows (to at
+// most stageMax) when a copy does not fit, after waiting for the queued
+// uploads; copies larger than stageMax, or every copy once page-locked
+// memory could not be had, go directly from Go memory as before.
+type stage struct {
+	p      unsafe.Pointer
+	buf    []byte
+	used   int
+	failed bool // cuMemHostAlloc failed once: copy directly from now on
+}
+
+const (
+	htod     = "cuMemcpyHtoD(%#x, %d bytes)"
+	dtoh     = "cuMemcpyDtoH(%#x, %d bytes)"
+	stageMin = 1 << 20
+	stageMax = 64 << 20
+)
+
+// free releases the page-locked memory. The context must be current.
+func (s *stage) free() {
+	if s.p != nil {
+		memFreeHost(s.p)
+	}
+	s.p, s.buf, s.used = nil, nil, 0
+}
+
+// staged returns n bytes of the stage at offset at (the first byte past the
+// queued uploads, or 0), growing the stage first when they do not fit, or
+// ok=false when the copy should go directly. Only calls holding sem call it.
+func (b *Backend) staged(n int, afterQueued bool) (buf []byte, p unsafe.Pointer, ok bool, err error) {
+	s := &b.stage
+	if n > stageMax || s.failed {
+		return nil, nil, false, nil
+	}
+	at := 0
+	if afterQueued {
+		at = s.used
+	}
+	if at+n > len(s.buf) {
+		if s.used > 0 { // wait for the queued uploads: their bytes are about to be reused or freed
+			if err := b.check("cuCtxSynchronize", ctxSynchronize()); err != nil {
+				return nil, nil, false, err
+			}
+			s.used, at = 0, 0
+		}
+		if n > len(s.buf) {
+			size := min(max(stageMin, 2*len(s.buf), n), stageMax)
+			s.free()
+			q, r := memHostAlloc(size)
+			if r != success {
+				if err := b.checkf(r, "cuMemHostAlloc(%d bytes)", size); Fault() != nil {
+					return nil, nil, false, err
+				}
+				s.failed = true
+				return nil, nil, false, nil
+			}
+			s.p, s.buf = q, unsafe.Slice((*byte)(q), size)
+		}
+	}
+	return s.buf[at : at+n], unsafe.Add(s.p, at), true, nil
+}
+
+// upload copies src to dst through the stage: queued when the backend only
+// queues (inside Batch, or while Elapsed queues), else synchronously.
+func (b *Backend) upload(dst uint64, src []byte) error {
+	queue := b.batching || b.async.Load() > 0
+	buf, p, ok, err := b.staged(len(src), queue)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return b.checkf(memcpyHtoD(dst, src), htod, dst, len(src))
+	}
+	copy(buf, src)
+	if queue {
+		b.stage.used = min(b.stage.used+(len(src)+255)&^255, len(b.stage.buf))
+		return b.checkf(memcpyHtoDAsync(dst, p, len(src)), htod, dst, len(src))
+	}
+	r := memcpyHtoDPtr(dst, p, len(src))
+	if r == success { // synchronous, after everything queued before it
+		b.stage.used = 0
+	}
+	return b.checkf(r, htod, dst, len(src))
+}
+
+// download copies len(dst) bytes from src through the stage, after all the
+// work queued before it.
+func (b *Backend) download(dst []byte, src uint64) error {
+	// At offset 0: the copy runs after the queued uploads have been read.
+	buf, p, ok, err := b.staged(len(dst), false)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return b.checkf(memcpyDtoH(dst, src), dtoh, src, len(dst))
+	}
+	if err := b.checkf(memcpyDtoHPtr(p, src, len(dst)), dtoh, src, len(dst)); err != nil {
+		return err
+	}
+	b.stage.used = 0
+	copy(dst, buf)
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"sync"
 	"time"
 	"unsafe"
@@ -105,10 +106,14 @@ type buffer struct {
 	// mirror is a host copy of the buffer's contents, valid until a launch
 	// may write it or a partial Write: Read serves it without a device call.
 	mirror []byte
+	// busy: a launch that uses the buffer is in flight without the Device's
+	// lock (device-checking backends); every other call on it waits.
+	busy bool
 }
 
 type device struct {
 	mu       sync.Mutex
+	idle     sync.Cond // on mu: signalled when a launch in flight ends
 	b        Backend
 	opts     Options
 	modules  map[string]Module
@@ -126,14 +131,25 @@ type device struct {
 	fills []pending
 	// devCheck: large buffers are checked on the device (verify.go), with
 	// the verify module and an arena for its table and input snapshots.
-	devCheck  bool
-	verify    ModuleHandle
-	arena     uint64
-	arenaSize int
+	devCheck bool
+	verify   ModuleHandle
+	arenas   []arena // not in use by a launch in flight
 	// quarantine holds buffers freed since the last launch on a
 	// device-checking backend: their guard bands are checked by the next
 	// verify pass (or at Close) before their memory is pooled again.
 	quarantine []*buffer
+	// flights counts the launches in flight without the lock; active the
+	// calls at the backend (flights included), busy since busySince.
+	flights, active int
+	busySince       time.Time
+}
+
+// arena is device memory for one launch's verify passes: their tables, the
+// staged data of the pending stores, the verdicts, the gathered buffers and
+// the input snapshots. Each launch in flight has its own.
+type arena struct {
+	addr uint64
+	size int
 }
 
 // maxPoolBytes bounds the memory a Device keeps for reuse.
@@ -159,7 +175,9 @@ func New(b Backend, opts Options) Device {
 	}
 	_, traps := b.(Protector)
 	_, copies := b.(DeviceCopier)
-	return &device{b: b, opts: opts, modules: map[string]Module{}, bufs: map[uint64]*buffer{}, devCheck: copies && !traps}
+	d := &device{b: b, opts: opts, modules: map[string]Module{}, bufs: map[uint64]*buffer{}, devCheck: copies && !traps}
+	d.idle.L = &d.mu
+	return d
 }
 
 // lock takes the Device's lock, counting the time spent waiting for it.
@@ -325,11 +343,36 @@ func (d *device) queuedPoison(buf *buffer) int {
 // calls, after making the pending fills. Callers hold d.mu; f must not touch
 // the device's state (under the watchdog it may outlive the call).
 func (d *device) exec(f func(Backend) error) error {
-	start := time.Now()
+	d.enter()
 	err := d.handoff(f)()
-	d.stats.Handoffs++
-	d.stats.Busy += time.Since(start)
+	d.leave()
 	return err
+}
+
+// enter and leave bracket a call at the backend, for Stats' Handoffs and
+// Busy (the union of the calls' intervals). Callers hold d.mu.
+func (d *device) enter() {
+	if d.active == 0 {
+		d.busySince = time.Now()
+	}
+	d.active++
+	d.stats.Handoffs++
+}
+
+func (d *device) leave() {
+	if d.active--; d.active == 0 {
+		d.stats.Busy += time.Since(d.busySince)
+	}
+}
+
+// batch returns the call that runs f in one hand-off, without the pending
+// fills: a launch on a device-checking backend, whose own pending stores
+// its verify pass makes.
+func (d *device) batch(f func(Backend) error) func() error {
+	if bb, ok := d.b.(Batcher); ok {
+		return func() error { return bb.Batch(f) }
+	}
+	return func() error { return f(d.b) }
 }
 
 // handoff returns the call exec makes, taking the pending fills with it: the
@@ -394,15 +437,22 @@ func pattern(b []byte, kind Kind, canary bool) {
 	}
 }
 
+// lookup returns b's state once no launch in flight uses it. Callers hold
+// d.mu (which waiting gives up meanwhile).
 func (d *device) lookup(op string, b Buffer) (*buffer, error) {
-	if err := d.usable(op, b.String()); err != nil {
-		return nil, err
+	for {
+		if err := d.usable(op, b.String()); err != nil {
+			return nil, err
+		}
+		buf, ok := d.bufs[b.id]
+		if !ok {
+			return nil, &Error{Op: op, Name: b.String(), Err: Errorf(ErrInvalid, "buffer not live on this device")}
+		}
+		if !buf.busy {
+			return buf, nil
+		}
+		d.idle.Wait()
 	}
-	buf, ok := d.bufs[b.id]
-	if !ok {
-		return nil, &Error{Op: op, Name: b.String(), Err: Errorf(ErrInvalid, "buffer not live on this device")}
-	}
-	return buf, nil
 }
 
 func (d *device) Free(b Buffer) error {
@@ -598,9 +648,24 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 	if g.Grid.Count() <= 0 || g.Block.Count() <= 0 || g.Block.Count() > 1024 || g.SharedBytes < 0 {
 		return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInvalid, "bad geometry %v", g)}
 	}
-	raw, bufs, err := d.marshal(entry, params)
-	if err != nil {
-		return wrap("launch", entry, err)
+	var raw [][]byte
+	var bufs []*buffer
+	for { // until no launch in flight uses any of the buffers
+		var err error
+		if raw, bufs, err = d.marshal(entry, params); err != nil {
+			return wrap("launch", entry, err)
+		}
+		busy := false
+		for _, buf := range bufs {
+			busy = busy || buf != nil && buf.busy
+		}
+		if !busy {
+			break
+		}
+		d.idle.Wait()
+		if err := d.usable("launch", entry); err != nil {
+			return err
+		}
 	}
 	// The launch's buffers, each once with the widest role it is passed in.
 	var lbs []*launchBuf
@@ -635,15 +700,14 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 	if err != nil {
 		return wrap("launch", entry, err)
 	}
-	var comps []comparison
-	if pl != nil {
-		comps = pl.post
-	}
 	d.stats.Launches++
+	// Launches started meanwhile, or still in flight from before, may store
+	// into this launch's buffers' guard bands after its check.
+	seq, alone := d.stats.Launches, d.flights == 0
 	// One hand-off does it all: poison the outputs, snapshot the inputs
 	// whose contents the host does not already know, launch, then read back
 	// the guard bands of the launch's buffers and its inputs.
-	err = d.run(entry, g, func(b Backend) error {
+	f := func(b Backend) error {
 		if err := pl.before(b); err != nil {
 			return err
 		}
@@ -687,19 +751,52 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			}
 		}
 		return nil
-	})
+	}
+	var timedOut bool
+	d.enter()
+	if pl != nil {
+		// In flight without the lock: other goroutines' calls go on
+		// meanwhile, except on this launch's buffers, and this launch's own
+		// pending stores travel in its plan. The backend orders the device
+		// work; nothing here touches the device's state.
+		for _, lb := range lbs {
+			lb.busy = true
+		}
+		d.flights++
+		d.stats.MaxFlights = max(d.stats.MaxFlights, d.flights)
+		d.mu.Unlock()
+		err, timedOut = run(d.b, entry, g, opts.Watchdog, d.batch(f))
+		d.lock()
+		d.flights--
+		for _, lb := range lbs {
+			lb.busy = false
+		}
+		d.idle.Broadcast()
+		if !timedOut {
+			d.arenas = append(d.arenas, pl.arena)
+		}
+	} else {
+		err, timedOut = run(d.b, entry, g, opts.Watchdog, d.handoff(f))
+	}
+	d.leave()
+	if timedOut {
+		d.poisoned = err
+	}
 	if err != nil {
+		if pl != nil { // unchecked: Close checks them
+			d.quarantine = append(d.quarantine, pl.freed...)
+		}
 		return wrap("launch", entry, err)
 	}
-	if err := d.release(comps); err != nil {
+	if err := d.release(pl); err != nil {
 		return wrap("launch", entry, err)
 	}
 	for _, lb := range lbs {
 		if lb.gerr != nil && opts.CheckGuards {
 			return wrap("launch", entry, lb.gerr)
 		}
-		if opts.CheckGuards {
-			lb.checkedAt = d.stats.Launches
+		if opts.CheckGuards && alone && d.stats.Launches == seq {
+			lb.checkedAt = seq
 		}
 		if lb.role != RoleIn && lb.now != nil {
 			lb.mirror = lb.now
@@ -751,7 +848,8 @@ func (d *device) largeInput(lb *launchBuf) bool {
 //	arena: pre table | pre verdicts | staged data | post table | post verdicts | gathered | snapshots
 type verifyPlan struct {
 	m              ModuleHandle
-	arena          uint64
+	arena          arena
+	freed          []*buffer // the quarantined buffers whose guard bands post checks
 	pre, post      []comparison
 	upload         []byte // the arena's first len(upload) bytes
 	postAt, backAt int    // offsets of the post table and of the copy back
@@ -763,8 +861,10 @@ type verifyPlan struct {
 // device (inputs against snapshots in the arena), small buffers gathered
 // with their guard bands into the copy that brings the verdicts back, the
 // guard bands of buffers freed since the last launch, and the pending
-// stores made by the pre pass. It takes the pending stores, and grows the
-// arena and loads the verify module in a call of its own when needed.
+// stores to the launch's buffers (and to the quarantined ones) made by the
+// pre pass. It takes those pending stores and the quarantine, and an arena,
+// allocating one (and loading the verify module) in a call of its own when
+// none is free and large enough.
 func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 	if !d.devCheck {
 		return nil, nil
@@ -799,18 +899,21 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 			gathers = append(gathers, comparison{addr: lb.base, words: (lb.bytes + 2*lb.guard) / 4, lb: lb, what: gather})
 		}
 	}
-	for _, buf := range d.quarantine {
+	freed := d.quarantine
+	for _, buf := range freed {
 		guards(&launchBuf{buffer: buf, freed: true})
 	}
 	for _, lb := range snaps {
 		cs = append(cs, comparison{addr: lb.addr, words: lb.bytes / 4, lb: lb, what: inputChanged})
 	}
 	cs = append(cs, gathers...)
-	// The pending stores, reduced to disjoint segments: fills, and data
-	// staged in the upload.
+	// The pending stores to these buffers' allocations, reduced to disjoint
+	// segments: fills, and data staged in the upload. The others stay
+	// pending: the launches of other goroutines make them.
+	mine, rest := d.pendingFor(lbs, freed)
 	var pre []comparison
 	staged := 0
-	for _, sg := range paint(d.fills) {
+	for _, sg := range paint(mine) {
 		if sg.raw == nil {
 			pre = append(pre, comparison{addr: sg.addr, words: sg.n / 4, pattern: uint64(sg.v) | uint64(sg.v)<<32, what: fill})
 			continue
@@ -821,7 +924,7 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 	if len(cs) == 0 && len(pre) == 0 {
 		return nil, nil
 	}
-	pl := &verifyPlan{pre: pre, post: cs}
+	pl := &verifyPlan{pre: pre, post: cs, freed: freed}
 	stage := (40*len(pre) + 255) &^ 255
 	pl.postAt = stage + staged
 	pl.backAt = pl.postAt + 32*len(cs)
@@ -839,9 +942,19 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 		lb.snapAt = uint64(need)
 		need += (lb.bytes + 255) &^ 255
 	}
-	if d.verify == nil || need > d.arenaSize {
-		size := max(need, 2*d.arenaSize, 1<<20)
-		err := d.exec(func(b Backend) error { // makes the pending stores the old way
+	k := -1 // the smallest free arena that is large enough
+	for i, a := range d.arenas {
+		if a.size >= need && (k < 0 || a.size < d.arenas[k].size) {
+			k = i
+		}
+	}
+	if k >= 0 {
+		pl.arena = d.arenas[k]
+		d.arenas = append(d.arenas[:k], d.arenas[k+1:]...)
+	}
+	if d.verify == nil || k < 0 {
+		size := max(1<<20, 1<<bits.Len(uint(need-1)))
+		err := d.exec(func(b Backend) error { // makes all the pending stores the old way
 			if d.verify == nil {
 				m, err := b.LoadModule("ptxprop_verify", []byte(verifyPTX))
 				if err != nil {
@@ -849,27 +962,31 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 				}
 				d.verify = m
 			}
-			if need > d.arenaSize {
-				if d.arenaSize > 0 {
-					if err := b.Free(d.arena); err != nil {
+			if k < 0 {
+				if len(d.arenas) > 0 { // too small: one fewer to keep
+					if err := b.Free(d.arenas[0].addr); err != nil {
 						return err
 					}
-					d.arena, d.arenaSize = 0, 0
+					d.arenas = d.arenas[1:]
 				}
 				a, err := b.Alloc(size)
 				if err != nil {
 					return err
 				}
-				d.arena, d.arenaSize = a, size
+				pl.arena = arena{addr: a, size: size}
 			}
 			return nil
 		})
 		if err != nil {
+			if k >= 0 {
+				d.arenas = append(d.arenas, pl.arena)
+			}
 			return nil, err
 		}
-		pl.pre = nil // made by that call
+		pl.pre, rest = nil, nil // made by that call
 	}
-	pl.m, pl.arena = d.verify, d.arena
+	d.quarantine = nil
+	pl.m = d.verify
 	// The upload: the pre table, its verdict words, the staged data, the
 	// post table and its verdict words.
 	pl.upload = make([]byte, pl.backAt+8*len(cs))
@@ -877,21 +994,21 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 		for i := range pl.pre {
 			if c := &pl.pre[i]; c.what == scatter {
 				copy(pl.upload[stage+c.at:], c.data)
-				c.addr = pl.arena + uint64(stage+c.at)
+				c.addr = pl.arena.addr + uint64(stage+c.at)
 			}
 		}
 		copy(pl.upload, verifyTable(pl.pre))
 	}
-	d.fills = nil
+	d.fills = rest
 	for _, lb := range snaps {
-		lb.snapAt += pl.arena
+		lb.snapAt += pl.arena.addr
 	}
 	for i := range cs {
 		switch cs[i].what {
 		case inputChanged:
 			cs[i].ref = cs[i].lb.snapAt
 		case gather:
-			cs[i].ref += pl.arena
+			cs[i].ref += pl.arena.addr
 		}
 	}
 	if len(cs) > 0 {
@@ -905,7 +1022,7 @@ func (pl *verifyPlan) before(b Backend) error {
 	if pl == nil {
 		return nil
 	}
-	if err := b.CopyHtoD(pl.arena, pl.upload); err != nil {
+	if err := b.CopyHtoD(pl.arena.addr, pl.upload); err != nil {
 		return err
 	}
 	return pl.pass(b, 0, pl.pre)
@@ -916,7 +1033,7 @@ func (pl *verifyPlan) pass(b Backend, at int, cs []comparison) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	tab := pl.arena + uint64(at)
+	tab := pl.arena.addr + uint64(at)
 	params := [][]byte{
 		binary.LittleEndian.AppendUint64(nil, tab),
 		binary.LittleEndian.AppendUint32(nil, uint32(len(cs))),
@@ -940,7 +1057,7 @@ func (pl *verifyPlan) after(b Backend) error {
 		return err
 	}
 	out := make([]byte, pl.backLen)
-	if err := b.CopyDtoH(out, pl.arena+uint64(pl.backAt)); err != nil {
+	if err := b.CopyDtoH(out, pl.arena.addr+uint64(pl.backAt)); err != nil {
 		return err
 	}
 	for i, c := range pl.post {
@@ -965,15 +1082,15 @@ func (pl *verifyPlan) after(b Backend) error {
 	return nil
 }
 
-// release returns the quarantined buffers checked by comps' verify pass to
+// release returns the quarantined buffers checked by pl's verify pass to
 // the pool, and reports the first whose guard bands were found damaged
 // (that buffer's memory is not reused).
-func (d *device) release(comps []comparison) error {
-	if len(d.quarantine) == 0 || len(comps) == 0 {
+func (d *device) release(pl *verifyPlan) error {
+	if pl == nil || len(pl.freed) == 0 {
 		return nil
 	}
 	var first error
-	for _, c := range comps {
+	for _, c := range pl.post {
 		if c.lb.freed && c.lb.gerr != nil {
 			if first == nil {
 				first = c.lb.gerr
@@ -981,13 +1098,38 @@ func (d *device) release(comps []comparison) error {
 			c.lb.buffer.class = 0 // damaged: never pooled again
 		}
 	}
-	for _, buf := range d.quarantine {
+	for _, buf := range pl.freed {
 		if buf.class > 0 {
 			d.toPool(buf)
 		}
 	}
-	d.quarantine = nil
 	return first
+}
+
+// pendingFor splits the pending stores into those inside the allocations
+// of lbs and freed (in their order) and the rest.
+func (d *device) pendingFor(lbs []*launchBuf, freed []*buffer) (mine, rest []pending) {
+	inside := func(p pending) bool {
+		for _, lb := range lbs {
+			if p.addr >= lb.base && p.addr < lb.base+uint64(lb.class) {
+				return true
+			}
+		}
+		for _, buf := range freed {
+			if p.addr >= buf.base && p.addr < buf.base+uint64(buf.class) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range d.fills {
+		if inside(p) {
+			mine = append(mine, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	return mine, rest
 }
 
 // toPool keeps buf's allocation for reuse.
@@ -1040,35 +1182,61 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
-// run runs f, which launches entry, through exec under the watchdog.
-func (d *device) run(entry string, g Geometry, f func(Backend) error) error {
-	if d.opts.Watchdog <= 0 {
-		return d.exec(f)
+// run makes call, which launches entry, under the watchdog wd (none if 0),
+// and returns its error and whether the watchdog fired. It touches no
+// device state: a Launch in flight runs it without the lock.
+func run(b Backend, entry string, g Geometry, wd time.Duration, call func() error) (err error, timedOut bool) {
+	if wd <= 0 {
+		return call(), false
 	}
-	start := time.Now()
-	call := d.handoff(f)
 	done := make(chan error, 1)
-	go func() { done <- call() }()
-	t := time.NewTimer(d.opts.Watchdog)
+	goRun(func() { done <- call() })
+	t := time.NewTimer(wd)
 	defer t.Stop()
 	select {
 	case err := <-done:
-		d.stats.Handoffs++
-		d.stats.Busy += time.Since(start)
-		return err
+		return err, false
 	case <-t.C:
 	}
-	err := Errorf(ErrTimeout, "%s did not complete within %v (%v)", entry, d.opts.Watchdog, g)
-	if a, ok := d.b.(Aborter); ok {
+	err = Errorf(ErrTimeout, "%s did not complete within %v (%v)", entry, wd, g)
+	if a, ok := b.(Aborter); ok {
 		a.Abort()
 		select {
 		case <-done:
-			return err
+			return err, false
 		case <-time.After(5 * time.Second):
 		}
 	}
-	d.poisoned = err
-	return err
+	return err, true
+}
+
+// runners are goroutines kept to make the watchdog's calls: a new
+// goroutine's stack would grow to the depth of a checked launch on every
+// call.
+var runners = make(chan func())
+
+// goRun runs f on an idle runner, or on a new one, which stays for further
+// calls until it has been idle for a second.
+func goRun(f func()) {
+	select {
+	case runners <- f:
+		return
+	default:
+	}
+	go func() {
+		f()
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case f := <-runners:
+				f()
+				t.Reset(time.Second)
+			case <-t.C:
+				return
+			}
+		}
+	}()
 }
 
 // checkGuards reads buf's guard bands and reports the first damage.
@@ -1127,6 +1295,9 @@ func (d *device) Elapsed(iters int, launch func() error) (time.Duration, error) 
 func (d *device) Close() error {
 	d.lock()
 	defer d.mu.Unlock()
+	for d.flights > 0 && !d.closed { // launches in flight end first (a hung one has left)
+		d.idle.Wait()
+	}
 	if d.closed {
 		return nil
 	}
@@ -1148,9 +1319,10 @@ func (d *device) Close() error {
 			bases = append(bases, free...)
 			delete(d.pool, class)
 		}
-		if d.arenaSize > 0 {
-			bases = append(bases, d.arena)
+		for _, a := range d.arenas {
+			bases = append(bases, a.addr)
 		}
+		d.arenas = nil
 		errs = append(errs, d.exec(func(b Backend) error {
 			var errs []error
 			for _, base := range bases {

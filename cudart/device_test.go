@@ -3,7 +3,9 @@ package cudart
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -462,5 +464,153 @@ func TestDeviceChecked(t *testing.T) {
 	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
 	for name, f := range deviceTests {
 		t.Run(name, f)
+	}
+}
+
+// lockedMem serialises a copyMem's calls as the GPU backend does: one lock,
+// held for each call and for a whole Batch.
+type lockedMem struct {
+	mu sync.Mutex
+	c  copyMem
+}
+
+func (l *lockedMem) Info() Info { return l.c.Info() }
+func (l *lockedMem) LoadModule(name string, ptx []byte) (ModuleHandle, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.LoadModule(name, ptx)
+}
+func (l *lockedMem) UnloadModule(h ModuleHandle) error { return nil }
+func (l *lockedMem) Alloc(n int) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.Alloc(n)
+}
+func (l *lockedMem) Free(a uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.Free(a)
+}
+func (l *lockedMem) CopyHtoD(dst uint64, src []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.CopyHtoD(dst, src)
+}
+func (l *lockedMem) CopyDtoH(dst []byte, src uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.CopyDtoH(dst, src)
+}
+func (l *lockedMem) CopyDtoD(dst, src uint64, n int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.CopyDtoD(dst, src, n)
+}
+func (l *lockedMem) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c.Launch(h, entry, g, p)
+}
+func (l *lockedMem) Batch(f func(Backend) error) error {
+	// A random delay first, so that batches reach the lock in another order
+	// than their launches were planned in.
+	time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return f(l.c)
+}
+func (l *lockedMem) Close() error { return nil }
+
+// TestConcurrentCheckedLaunches: on a device-checking backend a launch is in
+// flight without the Device's lock. Goroutines launching side by side, each
+// on its own buffers (small and large, so both the gathered and the
+// device-compared paths run) and all reading one shared input, get their
+// own results; a launch passed a buffer in flight waits for it.
+func TestConcurrentCheckedLaunches(t *testing.T) {
+	mb := newMem()
+	mb.kernels[verifyEntry] = goVerify
+	// add(x, s, y, n): y[i] = x[i] + s[0]
+	mb.kernels["add"] = func(m *memBackend, p [][]byte) error {
+		x, s, y := m.at(ptr(p[0])), m.at(ptr(p[1])), m.at(ptr(p[2]))
+		n := int(binary.LittleEndian.Uint32(p[3]))
+		for i := 0; i < n; i++ {
+			putF32(y, i, f32At(x, i)+f32At(s, 0))
+		}
+		return nil
+	}
+	d := New(&lockedMem{c: copyMem{mb}}, DefaultOptions())
+	defer d.Close()
+	m, err := d.Load("k", []byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, _ := d.Alloc(F32, 1)
+	if err := d.Write(shared, []float32{0.5}); err != nil {
+		t.Fatal(err)
+	}
+	const workers, rounds = 6, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			own, err := d.Alloc(F32, 1)
+			if err == nil {
+				err = d.Write(own, []float32{0.5})
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			for r := 0; r < rounds; r++ {
+				n := 1 + (w*rounds+r)%5*7000 // up to 28 001 elements: past the 64 KiB of a gathered buffer
+				x, err := d.Alloc(F32, n)
+				if err != nil {
+					errs <- err
+					return
+				}
+				y, _ := d.Alloc(F32, n)
+				in := make([]float32, n)
+				for i := range in {
+					in[i] = float32(w*1000 + r + i)
+				}
+				if err := d.Write(x, in); err != nil {
+					errs <- err
+					return
+				}
+				s := own
+				if r%8 == 0 {
+					s = shared // sometimes in flight in another goroutine's launch: wait for it
+				}
+				if err := d.Launch(m, "add", Geometry{Grid: D1(1), Block: D1(1)}, In(x), In(s), Out(y), ScalarU32(uint32(n))); err != nil {
+					errs <- err
+					return
+				}
+				got := make([]float32, n)
+				if err := d.Read(got, y); err != nil {
+					errs <- err
+					return
+				}
+				for i := range got {
+					if got[i] != in[i]+0.5 {
+						errs <- fmt.Errorf("worker %d round %d: y[%d] = %v, want %v", w, r, i, got[i], in[i]+0.5)
+						return
+					}
+				}
+				if err := errors.Join(d.Free(x), d.Free(y)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if s := d.Stats(); s.Launches != workers*rounds || s.MaxFlights < 2 {
+		t.Errorf("%d launches, at most %d in flight at once; want %d, several", s.Launches, s.MaxFlights, workers*rounds)
 	}
 }

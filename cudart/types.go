@@ -187,11 +187,16 @@ type Stats struct {
 	Launches    int
 	Allocs      int
 	LiveBuffers int
-	// Handoffs counts the calls that reached the backend (one hand-off to
-	// its thread each where the backend batches); Busy is the wall time spent
-	// in them, the device's serial part; LockWait is the time callers waited
-	// for the Device while another call held it.
+	// Handoffs counts the calls that reached the backend (one each for a
+	// whole checked launch where the backend batches); Busy is the wall time
+	// during which at least one of them was in progress, the device's serial
+	// part; LockWait is the time callers waited for the Device while another
+	// call held it.
 	Handoffs int
 	Busy     time.Duration
 	LockWait time.Duration
+	// MaxFlights is the most launches that were in flight at once: on a
+	// device-checking backend (the GPU) a launch gives up the Device's lock
+	// while the backend runs it, so other goroutines' calls go on.
+	MaxFlights int
 }

@@ -141,9 +141,16 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	var stats ErrorStats
 	var mu sync.Mutex
 	start := time.Now()
+	lr := &liveRun{id: id, name: t.Name(), start: start, mu: &mu, stats: &stats}
+	liveMu.Lock()
+	live[lr] = struct{}{}
+	liveMu.Unlock()
 	// rapid ends a failed run with t.FailNow, which never returns: record in
 	// a deferred function so the outcome is kept either way.
 	defer func() {
+		liveMu.Lock()
+		delete(live, lr)
+		liveMu.Unlock()
 		o := Outcome{ID: id, Duration: time.Since(start), Runs: []string{t.Name()}}
 		mu.Lock()
 		o.Stats = stats
@@ -180,8 +187,44 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		prop(rt, o)
 		mu.Lock()
 		stats.merge(o.stats)
+		lr.passed++
 		mu.Unlock()
 	})
+}
+
+// liveRun is a contract run in progress, so that a report written when
+// -deadline passes says how far each got.
+type liveRun struct {
+	id, name string
+	start    time.Time
+	mu       *sync.Mutex // guards stats and passed
+	stats    *ErrorStats
+	passed   int
+}
+
+var (
+	liveMu sync.Mutex
+	live   = map[*liveRun]struct{}{}
+)
+
+// RecordLive records every contract run still in progress as an
+// inconclusive outcome with reason, the checks it has passed so far and
+// their error statistics.
+func RecordLive(reason string) {
+	liveMu.Lock()
+	runs := make([]*liveRun, 0, len(live))
+	for lr := range live {
+		runs = append(runs, lr)
+	}
+	liveMu.Unlock()
+	for _, lr := range runs {
+		lr.mu.Lock()
+		o := Outcome{ID: lr.id, Status: Inconclusive, Checks: lr.passed, Stats: *lr.stats,
+			Duration: time.Since(lr.start), Runs: []string{lr.name},
+			Reason: fmt.Sprintf("%s (%s had passed %d checks)", reason, lr.name, lr.passed)}
+		lr.mu.Unlock()
+		Record(o)
+	}
 }
 
 // captureTB forwards everything to the real TB and keeps what rapid says:

@@ -61,3 +61,37 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 		t.Errorf("reason = %q", f.Reason)
 	}
 }
+
+// A contract run still in progress when -deadline passes is reported
+// inconclusive with the checks it had passed and their statistics.
+func TestRecordLive(t *testing.T) {
+	ResetOutcomes()
+	t.Cleanup(ResetOutcomes)
+	reached, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		RunQuiet("TestLive", func(tb TB) {
+			n := 0
+			Check(tb, "TEST-HARNESS-PASS", func(rt *rapid.T, o *Obs) {
+				x := rapid.Float32Range(-10, 10).Draw(rt, "x")
+				o.Within("x", []float32{x}, []float64{float64(x)}, []float64{0})
+				if n++; n == 3 {
+					close(reached)
+					<-release
+				}
+			})
+		})
+	}()
+	select {
+	case <-reached:
+	case <-done:
+		t.Skip("-rapid.checks below 3: the run ended before it could be cut")
+	}
+	RecordLive("cut short")
+	o := Outcomes()["TEST-HARNESS-PASS"]
+	close(release)
+	<-done
+	if o.Status != Inconclusive || o.Checks != 2 || o.Stats.Compared != 2 || !strings.Contains(o.Reason, "cut short (TestLive had passed 2 checks)") {
+		t.Errorf("outcome recorded at the deadline = %+v", o)
+	}
+}

@@ -165,7 +165,8 @@ func WriteReportStatus(path string, run reports.Run, notRun string, status Statu
 
 // StartDeadline arms -deadline: when it passes, the report is written from the
 // outcomes recorded so far (predictions still running are marked
-// inconclusive) and the process exits with status 1.
+// inconclusive, with the checks they had passed and those checks' error
+// statistics) and the process exits with status 1.
 func StartDeadline(w io.Writer, start time.Time) {
 	if *DeadlineFlag <= 0 {
 		return
@@ -177,6 +178,7 @@ func StartDeadline(w io.Writer, start time.Time) {
 		}
 		path := ReportPath()
 		reason := fmt.Sprintf("did not finish within -deadline=%v", *DeadlineFlag)
+		RecordLive(reason)
 		if err := WriteReportStatus(path, NewRun(info, start), reason, Inconclusive); err != nil {
 			fmt.Fprintln(w, "ptxprop:", err)
 		}

@@ -9,7 +9,8 @@
 #   properties  every prediction at CHECKS (default 10000) checks; parity with the emulator
 #   throughput  fixed-shape value/gradient checks per second (compare scripts/torch_baseline.py)
 #   soak        the soundness run: every prediction at SOAK_CHECKS (default 100000) checks, tensors
-#               capped at SOAK_MAX_ELEMENTS (default 4096) elements; report in $OUT/soak-report.json
+#               capped at SOAK_MAX_ELEMENTS (default 4096) elements; report in $OUT/soak-report.json,
+#               PARITY-001's in $OUT/soak-parity-*.json (SOAK_PARITY_SHARDS processes, default 4)
 #   falsify     the mutation analysis on the GPU
 #   torch       the torch baseline, if torch is installed
 set -uo pipefail
@@ -20,6 +21,7 @@ DEADLINE=${DEADLINE:-0}         # e.g. 420s: write a partial report then
 MAX_ELEMENTS=${MAX_ELEMENTS:-0} # cap on one generated tensor (0: default)
 SOAK_CHECKS=${SOAK_CHECKS:-100000}
 SOAK_MAX_ELEMENTS=${SOAK_MAX_ELEMENTS:-4096}
+SOAK_PARITY_SHARDS=${SOAK_PARITY_SHARDS:-4}
 PROFILE=${PROFILE:-}            # set: write a CPU profile of the properties stage to $OUT/properties.cpu.prof
 mkdir -p "$OUT"
 OUTABS=$(cd "$OUT" && pwd)
@@ -47,8 +49,23 @@ for s in $stages; do
       ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"}) ;;
   throughput) (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
       -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json") ;;
-  soak) (cd properties && run soak 3600 ../bin/properties.test -test.v -test.timeout 60m -test.parallel 32 -backend=gpu \
-      -rapid.checks="$SOAK_CHECKS" -deadline="$DEADLINE" -max-elements="$SOAK_MAX_ELEMENTS" -report="$OUTABS/soak-report.json") ;;
+  soak)
+    # PARITY-001 runs every check on the emulator too, one core each: it runs
+    # in SOAK_PARITY_SHARDS processes beside the main soak, each with its own
+    # random seed and SOAK_CHECKS/SOAK_PARITY_SHARDS checks.
+    pids=()
+    for i in $(seq 1 "$SOAK_PARITY_SHARDS"); do
+      (cd properties && timeout 3600 ../bin/properties.test -test.v -test.timeout 60m -test.run 'TestParity$' -backend=gpu \
+        -rapid.checks=$((SOAK_CHECKS / SOAK_PARITY_SHARDS)) -deadline="$DEADLINE" \
+        -report="$OUTABS/soak-parity-$i.json" >"$OUTABS/soak-parity-$i.log" 2>&1) &
+      pids+=($!)
+    done
+    (cd properties && run soak 3600 ../bin/properties.test -test.v -test.timeout 60m -test.parallel 32 -backend=gpu -test.skip 'TestParity$' \
+      -rapid.checks="$SOAK_CHECKS" -deadline="$DEADLINE" -max-elements="$SOAK_MAX_ELEMENTS" -report="$OUTABS/soak-report.json")
+    for i in "${!pids[@]}"; do
+      wait "${pids[$i]}" || { status=1; echo "   parity shard $((i + 1)) failed"; }
+      tail -n 3 "$OUTABS/soak-parity-$((i + 1)).log"
+    done ;;
   falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$OUTABS/contract-report.json") ;;
   torch) python3 -c 'import torch' 2>/dev/null && run torch 120 python3 scripts/torch_baseline.py --seconds 5 ;;
   *) echo "unknown stage $s"; status=2 ;;

@@ -550,67 +550,66 @@ func TestConcurrentCheckedLaunches(t *testing.T) {
 	}
 	const workers, rounds = 6, 40
 	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			own, err := d.Alloc(F32, 1)
-			if err == nil {
-				err = d.Write(own, []float32{0.5})
+	for w := range workers {
+		wg.Go(func() {
+			if err := addRounds(d, m, shared, w, rounds); err != nil {
+				t.Error(err) // safe from any goroutine
 			}
-			if err != nil {
-				errs <- err
-				return
-			}
-			for r := 0; r < rounds; r++ {
-				n := 1 + (w*rounds+r)%5*7000 // up to 28 001 elements: past the 64 KiB of a gathered buffer
-				x, err := d.Alloc(F32, n)
-				if err != nil {
-					errs <- err
-					return
-				}
-				y, _ := d.Alloc(F32, n)
-				in := make([]float32, n)
-				for i := range in {
-					in[i] = float32(w*1000 + r + i)
-				}
-				if err := d.Write(x, in); err != nil {
-					errs <- err
-					return
-				}
-				s := own
-				if r%8 == 0 {
-					s = shared // sometimes in flight in another goroutine's launch: wait for it
-				}
-				if err := d.Launch(m, "add", Geometry{Grid: D1(1), Block: D1(1)}, In(x), In(s), Out(y), ScalarU32(uint32(n))); err != nil {
-					errs <- err
-					return
-				}
-				got := make([]float32, n)
-				if err := d.Read(got, y); err != nil {
-					errs <- err
-					return
-				}
-				for i := range got {
-					if got[i] != in[i]+0.5 {
-						errs <- fmt.Errorf("worker %d round %d: y[%d] = %v, want %v", w, r, i, got[i], in[i]+0.5)
-						return
-					}
-				}
-				if err := errors.Join(d.Free(x), d.Free(y)); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}(w)
+		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
 	if s := d.Stats(); s.Launches != workers*rounds || s.MaxFlights < 2 {
 		t.Errorf("%d launches, at most %d in flight at once; want %d, several", s.Launches, s.MaxFlights, workers*rounds)
 	}
+}
+
+// addRounds is one goroutine of TestConcurrentCheckedLaunches: rounds of
+// alloc, write, add, read and compare, free, on buffers of its own and (one
+// round in eight) the shared one.
+func addRounds(d Device, m Module, shared Buffer, w, rounds int) error {
+	own, err := d.Alloc(F32, 1)
+	if err == nil {
+		err = d.Write(own, []float32{0.5})
+	}
+	if err != nil {
+		return err
+	}
+	for r := 0; r < rounds; r++ {
+		n := 1 + (w*rounds+r)%5*7000 // up to 28 001 elements: past the 64 KiB of a gathered buffer
+		x, err := d.Alloc(F32, n)
+		if err != nil {
+			return err
+		}
+		y, err := d.Alloc(F32, n)
+		if err != nil {
+			return err
+		}
+		in := make([]float32, n)
+		for i := range in {
+			in[i] = float32(w*1000 + r + i)
+		}
+		if err := d.Write(x, in); err != nil {
+			return err
+		}
+		s := own
+		if r%8 == 0 {
+			s = shared // sometimes in flight in another goroutine's launch: wait for it
+		}
+		if err := d.Launch(m, "add", Geometry{Grid: D1(1), Block: D1(1)}, In(x), In(s), Out(y), ScalarU32(uint32(n))); err != nil {
+			return err
+		}
+		got := make([]float32, n)
+		if err := d.Read(got, y); err != nil {
+			return err
+		}
+		for i := range got {
+			if got[i] != in[i]+0.5 {
+				return fmt.Errorf("worker %d round %d: y[%d] = %v, want %v", w, r, i, got[i], in[i]+0.5)
+			}
+		}
+		if err := errors.Join(d.Free(x), d.Free(y)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

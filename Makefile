@@ -67,6 +67,9 @@ $(KPTX)/MANIFEST: $(PTX) $(CU) $(CUH) Makefile
 #   PTXPROP_REQUIRE_GPU=1 ./bin/gpu.test -test.v
 # (PTXPROP_REQUIRE_GPU turns "no device" from a skip into a failure).
 GPU_PKGS ?= ./cudart/gpu ./kernels ./properties ./falsify
+# The commit the binaries are built from, recorded in their reports (the
+# machine they run on may have no checkout, or another one).
+GPU_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 ifneq ($(wildcard /usr/local/cuda/include/cuda.h),)
 GPU_CGO_CFLAGS  ?= -I/usr/local/cuda/include
 GPU_CGO_LDFLAGS ?= -L/usr/local/cuda/lib64/stubs -L/usr/local/cuda/lib64
@@ -80,9 +83,9 @@ gpu-bin:
 	@mkdir -p bin
 	@set -e; for p in $(GPU_PKGS); do \
 	  if ls $$p/*.go >/dev/null 2>&1; then \
-	    echo "go test -c -tags cuda -o bin/$$(basename $$p).test $$p"; \
+	    echo "go test -c -tags cuda -ldflags '-X …BuildCommit=$(GPU_COMMIT)' -o bin/$$(basename $$p).test $$p"; \
 	    CGO_ENABLED=1 CGO_CFLAGS="$(GPU_CGO_CFLAGS)" CGO_LDFLAGS="$(GPU_CGO_LDFLAGS)" \
-	      go test -c -tags cuda -o bin/$$(basename $$p).test $$p; \
+	      go test -c -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties.BuildCommit=$(GPU_COMMIT)" -o bin/$$(basename $$p).test $$p; \
 	  else echo "gpu-bin: skipping $$p (no Go files)"; fi; \
 	done
 

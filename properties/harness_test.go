@@ -4,8 +4,11 @@ import (
 	"flag"
 	"strings"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
 )
 
 func init() {
@@ -93,5 +96,16 @@ func TestRecordLive(t *testing.T) {
 	<-done
 	if o.Status != Inconclusive || o.Checks != 2 || o.Stats.Compared != 2 || !strings.Contains(o.Reason, "cut short (TestLive had passed 2 checks)") {
 		t.Errorf("outcome recorded at the deadline = %+v", o)
+	}
+}
+
+// A binary built by make gpu-bin reports the commit it was built from, not
+// whatever checkout it happens to run in.
+func TestRunCommitFromBuild(t *testing.T) {
+	old := BuildCommit
+	t.Cleanup(func() { BuildCommit = old })
+	BuildCommit = "0123abcd-dirty"
+	if got := NewRun(cudart.Info{Backend: "emu"}, time.Now()).GitCommit; got != BuildCommit {
+		t.Errorf("GitCommit = %q, want the build's %q", got, BuildCommit)
 	}
 }

@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -53,8 +54,32 @@ func ReportPath() string {
 	}
 }
 
+// BuildCommit is the commit the binary was built from, set at link time
+// (make gpu-bin: -ldflags -X …/properties.BuildCommit=<commit>[-dirty]): a
+// test binary carried to another machine cannot ask git there, where the
+// checkout, if any, may be at another commit. Empty in a plain go test
+// build, which runs in the checkout it was built from.
+var BuildCommit string
+
+// commit returns the commit of the code under test: BuildCommit, else the
+// checkout's HEAD, marked -dirty when tracked files differ from it.
+func commit() string {
+	if BuildCommit != "" {
+		return BuildCommit
+	}
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		c += "-dirty"
+	}
+	return c
+}
+
 // NewRun describes this process's run for the report: backend and device
-// facts from info, rapid's seed and checks, the git commit.
+// facts from info, rapid's seed and checks, the commit (see commit).
 func NewRun(info cudart.Info, start time.Time) reports.Run {
 	backend := reports.BackendEmu
 	if info.Backend == "gpu" {
@@ -80,9 +105,7 @@ func NewRun(info cudart.Info, start time.Time) reports.Run {
 	if f := flag.Lookup("rapid.checks"); f != nil {
 		run.RapidChecks, _ = strconv.Atoi(f.Value.String())
 	}
-	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
-		run.GitCommit = strings.TrimSpace(string(out))
-	}
+	run.GitCommit = commit()
 	return run
 }
 

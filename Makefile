@@ -54,7 +54,8 @@ $(KPTX)/MANIFEST: $(PTX) $(CU) $(CUH) Makefile
 	} > $@.tmp && mv $@.tmp $@
 
 # ---------------------------------------------------------------------------
-# gpu-bin: test binaries for the GPU machine, which has no Go: one
+# gpu-bin: test binaries for the GPU machine, which has no Go (and
+# bin/ptxprop, the report CLI, to merge and summarise reports there): one
 # bin/<last path element>.test per package of GPU_PKGS that exists, built with
 # -tags cuda (cudart/gpu registers the "gpu" backend, built over
 # gorgonia.org/cu). The build needs cuda.h — from /usr/local/cuda when
@@ -88,6 +89,7 @@ gpu-bin:
 	      go test -c -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties.BuildCommit=$(GPU_COMMIT)" -o bin/$$(basename $$p).test $$p; \
 	  else echo "gpu-bin: skipping $$p (no Go files)"; fi; \
 	done
+	go build -o bin/ptxprop ./cmd/ptxprop
 
 # ---------------------------------------------------------------------------
 # The two commands of the README, and their helpers.

@@ -158,12 +158,6 @@ func PredictionReport(p *Prediction, o Outcome, ok bool, notRun string) reports.
 // falsify run recorded there. notRun is the reason given to predictions that
 // did not run (e.g. filtered out by -run).
 func WriteReport(path string, run reports.Run, notRun string) error {
-	return WriteReportStatus(path, run, notRun, Skipped)
-}
-
-// WriteReportStatus is WriteReport with the status given to predictions that
-// did not run (skipped, or inconclusive when a deadline cut the run short).
-func WriteReportStatus(path string, run reports.Run, notRun string, status Status) error {
 	out := Outcomes()
 	return reports.Update(path, func(r *reports.Report) error {
 		r.Run = run
@@ -174,9 +168,6 @@ func WriteReportStatus(path string, run reports.Run, notRun string, status Statu
 				continue // the harness's own test, or a benchmark that did not run
 			}
 			rp := PredictionReport(p, o, ok, notRun)
-			if !ok {
-				rp.Status = reports.PredictionStatus(status)
-			}
 			r.UpsertPrediction(rp)
 		}
 		if KernelsForReport != nil {
@@ -189,7 +180,8 @@ func WriteReportStatus(path string, run reports.Run, notRun string, status Statu
 // StartDeadline arms -deadline: when it passes, the report is written from the
 // outcomes recorded so far (predictions still running are marked
 // inconclusive, with the checks they had passed and those checks' error
-// statistics) and the process exits with status 1.
+// statistics; those that never started, skipped) and the process exits with
+// status 1.
 func StartDeadline(w io.Writer, start time.Time) {
 	if *DeadlineFlag <= 0 {
 		return
@@ -200,9 +192,11 @@ func StartDeadline(w io.Writer, start time.Time) {
 			info = d.Info()
 		}
 		path := ReportPath()
-		reason := fmt.Sprintf("did not finish within -deadline=%v", *DeadlineFlag)
-		RecordLive(reason)
-		if err := WriteReportStatus(path, NewRun(info, start), reason, Inconclusive); err != nil {
+		RecordLive(fmt.Sprintf("did not finish within -deadline=%v", *DeadlineFlag))
+		// Every contract test starts at once (they run in parallel) and is
+		// live from then on: one that is neither live nor done never ran.
+		notRun := fmt.Sprintf("not run in this invocation (filtered out by -run or -skip, or not started within -deadline=%v)", *DeadlineFlag)
+		if err := WriteReport(path, NewRun(info, start), notRun); err != nil {
 			fmt.Fprintln(w, "ptxprop:", err)
 		}
 		fmt.Fprintf(w, "ptxprop: deadline %v reached; partial contract report written to %s\n", *DeadlineFlag, path)

@@ -10,7 +10,8 @@
 #   throughput  fixed-shape value/gradient checks per second (compare scripts/torch_baseline.py)
 #   soak        the soundness run: every prediction at SOAK_CHECKS (default 100000) checks, tensors
 #               capped at SOAK_MAX_ELEMENTS (default 4096) elements; report in $OUT/soak-report.json,
-#               PARITY-001's in $OUT/soak-parity-*.json (SOAK_PARITY_SHARDS processes, default 4)
+#               PARITY-001's in $OUT/soak-parity-*.json (SOAK_PARITY_SHARDS processes, default 4),
+#               all merged into $OUT/soak-merged.json
 #   falsify     the mutation analysis on the GPU
 #   torch       the torch baseline, if torch is installed
 set -uo pipefail
@@ -65,7 +66,8 @@ for s in $stages; do
     for i in "${!pids[@]}"; do
       wait "${pids[$i]}" || { status=1; echo "   parity shard $((i + 1)) failed"; }
       tail -n 3 "$OUTABS/soak-parity-$((i + 1)).log"
-    done ;;
+    done
+    bin/ptxprop merge -o "$OUTABS/soak-merged.json" "$OUTABS/soak-report.json" "$OUTABS"/soak-parity-*.json || status=1 ;;
   falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$OUTABS/contract-report.json") ;;
   torch) python3 -c 'import torch' 2>/dev/null && run torch 120 python3 scripts/torch_baseline.py --seconds 5 ;;
   *) echo "unknown stage $s"; status=2 ;;

@@ -7,6 +7,7 @@
 //	ptxprop check [report.json]                 exit 1 unless every prediction is discharged or skipped
 //	ptxprop diff old.json new.json              list status changes between two reports
 //	ptxprop validate report.json...             check reports against the schema version and rules
+//	ptxprop merge -o out.json shard.json...     combine the reports of shards of one run (reports.Merge)
 //
 // Exit status: 0 success, 1 a report says something failed (or differs, for
 // diff), 2 usage error or unreadable report.
@@ -29,7 +30,8 @@ func usage(w io.Writer) {
   ptxprop summary [-markdown] [report.json]
   ptxprop check [report.json]
   ptxprop diff old.json new.json
-  ptxprop validate report.json...`)
+  ptxprop validate report.json...
+  ptxprop merge -o out.json shard.json...`)
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -92,9 +94,12 @@ func oneReport(fs *flag.FlagSet) (string, error) {
 func dispatch(cmd string, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	md := false
-	if cmd == "summary" {
+	md, outPath := false, ""
+	switch cmd {
+	case "summary":
 		fs.BoolVar(&md, "markdown", false, "print Markdown instead of the terminal summary")
+	case "merge":
+		fs.StringVar(&outPath, "o", "", "the merged report to write")
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageErr("%v", err)
@@ -159,6 +164,27 @@ func dispatch(cmd string, args []string, stdout io.Writer) error {
 		if len(d) > 0 {
 			return &exitError{1, nil}
 		}
+		return nil
+	case "merge":
+		if outPath == "" || fs.NArg() == 0 {
+			return usageErr("merge takes -o out.json and at least one report")
+		}
+		var rs []*reports.Report
+		for _, p := range fs.Args() {
+			r, err := read(p)
+			if err != nil {
+				return err
+			}
+			rs = append(rs, r)
+		}
+		m, err := reports.Merge(rs...)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		if err := reports.Write(outPath, m); err != nil {
+			return &exitError{2, err}
+		}
+		fmt.Fprintf(stdout, "%s: %d reports merged, %d predictions\n", outPath, len(rs), len(m.Predictions))
 		return nil
 	case "validate":
 		if fs.NArg() == 0 {

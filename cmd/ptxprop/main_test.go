@@ -26,6 +26,12 @@ func TestExitCodes(t *testing.T) {
 	good, bad := writeReport(t, reports.Discharged), writeReport(t, reports.Falsified)
 	junk := filepath.Join(t.TempDir(), "junk.json")
 	os.WriteFile(junk, []byte("{"), 0o644)
+	merged := filepath.Join(t.TempDir(), "merged.json")
+	other := writeReport(t, reports.Discharged)
+	if r, err := reports.Read(other); err == nil { // another device: not a shard of good's run
+		r.Run.Device = "NVIDIA H100"
+		reports.Write(other, r)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -44,6 +50,12 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"diff", good}, 2, ""},
 		{[]string{"validate", good, bad}, 0, "valid"},
 		{[]string{"validate", junk}, 2, ""},
+		{[]string{"merge", "-o", merged, good, bad}, 0, "2 reports merged"},
+		{[]string{"check", merged}, 1, "falsified"},
+		{[]string{"merge", good, bad}, 2, ""},
+		{[]string{"merge", "-o", merged}, 2, ""},
+		{[]string{"merge", "-o", merged, good, other}, 2, ""},
+		{[]string{"merge", "-o", merged, good, junk}, 2, ""},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(c.args, &out, &errb); code != c.code || !strings.Contains(out.String(), c.out) {

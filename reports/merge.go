@@ -1,0 +1,155 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// statusRank orders prediction statuses from the least to the most
+// serious: the merged status of a prediction run in several shards is the
+// most serious one (a single falsified shard falsifies it).
+var statusRank = map[PredictionStatus]int{Skipped: 0, Discharged: 1, Inconclusive: 2, Error: 3, Falsified: 4}
+
+// Merge combines reports of shards of one run — the same code on the same
+// backend and device, split into processes, seeds or machines (e.g. a soak
+// too long for one job) — into one report. For each prediction the shards
+// that ran it (not skipped) are added up: checks, failed checks and
+// durations are summed (so checks per second is the rate of one shard, not
+// of the shards side by side), the error maxima are the maxima over the
+// shards, and the status is the most serious one, with that shard's reason,
+// counterexample and reproduction. A prediction every shard skipped stays
+// skipped. Kernels and mutants are united; the same kernel with other
+// hashes, or the same mutant in two shards, is an error, as are shards of
+// other commits, backends or devices. The run spans the shards (earliest
+// start, latest end); its rapid_checks is their sum, and each shard's
+// command line becomes a note.
+func Merge(rs ...*Report) (*Report, error) {
+	if len(rs) == 0 {
+		return nil, errors.New("reports: merge: no reports")
+	}
+	first := rs[0].Run
+	run := Run{Start: first.Start, End: first.End, GitCommit: first.GitCommit, GoVersion: first.GoVersion,
+		Host: first.Host, Backend: first.Backend, Device: first.Device, ComputeCapability: first.ComputeCapability,
+		DriverVersion: first.DriverVersion, CUDAVersion: first.CUDAVersion, SMCount: first.SMCount, CopyBandwidth: first.CopyBandwidth}
+	out := New(run)
+	var problems []string
+	for i, r := range rs {
+		q := r.Run
+		for _, c := range []struct{ what, a, b string }{
+			{"git_commit", first.GitCommit, q.GitCommit},
+			{"backend", string(first.Backend), string(q.Backend)},
+			{"device", first.Device, q.Device},
+		} {
+			if c.a != c.b {
+				problems = append(problems, fmt.Sprintf("report %d: %s %q, report 1: %q", i+1, c.what, c.b, c.a))
+			}
+		}
+		if q.Start.Before(out.Run.Start) {
+			out.Run.Start = q.Start
+		}
+		if q.End.After(out.Run.End) {
+			out.Run.End = q.End
+		}
+		if q.Host != out.Run.Host {
+			out.Run.Host = ""
+		}
+		out.Run.RapidChecks += q.RapidChecks
+		out.Run.Notes = append(out.Run.Notes, q.Notes...)
+		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
+		for _, k := range r.Kernels {
+			if have := out.Kernel(k.Name); have != nil && *have != k {
+				problems = append(problems, fmt.Sprintf("report %d: kernel %s differs from an earlier report's", i+1, k.Name))
+				continue
+			}
+			out.UpsertKernel(k)
+		}
+		for _, m := range r.Mutants {
+			if out.Mutant(m.Name) != nil {
+				problems = append(problems, fmt.Sprintf("report %d: mutant %s is in an earlier report too", i+1, m.Name))
+				continue
+			}
+			out.UpsertMutant(m)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("reports: merge: not shards of one run: %s", strings.Join(problems, "; "))
+	}
+	var ids []string
+	byID := map[string][]Prediction{}
+	for _, r := range rs {
+		for _, p := range r.Predictions {
+			if _, ok := byID[p.ID]; !ok {
+				ids = append(ids, p.ID)
+			}
+			byID[p.ID] = append(byID[p.ID], p)
+		}
+	}
+	for _, id := range ids {
+		out.Predictions = append(out.Predictions, mergePrediction(byID[id]))
+	}
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("reports: merge: %w", err)
+	}
+	return out, nil
+}
+
+// mergePrediction adds up one prediction's shards (see Merge).
+func mergePrediction(ps []Prediction) Prediction {
+	ran := slices.DeleteFunc(slices.Clone(ps), func(p Prediction) bool { return p.Status == Skipped })
+	if len(ran) == 0 {
+		return ps[0]
+	}
+	worst := ran[0]
+	for _, p := range ran[1:] {
+		if statusRank[p.Status] > statusRank[worst.Status] {
+			worst = p
+		}
+	}
+	m := worst
+	m.Checks, m.ChecksFailed, m.Duration, m.ChecksPerSecond = 0, 0, 0, 0
+	m.ErrorStats, m.Flags, m.NonDeterministic = nil, nil, ""
+	// The naive yardstick is the kernel's maximum error over the naive
+	// evaluation's: the merged one is the merged maxima's quotient, each
+	// shard's naive maximum being its MaxRatio / NaiveRatio.
+	naiveMax, naive := 0.0, true
+	for _, p := range ran {
+		m.Checks += p.Checks
+		m.ChecksFailed += p.ChecksFailed
+		m.Duration += p.Duration
+		for _, f := range p.Flags {
+			m.SetFlag(f)
+		}
+		if m.NonDeterministic == "" {
+			m.NonDeterministic = p.NonDeterministic
+		}
+		s := p.ErrorStats
+		if s == nil {
+			continue
+		}
+		if m.ErrorStats == nil {
+			c := *s
+			c.NaiveRatio = nil
+			m.ErrorStats = &c
+		} else {
+			e := m.ErrorStats
+			e.MaxAbs, e.MaxRel = math.Max(e.MaxAbs, s.MaxAbs), math.Max(e.MaxRel, s.MaxRel)
+			e.MaxULP, e.MaxRatio = math.Max(e.MaxULP, s.MaxULP), math.Max(e.MaxRatio, s.MaxRatio)
+		}
+		if s.NaiveRatio == nil || *s.NaiveRatio == 0 {
+			naive = false
+			continue
+		}
+		naiveMax = math.Max(naiveMax, s.MaxRatio / *s.NaiveRatio)
+	}
+	if m.ErrorStats != nil && naive && naiveMax > 0 {
+		r := m.ErrorStats.MaxRatio / naiveMax
+		m.ErrorStats.NaiveRatio = &r
+	}
+	if m.Duration > 0 {
+		m.ChecksPerSecond = float64(m.Checks) / m.Duration
+	}
+	return m
+}

@@ -84,7 +84,9 @@ func (b *Backend) staged(n int, afterQueued bool) (buf []byte, p unsafe.Pointer,
 // queues (inside Batch, or while Elapsed queues), else synchronously.
 func (b *Backend) upload(dst uint64, src []byte) error {
 	queue := b.batching || b.async.Load() > 0
-	buf, p, ok, err := b.staged(len(src), queue)
+	// After the queued uploads' bytes even when copying synchronously: the
+	// stream may not have read them yet.
+	buf, p, ok, err := b.staged(len(src), true)
 	if err != nil {
 		return err
 	}

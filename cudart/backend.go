@@ -49,6 +49,16 @@ type Batcher interface {
 	Batch(f func(Backend) error) error
 }
 
+// LaterReader is implemented by a Backend that a Batcher gives its function
+// when copies back may wait for the batch's end: CopyDtoHLater queues a copy
+// of len(dst) bytes from src, made after everything queued before it, and
+// dst holds the bytes once Batch has returned nil. Until then dst must not
+// be read. The backend may then run several batches (of several callers)
+// before waiting for the device once.
+type LaterReader interface {
+	CopyDtoHLater(dst []byte, src uint64) error
+}
+
 // ModuleHandle is a backend's loaded module.
 type ModuleHandle any
 

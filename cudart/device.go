@@ -788,6 +788,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		}
 		return wrap("launch", entry, err)
 	}
+	pl.parse()
 	if err := d.release(pl); err != nil {
 		return wrap("launch", entry, err)
 	}
@@ -854,6 +855,7 @@ type verifyPlan struct {
 	upload         []byte // the arena's first len(upload) bytes
 	postAt, backAt int    // offsets of the post table and of the copy back
 	backLen        int
+	back           []byte // the copy back, once the batch has ended
 }
 
 // plan decides how a launch's buffers are checked on a device-checking
@@ -1046,9 +1048,8 @@ func (pl *verifyPlan) pass(b Backend, at int, cs []comparison) error {
 }
 
 // after runs the post pass and brings the verdicts and the gathered
-// buffers back in one copy. It records on each comparison's buffer what it
-// found: a guard band's damage in gerr, an input's change in inErr, a
-// gathered buffer's contents in now (and its guard bands' damage in gerr).
+// buffers back in one copy, into pl.back: at once, or when the batch ends
+// where the backend can wait (LaterReader).
 func (pl *verifyPlan) after(b Backend) error {
 	if pl == nil || len(pl.post) == 0 {
 		return nil
@@ -1056,10 +1057,23 @@ func (pl *verifyPlan) after(b Backend) error {
 	if err := pl.pass(b, pl.postAt, pl.post); err != nil {
 		return err
 	}
-	out := make([]byte, pl.backLen)
-	if err := b.CopyDtoH(out, pl.arena.addr+uint64(pl.backAt)); err != nil {
-		return err
+	pl.back = make([]byte, pl.backLen)
+	src := pl.arena.addr + uint64(pl.backAt)
+	if lr, ok := b.(LaterReader); ok {
+		return lr.CopyDtoHLater(pl.back, src)
 	}
+	return b.CopyDtoH(pl.back, src)
+}
+
+// parse records on each comparison's buffer what the post pass found, once
+// the copy back has arrived: a guard band's damage in gerr, an input's
+// change in inErr, a gathered buffer's contents in now (and its guard
+// bands' damage in gerr).
+func (pl *verifyPlan) parse() {
+	if pl == nil || pl.back == nil {
+		return
+	}
+	out := pl.back
 	for i, c := range pl.post {
 		lb := c.lb
 		if c.what == gather {
@@ -1079,7 +1093,6 @@ func (pl *verifyPlan) after(b Backend) error {
 			lb.gerr = err
 		}
 	}
-	return nil
 }
 
 // release returns the quarantined buffers checked by pl's verify pass to

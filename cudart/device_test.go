@@ -1,6 +1,7 @@
 package cudart
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -612,4 +613,46 @@ func addRounds(d Device, m Module, shared Buffer, w, rounds int) error {
 		}
 	}
 	return nil
+}
+
+// laterMem is a device-checking backend that batches and delivers copies
+// back only when the batch ends: until then their destinations hold 0xEE,
+// so a Device that read one early would see garbage.
+type laterMem struct{ copyMem }
+
+type laterBatch struct {
+	copyMem
+	reads []func()
+}
+
+func (l *laterBatch) CopyDtoHLater(dst []byte, src uint64) error {
+	data := bytes.Clone(l.at(src)[:len(dst)]) // the contents at this point of the batch
+	for i := range dst {
+		dst[i] = 0xEE
+	}
+	l.reads = append(l.reads, func() { copy(dst, data) })
+	return nil
+}
+
+func (l laterMem) Batch(f func(Backend) error) error {
+	lb := &laterBatch{copyMem: l.copyMem}
+	err := f(lb)
+	for _, r := range lb.reads {
+		r()
+	}
+	return err
+}
+
+// TestDeviceCheckedLater reruns the Device tests, and the concurrent
+// launches, over a device-checking backend whose copies back arrive only
+// when the batch ends (LaterReader).
+func TestDeviceCheckedLater(t *testing.T) {
+	wrapBackend = func(m *memBackend) Backend {
+		m.kernels[verifyEntry] = goVerify
+		return laterMem{copyMem{m}}
+	}
+	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
+	for name, f := range deviceTests {
+		t.Run(name, f)
+	}
 }

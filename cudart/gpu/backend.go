@@ -27,6 +27,11 @@ type Config struct {
 	// Info().CopyBandwidth at open: 0 means 1 GiB; negative skips the
 	// measurement (CopyBandwidth stays 0).
 	CopyBytes int
+	// Combine runs the batches of goroutines checking side by side in groups
+	// that wait for the device once (see group.go). Off by default: not yet
+	// measured against the plain path; PTXPROP_GPU_COMBINE=1 turns it on
+	// for the backend cudart.Open("gpu", …) opens.
+	Combine bool
 	// CloseWait bounds how long Close waits for the driver call in progress
 	// to finish (a launch that never completes) before giving up
 	// on destroying the context. 0 means 10 s.
@@ -78,6 +83,11 @@ type Backend struct {
 	hold     *module // the hold kernel of Elapsed, loaded on first use
 	batching bool    // inside Batch: launches are only queued
 	stage    stage   // pinned host memory that copies go through
+	reads    []laterRead
+
+	combine bool
+	pendMu  sync.Mutex
+	pending []*batchReq // grouped batches not yet run
 }
 
 // fault is the first sticky fault (Result.Sticky) seen in this process. The
@@ -135,6 +145,7 @@ func Open(cfg Config) (*Backend, error) {
 		quit:      make(chan struct{}),
 		exited:    make(chan struct{}),
 		closeWait: cfg.CloseWait,
+		combine:   cfg.Combine,
 		dev:       dev,
 		props:     p,
 	}

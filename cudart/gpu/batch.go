@@ -30,6 +30,9 @@ var (
 // for them (and report a kernel fault), and the batch ends with one
 // cuCtxSynchronize, so Batch still returns after all its work has completed.
 func (b *Backend) Batch(f func(cudart.Backend) error) error {
+	if b.combine {
+		return b.batchGrouped(f)
+	}
 	return b.do(func() error {
 		b.batching = true
 		err := f(onThread{b})
@@ -39,10 +42,7 @@ func (b *Backend) Batch(f func(cudart.Backend) error) error {
 		}
 		// Also after a failure: the uploads queued from the stage must be
 		// done before its bytes are reused.
-		serr := b.check("cuCtxSynchronize", ctxSynchronize())
-		if serr == nil {
-			b.stage.used = 0
-		}
+		serr := b.settle()
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,11 @@
 //
 // Copies between host and device go through page-locked staging memory
 // (stage.go); inside Batch uploads are only queued, so a checked launch
-// waits for the device once, in its copy back.
+// waits for the device once, in its copy back. With Config.Combine (or
+// PTXPROP_GPU_COMBINE=1 for the registered backend), batches of goroutines
+// side by side run in groups that wait once, their copies back delivered at
+// the group's end (group.go); it is off by default until it has been
+// measured against the plain path on a GPU.
 //
 // # Launches
 //

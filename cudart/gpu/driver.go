@@ -264,6 +264,13 @@ func memcpyDtoHPtr(dst unsafe.Pointer, src uint64, n int) Result {
 	return resultOf(cu.MemcpyDtoH(dst, cu.DevicePtr(src), int64(n)))
 }
 
+// memcpyDtoHAsync queues a copy of n bytes from src to page-locked host
+// memory at dst on the legacy default stream, after the work queued before
+// it; dst holds them once the stream has passed it.
+func memcpyDtoHAsync(dst unsafe.Pointer, src uint64, n int) Result {
+	return resultOf(cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), int64(n), cu.NoStream))
+}
+
 // memcpyHtoDPtr copies n bytes from host memory at src (page-locked staging
 // memory) to dst and returns once the copy is done.
 func memcpyHtoDPtr(dst uint64, src unsafe.Pointer, n int) Result {

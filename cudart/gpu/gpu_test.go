@@ -22,8 +22,12 @@ import (
 // open opens device 0 without the bandwidth measurement. Without a device
 // the test is skipped, unless PTXPROP_REQUIRE_GPU is set (as on the GPU
 // machine), where it fails.
+// combineAll makes open give every backend Config.Combine (TestCombined).
+var combineAll bool
+
 func open(t *testing.T, cfg Config) *Backend {
 	t.Helper()
+	cfg.Combine = cfg.Combine || combineAll
 	if cfg.CopyBytes == 0 {
 		cfg.CopyBytes = -1
 	}
@@ -451,8 +455,8 @@ func TestModuleCache(t *testing.T) {
 	}
 }
 
-// TestConcurrency: many goroutines launch at once through the one context
-// thread, through a Device and on the raw backend.
+// TestConcurrency: many goroutines launch at once on one backend, through a
+// Device and on the raw backend.
 func TestConcurrency(t *testing.T) {
 	b := open(t, Config{})
 	dev := cudart.New(b, cudart.DefaultOptions())
@@ -747,5 +751,19 @@ func TestBatchFill(t *testing.T) {
 		if v := binary.LittleEndian.Uint32(got[4*i:]); v != want {
 			t.Fatalf("word %d = %#x, want %#x", i, v, want)
 		}
+	}
+}
+
+// TestCombined reruns the tests of checked launches with Config.Combine:
+// batches of goroutines side by side run in groups that wait for the device
+// once, their copies back delivered at the group's end.
+func TestCombined(t *testing.T) {
+	combineAll = true
+	defer func() { combineAll = false }()
+	for name, f := range map[string]func(*testing.T){
+		"GuardBand": TestGuardBand, "Poison": TestPoison, "Concurrency": TestConcurrency,
+		"BatchFill": TestBatchFill, "Watchdog": TestWatchdog, "Elapsed": TestElapsed,
+	} {
+		t.Run(name, f)
 	}
 }

@@ -17,8 +17,9 @@ import (
 //
 //	buf: | queued uploads (used bytes) | free |
 //
-// used returns to 0 at every point where the stream is known to be idle: a
-// synchronous copy returned, or cuCtxSynchronize. The stage grows (to at
+// used returns to 0 at every point where the stream is known to be idle (a
+// synchronous copy returned, or cuCtxSynchronize), once the copies back
+// queued in the stage (grouped batches: group.go) are delivered. The stage grows (to at
 // most stageMax) when a copy does not fit, after waiting for the queued
 // uploads; copies larger than stageMax, or every copy once page-locked
 // memory could not be had, go directly from Go memory as before.
@@ -57,11 +58,11 @@ func (b *Backend) staged(n int, afterQueued bool) (buf []byte, p unsafe.Pointer,
 		at = s.used
 	}
 	if at+n > len(s.buf) {
-		if s.used > 0 { // wait for the queued uploads: their bytes are about to be reused or freed
-			if err := b.check("cuCtxSynchronize", ctxSynchronize()); err != nil {
+		if s.used > 0 { // wait for the queued copies: their bytes are about to be reused or freed
+			if err := b.settle(); err != nil {
 				return nil, nil, false, err
 			}
-			s.used, at = 0, 0
+			at = 0
 		}
 		if n > len(s.buf) {
 			size := min(max(stageMin, 2*len(s.buf), n), stageMax)
@@ -100,7 +101,7 @@ func (b *Backend) upload(dst uint64, src []byte) error {
 	}
 	r := memcpyHtoDPtr(dst, p, len(src))
 	if r == success { // synchronous, after everything queued before it
-		b.stage.used = 0
+		b.deliver()
 	}
 	return b.checkf(r, htod, dst, len(src))
 }
@@ -108,8 +109,9 @@ func (b *Backend) upload(dst uint64, src []byte) error {
 // download copies len(dst) bytes from src through the stage, after all the
 // work queued before it.
 func (b *Backend) download(dst []byte, src uint64) error {
-	// At offset 0: the copy runs after the queued uploads have been read.
-	buf, p, ok, err := b.staged(len(dst), false)
+	// After the queued copies' bytes: the copies back among them are not
+	// delivered yet.
+	buf, p, ok, err := b.staged(len(dst), true)
 	if err != nil {
 		return err
 	}
@@ -119,7 +121,7 @@ func (b *Backend) download(dst []byte, src uint64) error {
 	if err := b.checkf(memcpyDtoHPtr(p, src, len(dst)), dtoh, src, len(dst)); err != nil {
 		return err
 	}
-	b.stage.used = 0
 	copy(dst, buf)
+	b.deliver() // synchronous, after everything queued before it
 	return nil
 }

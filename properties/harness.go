@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,6 +207,21 @@ var (
 	liveMu sync.Mutex
 	live   = map[*liveRun]struct{}{}
 )
+
+// Progress describes the contract runs in progress: "TestX 1234, TestY 567"
+// (checks passed so far, in order of name), and how many there are.
+func Progress() (string, int) {
+	liveMu.Lock()
+	var parts []string
+	for lr := range live {
+		lr.mu.Lock()
+		parts = append(parts, fmt.Sprintf("%s %d", lr.name, lr.passed))
+		lr.mu.Unlock()
+	}
+	liveMu.Unlock()
+	slices.Sort(parts)
+	return strings.Join(parts, ", "), len(parts)
+}
 
 // RecordLive records every contract run still in progress as an
 // inconclusive outcome with reason, the checks it has passed so far and

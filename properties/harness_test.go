@@ -90,12 +90,16 @@ func TestRecordLive(t *testing.T) {
 	case <-done:
 		t.Skip("-rapid.checks below 3: the run ended before it could be cut")
 	}
+	runs, n := Progress()
 	RecordLive("cut short")
 	o := Outcomes()["TEST-HARNESS-PASS"]
 	close(release)
 	<-done
 	if o.Status != Inconclusive || o.Checks != 2 || o.Stats.Compared != 2 || !strings.Contains(o.Reason, "cut short (TestLive had passed 2 checks)") {
 		t.Errorf("outcome recorded at the deadline = %+v", o)
+	}
+	if n != 1 || runs != "TestLive 2" {
+		t.Errorf("Progress() = %q, %d; want \"TestLive 2\", 1", runs, n)
 	}
 }
 

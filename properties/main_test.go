@@ -15,7 +15,9 @@ func TestMain(m *testing.M) {
 	properties.DefaultChecks(1000)
 	start := time.Now()
 	properties.StartDeadline(os.Stdout, start)
+	stop := properties.StartProgress(os.Stdout, start)
 	code := m.Run()
+	stop()
 	if err := properties.Finish(os.Stdout, start); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if code == 0 {

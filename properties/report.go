@@ -177,6 +177,47 @@ func WriteReport(path string, run reports.Run, notRun string) error {
 	})
 }
 
+// ProgressFlag sets how often a run prints its progress.
+var ProgressFlag = flag.Duration("progress", time.Minute, "print the checks each contract run in progress has passed this often (0: never)")
+
+// StartProgress prints, every -progress, the contract runs in progress with
+// the checks each has passed, and how busy the device has been, so that a
+// long run (a soak) shows how far it has got. It stops when the returned
+// function is called.
+func StartProgress(w io.Writer, start time.Time) (stop func()) {
+	if *ProgressFlag <= 0 {
+		return func() {}
+	}
+	t := time.NewTicker(*ProgressFlag)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			runs, n := Progress()
+			if n == 0 {
+				continue
+			}
+			of := ""
+			if f := flag.Lookup("rapid.checks"); f != nil {
+				of = " of " + f.Value.String()
+			}
+			line := fmt.Sprintf("ptxprop: %v: %d contract runs in progress (checks passed%s): %s", time.Since(start).Round(time.Second), n, of, runs)
+			if d, err := Device(); err == nil {
+				line += "; " + DeviceLoad(d.Stats(), time.Since(start))
+			}
+			fmt.Fprintln(w, line)
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(done)
+	}
+}
+
 // StartDeadline arms -deadline: when it passes, the report is written from the
 // outcomes recorded so far (predictions still running are marked
 // inconclusive, with the checks they had passed and those checks' error

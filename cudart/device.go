@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"math/bits"
 	"sync"
 	"time"
@@ -95,10 +94,10 @@ type buffer struct {
 	bytes int    // element bytes
 	guard int
 	class int // allocation size (sizeClass of bytes + 2·guard)
-	// shadow is a hash of the contents the host last wrote in full, valid
-	// until a launch may have written the buffer: a RoleIn buffer with a
-	// valid shadow needs no snapshot before a launch.
-	shadow   uint64
+	// shadowOK: mirror holds the contents the host last wrote in full,
+	// until a launch may have written the buffer; a RoleIn buffer with it
+	// needs no snapshot before a launch: what comes back is compared with
+	// the mirror.
 	shadowOK bool
 	// checkedAt is the launch count when the guard bands were last found
 	// intact; Free need not look again if no launch has run since.
@@ -525,12 +524,6 @@ func asBytes[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
 }
 
-// shadowSeed keys the input-verification hashes. maphash is not a
-// cryptographic hash; what it guards against is a kernel storing into an
-// input by mistake, not an adversary choosing a collision (probability
-// 2⁻⁶⁴ per verified buffer).
-var shadowSeed = maphash.MakeSeed()
-
 func (d *device) Write(dst Buffer, src any) error {
 	d.lock()
 	defer d.mu.Unlock()
@@ -552,8 +545,7 @@ func (d *device) Write(dst Buffer, src any) error {
 	data := bytes.Clone(raw)
 	d.fills = append(d.fills, pending{addr: buf.addr, raw: data})
 	if n == dst.n {
-		buf.shadow, buf.shadowOK = maphash.Bytes(shadowSeed, data), true
-		buf.mirror = data
+		buf.shadowOK, buf.mirror = true, data
 	}
 	return nil
 }
@@ -620,7 +612,7 @@ func (d *device) marshal(entry string, params []Param) ([][]byte, []*buffer, err
 type launchBuf struct {
 	*buffer
 	role Role
-	snap []byte // an input's contents before the launch, where no shadow hash is known (allocated before)
+	snap []byte // an input's contents before the launch, where the host holds no copy of them (allocated before)
 	now  []byte // after the launch: a small buffer's contents (read with its guard bands) or an input's
 	gerr error  // its guard bands after the launch
 	// Checked on the device: the guard bands (devGuards) and, for an input,
@@ -823,13 +815,10 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			}
 			continue
 		}
-		if maphash.Bytes(shadowSeed, lb.now) != lb.shadow {
-			if lb.mirror != nil && len(lb.mirror) == len(lb.now) {
-				if k := firstDiff(lb.now, lb.mirror); k >= 0 {
-					return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v element %d changed", lb.Buffer, k/lb.kind.Size())}
-				}
-			}
-			return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v changed (its contents no longer match what was written)", lb.Buffer)}
+		// shadowOK: the mirror holds what the host wrote in full.
+		if !bytes.Equal(lb.now, lb.mirror) {
+			k := firstDiff(lb.now, lb.mirror) / lb.kind.Size()
+			return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v element %d changed", lb.Buffer, k)}
 		}
 	}
 	return nil

@@ -239,10 +239,14 @@ func TestInputModified(t *testing.T) {
 	if !errors.Is(err, ErrInputModified) {
 		t.Fatalf("err = %v, want ErrInputModified", err)
 	}
+	if !strings.Contains(err.Error(), "element 3 changed") {
+		t.Errorf("err = %v, want it to name element 3", err)
+	}
 }
 
 // An input the host never wrote in full (here: partly) is snapshotted
-// before the launch instead of compared with a hash of what was written.
+// before the launch instead of compared with the host's copy of what was
+// written.
 func TestInputModifiedWithoutShadow(t *testing.T) {
 	d, m, x, y := setup(t, func(mb *memBackend, p [][]byte) error {
 		putF32(mb.at(ptr(p[0])), 3, 0)

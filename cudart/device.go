@@ -400,10 +400,7 @@ func (d *device) handoff(f func(Backend) error) func() error {
 		}
 		return f(b)
 	}
-	if bb, ok := d.b.(Batcher); ok {
-		return func() error { return bb.Batch(run) }
-	}
-	return func() error { return run(d.b) }
+	return d.batch(run)
 }
 
 // pattern fills b with the canary (guard) or poison pattern for kind.

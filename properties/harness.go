@@ -208,17 +208,26 @@ var (
 	live   = map[*liveRun]struct{}{}
 )
 
+// liveRuns returns the contract runs in progress.
+func liveRuns() []*liveRun {
+	liveMu.Lock()
+	defer liveMu.Unlock()
+	runs := make([]*liveRun, 0, len(live))
+	for lr := range live {
+		runs = append(runs, lr)
+	}
+	return runs
+}
+
 // Progress describes the contract runs in progress: "TestX 1234, TestY 567"
 // (checks passed so far, in order of name), and how many there are.
 func Progress() (string, int) {
-	liveMu.Lock()
 	var parts []string
-	for lr := range live {
+	for _, lr := range liveRuns() {
 		lr.mu.Lock()
 		parts = append(parts, fmt.Sprintf("%s %d", lr.name, lr.passed))
 		lr.mu.Unlock()
 	}
-	liveMu.Unlock()
 	slices.Sort(parts)
 	return strings.Join(parts, ", "), len(parts)
 }
@@ -227,13 +236,7 @@ func Progress() (string, int) {
 // inconclusive outcome with reason, the checks it has passed so far and
 // their error statistics.
 func RecordLive(reason string) {
-	liveMu.Lock()
-	runs := make([]*liveRun, 0, len(live))
-	for lr := range live {
-		runs = append(runs, lr)
-	}
-	liveMu.Unlock()
-	for _, lr := range runs {
+	for _, lr := range liveRuns() {
 		lr.mu.Lock()
 		o := Outcome{ID: lr.id, Status: Inconclusive, Checks: lr.passed, Stats: *lr.stats,
 			Duration: time.Since(lr.start), Runs: []string{lr.name},

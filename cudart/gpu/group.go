@@ -166,6 +166,6 @@ func (t laterThread) CopyDtoHLater(dst []byte, src uint64) error {
 		return err
 	}
 	b.reads = append(b.reads, laterRead{dst: dst, at: at})
-	b.stage.used = min(at+(len(dst)+255)&^255, len(b.stage.buf))
+	b.stage.queue(at, len(dst))
 	return nil
 }

@@ -37,6 +37,13 @@ const (
 	stageMax = 64 << 20
 )
 
+// queue marks n bytes at offset at, just handed to a queued copy, in use
+// until the stream is known to have passed them (rounded up to 256 bytes
+// for the next copy's alignment).
+func (s *stage) queue(at, n int) {
+	s.used = min(at+(n+255)&^255, len(s.buf))
+}
+
 // free releases the page-locked memory. The context must be current.
 func (s *stage) free() {
 	if s.p != nil {
@@ -96,7 +103,7 @@ func (b *Backend) upload(dst uint64, src []byte) error {
 	}
 	copy(buf, src)
 	if queue {
-		b.stage.used = min(b.stage.used+(len(src)+255)&^255, len(b.stage.buf))
+		b.stage.queue(b.stage.used, len(src))
 		return b.checkf(memcpyHtoDAsync(dst, p, len(src)), htod, dst, len(src))
 	}
 	r := memcpyHtoDPtr(dst, p, len(src))

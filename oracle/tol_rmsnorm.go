@@ -140,20 +140,17 @@ func RMSNormForwardSums32(ss []float64, ss32 []float32, x []float32, rows, hidde
 		xr := x[r*hidden : (r+1)*hidden]
 		// The square of a float32 is exact in binary64 (squareIsExact), so
 		// sumSquares adds v² alone: the same csum, term by term.
+		// The float32 sum rides along even when unwanted: the loop's time
+		// is the compensated sum's dependent chain.
 		var a csum
 		var s32 float32
+		for _, v := range xr {
+			w := float64(v)
+			a = a.plus(w * w)
+			s32 += v * v
+		}
 		if ss32 != nil {
-			for _, v := range xr {
-				w := float64(v)
-				a = a.plus(w * w)
-				s32 += v * v
-			}
 			ss32[r] = s32
-		} else {
-			for _, v := range xr {
-				w := float64(v)
-				a = a.plus(w * w)
-			}
 		}
 		if a.overflowed() { // sumSquares' fallback (unreachable: Σx² ≤ n·2^256)
 			var k kbn
@@ -192,28 +189,30 @@ func RMSNormForwardRow32(y, tolY []float64, naive []float32, x, gamma []float32,
 	rel := relMul(b.rhoInv, Gamma(2))
 	rms, ri := b.rms, b.ri
 	y, tolY, gamma = y[:n], tolY[:n], gamma[:n]
-	// rmsForwardTol's loop on v = float64(x_i), g = float64(γ_i), with
-	// |v·ri·g| formed as |v|·ri·|g| (round to nearest is symmetric, ri > 0:
-	// the same bits).
+	// rmsForwardTol's loop on v = float64(x_i), g = float64(γ_i).
+	for i, xv := range x {
+		v, g := float64(xv), float64(gamma[i])
+		y[i] = v / rms * g
+		tolY[i] = yBound(v, g, ri, rel)
+	}
 	if naive == nil {
-		for i, xv := range x {
-			v, g := float64(xv), float64(gamma[i])
-			av, ag := math.Abs(v), math.Abs(g)
-			y[i] = v / rms * g
-			tolY[i] = av*ri*ag*rel + Eta32*(ag*(1+U32)+av*(1+U32)+1)
-		}
 		return
 	}
-	// The same loop, and rmsNormRow32's second half from its sum.
+	// rmsNormRow32's second half, from its sum.
 	naive = naive[:n]
 	inv := 1 / sqrt32(ss32/float32(n)+eps32)
 	for i, xv := range x {
-		v, g := float64(xv), float64(gamma[i])
-		av, ag := math.Abs(v), math.Abs(g)
-		y[i] = v / rms * g
-		tolY[i] = av*ri*ag*rel + Eta32*(ag*(1+U32)+av*(1+U32)+1)
 		naive[i] = xv * inv * gamma[i]
 	}
+}
+
+// yBound is the bound on |ŷ − y| for y = v·ri·g (RMSNormForwardTol, steps
+// 5 and the underflow floor), given rel, the relative part for the row.
+// |v·ri·g| is formed as |v|·ri·|g|: round to nearest is symmetric and
+// ri > 0, so it is the same number as |fl(fl(v·ri)·g)|.
+func yBound(v, g, ri, rel float64) float64 {
+	av, ag := math.Abs(v), math.Abs(g)
+	return av*ri*ag*rel + Eta32*(ag*(1+U32)+av*(1+U32)+1)
 }
 
 // rmsForwardTol writes the bounds of RMSNormForwardTol and, when y is not
@@ -238,13 +237,12 @@ func rmsForwardTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hid
 			for i, v := range xr {
 				g := gamma[i]
 				yr[i] = v / b.rms * g
-				out[i] = math.Abs(v*b.ri*g)*rel + Eta32*(math.Abs(g)*(1+U32)+math.Abs(v)*(1+U32)+1)
+				out[i] = yBound(v, g, b.ri, rel)
 			}
 			continue
 		}
 		for i, v := range xr {
-			ay := math.Abs(v * b.ri * gamma[i])
-			out[i] = ay*rel + Eta32*(math.Abs(gamma[i])*(1+U32)+math.Abs(v)*(1+U32)+1)
+			out[i] = yBound(v, gamma[i], b.ri, rel)
 		}
 	}
 }

@@ -59,6 +59,22 @@ type LaterReader interface {
 	CopyDtoHLater(dst []byte, src uint64) error
 }
 
+// Pinner is implemented by a Backend with page-locked host memory (the GPU
+// backend): a copy from or into a slice that Pinned returned goes straight
+// between that memory and the device, with no staging copy of its own. A
+// Device builds its verify pass's upload and receives its copy back in such
+// memory, so the bytes are copied by the launching goroutine, outside the
+// backend's serialised calls.
+type Pinner interface {
+	// Pinned returns n bytes of page-locked host memory, or nil when none
+	// can be had (the caller then uses Go memory). It must not be called
+	// from inside a Batch's function.
+	Pinned(n int) []byte
+	// Unpin gives back a slice that Pinned returned, once no copy queued
+	// or in progress uses it.
+	Unpin(b []byte)
+}
+
 // ModuleHandle is a backend's loaded module.
 type ModuleHandle any
 

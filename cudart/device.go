@@ -522,15 +522,19 @@ func asBytes[T any](s []T) []byte {
 }
 
 func (d *device) Write(dst Buffer, src any) error {
+	raw, kind, n, herr := hostBytes(src)
+	var data []byte
+	if herr == nil && kind == dst.kind && n <= dst.n {
+		data = bytes.Clone(raw) // before taking the lock: other calls go on meanwhile
+	}
 	d.lock()
 	defer d.mu.Unlock()
 	buf, err := d.lookup("write", dst)
 	if err != nil {
 		return err
 	}
-	raw, kind, n, err := hostBytes(src)
-	if err != nil {
-		return wrap("write", dst.String(), err)
+	if herr != nil {
+		return wrap("write", dst.String(), herr)
 	}
 	if kind != dst.kind || n > dst.n {
 		return &Error{Op: "write", Name: dst.String(), Err: Errorf(ErrInvalid, "%d %v elements into %v", n, kind, dst)}
@@ -539,7 +543,6 @@ func (d *device) Write(dst Buffer, src any) error {
 	if i := d.queuedPoison(buf); i >= 0 && n == dst.n { // overwritten in full
 		d.fills = append(d.fills[:i], d.fills[i+1:]...)
 	}
-	data := bytes.Clone(raw)
 	d.fills = append(d.fills, pending{addr: buf.addr, raw: data})
 	if n == dst.n {
 		buf.shadowOK, buf.mirror = true, data
@@ -548,24 +551,35 @@ func (d *device) Write(dst Buffer, src any) error {
 }
 
 func (d *device) Read(dst any, src Buffer) error {
+	mirror, err := d.read(dst, src)
+	if mirror != nil {
+		// Without the lock: a mirror is never changed, only replaced.
+		raw, _, _, _ := hostBytes(dst)
+		copy(raw, mirror)
+	}
+	return err
+}
+
+// read reads src into dst from the device, or returns the mirror to copy
+// into dst once the lock is given back.
+func (d *device) read(dst any, src Buffer) ([]byte, error) {
 	d.lock()
 	defer d.mu.Unlock()
 	buf, err := d.lookup("read", src)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	raw, kind, n, err := hostBytes(dst)
 	if err != nil {
-		return wrap("read", src.String(), err)
+		return nil, wrap("read", src.String(), err)
 	}
 	if kind != src.kind || n > src.n {
-		return &Error{Op: "read", Name: src.String(), Err: Errorf(ErrInvalid, "%d %v elements from %v", n, kind, src)}
+		return nil, &Error{Op: "read", Name: src.String(), Err: Errorf(ErrInvalid, "%d %v elements from %v", n, kind, src)}
 	}
 	if buf.mirror != nil {
-		copy(raw, buf.mirror)
-		return nil
+		return buf.mirror, nil
 	}
-	return wrap("read", src.String(), d.exec(func(b Backend) error { return b.CopyDtoH(raw, buf.addr) }))
+	return nil, wrap("read", src.String(), d.exec(func(b Backend) error { return b.CopyDtoH(raw, buf.addr) }))
 }
 
 // marshal lays params out at their real sizes.
@@ -754,7 +768,15 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		d.flights++
 		d.stats.MaxFlights = max(d.stats.MaxFlights, d.flights)
 		d.mu.Unlock()
+		pl.build(d.b)
 		err, timedOut = run(d.b, entry, g, opts.Watchdog, d.batch(f))
+		if err == nil {
+			// Still without the lock: parse copies what it keeps out of
+			// page-locked memory, which then goes back (after a failure
+			// or a timeout it is not known to be unused: it is not).
+			pl.parse()
+			pl.unpin()
+		}
 		d.lock()
 		d.flights--
 		for _, lb := range lbs {
@@ -777,7 +799,6 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		}
 		return wrap("launch", entry, err)
 	}
-	pl.parse()
 	if err := d.release(pl); err != nil {
 		return wrap("launch", entry, err)
 	}
@@ -838,10 +859,14 @@ type verifyPlan struct {
 	arena          arena
 	freed          []*buffer // the quarantined buffers whose guard bands post checks
 	pre, post      []comparison
-	upload         []byte // the arena's first len(upload) bytes
+	upload         []byte // the arena's first len(upload) bytes (build)
+	stageAt        int    // offset of the staged data
 	postAt, backAt int    // offsets of the post table and of the copy back
 	backLen        int
 	back           []byte // the copy back, once the batch has ended
+	pinner         Pinner // gave upload (upPinned) or back (backPinned)
+	upPinned       bool
+	backPinned     bool
 }
 
 // plan decides how a launch's buffers are checked on a device-checking
@@ -975,17 +1000,11 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 	}
 	d.quarantine = nil
 	pl.m = d.verify
-	// The upload: the pre table, its verdict words, the staged data, the
-	// post table and its verdict words.
-	pl.upload = make([]byte, pl.backAt+8*len(cs))
-	if len(pl.pre) > 0 {
-		for i := range pl.pre {
-			if c := &pl.pre[i]; c.what == scatter {
-				copy(pl.upload[stage+c.at:], c.data)
-				c.addr = pl.arena.addr + uint64(stage+c.at)
-			}
+	pl.stageAt = stage
+	for i := range pl.pre {
+		if c := &pl.pre[i]; c.what == scatter {
+			c.addr = pl.arena.addr + uint64(stage+c.at)
 		}
-		copy(pl.upload, verifyTable(pl.pre))
 	}
 	d.fills = rest
 	for _, lb := range snaps {
@@ -999,10 +1018,57 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 			cs[i].ref += pl.arena.addr
 		}
 	}
-	if len(cs) > 0 {
-		copy(pl.upload[pl.postAt:], verifyTable(cs))
-	}
 	return pl, nil
+}
+
+// build writes the upload (the pre table, its verdict words, the staged
+// data, the post table and its verdict words) and makes room for the copy
+// back, both in the backend's page-locked memory where it has some (then
+// the backend copies neither: see Pinner). It runs without d.mu: it reads
+// only the plan and the pending stores' data, which nothing changes.
+func (pl *verifyPlan) build(b Backend) {
+	size := pl.backAt + 8*len(pl.post)
+	if p, ok := b.(Pinner); ok {
+		pl.pinner = p
+		pl.upload = p.Pinned(size)
+		pl.upPinned = pl.upload != nil
+		if len(pl.post) > 0 {
+			pl.back = p.Pinned(pl.backLen)
+			pl.backPinned = pl.back != nil
+		}
+	}
+	if pl.upload == nil {
+		pl.upload = make([]byte, size)
+	}
+	if pl.back == nil && len(pl.post) > 0 {
+		pl.back = make([]byte, pl.backLen)
+	}
+	for _, c := range pl.pre {
+		if c.what == scatter {
+			copy(pl.upload[pl.stageAt+c.at:], c.data)
+		}
+	}
+	if len(pl.pre) > 0 {
+		copy(pl.upload, verifyTable(pl.pre))
+	}
+	if len(pl.post) > 0 {
+		copy(pl.upload[pl.postAt:], verifyTable(pl.post))
+	}
+}
+
+// unpin gives the plan's page-locked memory back, once the batch that used
+// it has ended and parse has copied what it keeps out of it.
+func (pl *verifyPlan) unpin() {
+	if pl == nil {
+		return
+	}
+	if pl.upPinned {
+		pl.pinner.Unpin(pl.upload)
+	}
+	if pl.backPinned {
+		pl.pinner.Unpin(pl.back)
+	}
+	pl.upload, pl.back, pl.upPinned, pl.backPinned = nil, nil, false, false
 }
 
 // before uploads the plan and runs the pre pass: the pending stores.
@@ -1043,7 +1109,6 @@ func (pl *verifyPlan) after(b Backend) error {
 	if err := pl.pass(b, pl.postAt, pl.post); err != nil {
 		return err
 	}
-	pl.back = make([]byte, pl.backLen)
 	src := pl.arena.addr + uint64(pl.backAt)
 	if lr, ok := b.(LaterReader); ok {
 		return lr.CopyDtoHLater(pl.back, src)
@@ -1065,6 +1130,9 @@ func (pl *verifyPlan) parse() {
 		if c.what == gather {
 			all := out[c.at : c.at+4*c.words]
 			lb.now = all[lb.guard : lb.guard+lb.bytes]
+			if pl.backPinned { // kept (as a mirror) after unpin
+				lb.now = bytes.Clone(lb.now)
+			}
 			if lb.guard > 0 {
 				lb.gerr = guardError(lb.buffer, all[:lb.guard], all[lb.guard+lb.bytes:])
 			}

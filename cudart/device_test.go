@@ -477,6 +477,7 @@ func TestDeviceChecked(t *testing.T) {
 type lockedMem struct {
 	mu sync.Mutex
 	c  copyMem
+	*pinPool
 }
 
 func (l *lockedMem) Info() Info { return l.c.Info() }
@@ -531,7 +532,11 @@ func (l *lockedMem) Close() error { return nil }
 // on its own buffers (small and large, so both the gathered and the
 // device-compared paths run) and all reading one shared input, get their
 // own results; a launch passed a buffer in flight waits for it.
-func TestConcurrentCheckedLaunches(t *testing.T) {
+func TestConcurrentCheckedLaunches(t *testing.T) { concurrentCheckedLaunches(t, nil) }
+
+// concurrentCheckedLaunches runs TestConcurrentCheckedLaunches with pinned
+// memory from pool (none if nil).
+func concurrentCheckedLaunches(t *testing.T, pool *pinPool) {
 	mb := newMem()
 	mb.kernels[verifyEntry] = goVerify
 	// add(x, s, y, n): y[i] = x[i] + s[0]
@@ -543,7 +548,7 @@ func TestConcurrentCheckedLaunches(t *testing.T) {
 		}
 		return nil
 	}
-	d := New(&lockedMem{c: copyMem{mb}}, DefaultOptions())
+	d := New(&lockedMem{c: copyMem{mb}, pinPool: pool}, DefaultOptions())
 	defer d.Close()
 	m, err := d.Load("k", []byte("k"))
 	if err != nil {
@@ -659,4 +664,80 @@ func TestDeviceCheckedLater(t *testing.T) {
 	for name, f := range deviceTests {
 		t.Run(name, f)
 	}
+}
+
+// pinPool is a fake cudart.Pinner: it hands out buffers full of 0xDD and
+// fills them with 0xDD again when they are given back, so a Device that
+// relied on their first contents, or kept a view of one past Unpin (a
+// mirror not copied out), would see garbage; it counts those out.
+type pinPool struct {
+	mu   sync.Mutex
+	out  map[*byte]bool
+	gave int
+}
+
+func (p *pinPool) Pinned(n int) []byte {
+	if p == nil {
+		return nil
+	}
+	b := bytes.Repeat([]byte{0xDD}, n+rand.IntN(64))[:n]
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.out == nil {
+		p.out = map[*byte]bool{}
+	}
+	p.out[&b[:1][0]] = true
+	p.gave++
+	return b
+}
+
+func (p *pinPool) Unpin(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.out[&b[:1][0]] {
+		panic("Unpin of a slice not handed out, or given back twice")
+	}
+	delete(p.out, &b[:1][0])
+	for i := range b[:cap(b)] {
+		b[:cap(b)][i] = 0xDD
+	}
+}
+
+// outstanding returns how many buffers are out, and how many were handed out.
+func (p *pinPool) outstanding() (int, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.out), p.gave
+}
+
+// pinMem is copyMem with a pinPool.
+type pinMem struct {
+	copyMem
+	*pinPool
+}
+
+// TestDeviceCheckedPinned reruns the Device tests, and the concurrent
+// launches, over a device-checking backend with page-locked memory
+// (Pinner): every launch's upload and copy back live in it, every buffer is
+// given back, and nothing read later comes from one given back.
+func TestDeviceCheckedPinned(t *testing.T) {
+	pool := &pinPool{}
+	wrapBackend = func(m *memBackend) Backend {
+		m.kernels[verifyEntry] = goVerify
+		return pinMem{copyMem{m}, pool}
+	}
+	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
+	for name, f := range deviceTests {
+		t.Run(name, f)
+	}
+	if _, gave := pool.outstanding(); gave == 0 {
+		t.Fatal("no launch used page-locked memory")
+	}
+	t.Run("Concurrent", func(t *testing.T) {
+		cp := &pinPool{}
+		concurrentCheckedLaunches(t, cp)
+		if out, gave := cp.outstanding(); out != 0 || gave == 0 {
+			t.Errorf("%d of %d page-locked buffers not given back", out, gave)
+		}
+	})
 }

@@ -83,6 +83,7 @@ type Backend struct {
 	hold     *module // the hold kernel of Elapsed, loaded on first use
 	batching bool    // inside Batch: launches are only queued
 	stage    stage   // pinned host memory that copies go through
+	pins     pins    // pinned host memory handed out (Pinned); its own lock
 	reads    []laterRead
 
 	combine bool
@@ -507,6 +508,7 @@ func (b *Backend) Close() error {
 			defer runtime.UnlockOSThread()
 			if r := ctxSetCurrent(b.ctx); r == success {
 				b.stage.free()
+				b.pins.close()
 			}
 			if r := ctxDestroy(&b.ctx); r != success {
 				b.closeErr = fmt.Errorf("cuCtxDestroy: %w", r)

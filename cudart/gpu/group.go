@@ -154,6 +154,9 @@ func (t laterThread) CopyDtoHLater(dst []byte, src uint64) error {
 	if err := b.usable(); err != nil {
 		return err
 	}
+	if p, ok := b.pinned(dst); ok && b.async.Load() == 0 { // directly into it; the group's wait completes it
+		return b.checkf(memcpyDtoHAsync(p, src, len(dst)), dtoh, src, len(dst))
+	}
 	_, p, ok, err := b.staged(len(dst), true)
 	if err != nil {
 		return err

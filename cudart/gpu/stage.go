@@ -92,6 +92,20 @@ func (b *Backend) staged(n int, afterQueued bool) (buf []byte, p unsafe.Pointer,
 // queues (inside Batch, or while Elapsed queues), else synchronously.
 func (b *Backend) upload(dst uint64, src []byte) error {
 	queue := b.batching || b.async.Load() > 0
+	if p, ok := b.pinned(src); ok && b.async.Load() == 0 {
+		// Directly from memory Pinned handed out. Inside Batch only
+		// queued: its owner keeps it unchanged until Batch returns, after
+		// the batch's (or group's) wait; not while Elapsed queues, as
+		// nothing waits then.
+		if b.batching {
+			return b.checkf(memcpyHtoDAsync(dst, p, len(src)), htod, dst, len(src))
+		}
+		r := memcpyHtoDPtr(dst, p, len(src))
+		if r == success {
+			b.deliver()
+		}
+		return b.checkf(r, htod, dst, len(src))
+	}
 	// After the queued uploads' bytes even when copying synchronously: the
 	// stream may not have read them yet.
 	buf, p, ok, err := b.staged(len(src), true)
@@ -116,6 +130,13 @@ func (b *Backend) upload(dst uint64, src []byte) error {
 // download copies len(dst) bytes from src through the stage, after all the
 // work queued before it.
 func (b *Backend) download(dst []byte, src uint64) error {
+	if p, ok := b.pinned(dst); ok { // directly into memory Pinned handed out
+		if err := b.checkf(memcpyDtoHPtr(p, src, len(dst)), dtoh, src, len(dst)); err != nil {
+			return err
+		}
+		b.deliver() // synchronous, after everything queued before it
+		return nil
+	}
 	// After the queued copies' bytes: the copies back among them are not
 	// delivered yet.
 	buf, p, ok, err := b.staged(len(dst), true)

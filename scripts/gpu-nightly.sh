@@ -7,8 +7,9 @@
 #   edge        every kernel over the edge grid of shapes, against the oracle
 #   bench       kernel bandwidth benchmarks, and -fmad=false vs -fmad=true (bin/ptx-fmad)
 #   properties  every prediction at CHECKS (default 10000) checks; parity with the emulator
-#   throughput  fixed-shape value/gradient checks per second (compare scripts/torch_baseline.py),
-#               plain and with grouped batches (PTXPROP_GPU_COMBINE=1)
+#   throughput  fixed-shape value/gradient checks per second, plain and with grouped batches
+#               (PTXPROP_GPU_COMBINE=1), with scripts/torch_baseline.py before, between and after
+#               (torch-1..3.log)
 #   soak        the soundness run: every prediction at SOAK_CHECKS (default 100000) checks, tensors
 #               capped at SOAK_MAX_ELEMENTS (default 4096) elements; report in $OUT/soak-report.json,
 #               PARITY-001's in $OUT/soak-parity-*.json (SOAK_PARITY_SHARDS processes, default 4),
@@ -50,11 +51,17 @@ for s in $stages; do
       -rapid.checks="$CHECKS" -deadline="$DEADLINE" -max-elements="$MAX_ELEMENTS" -report="$OUTABS/contract-report.json" \
       ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"}) ;;
   throughput)
+    # torch's loop varies by tens of percent from one run to the next on a
+    # shared host: it runs before, between and after ours, all in one run.
+    tb() { python3 -c 'import torch' 2>/dev/null && run "torch-$1" 120 python3 scripts/torch_baseline.py --seconds 2; }
+    tb 1
     (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
       -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json")
+    tb 2
     # The same with grouped batches (cudart/gpu Config.Combine), side by side.
     (cd properties && PTXPROP_GPU_COMBINE=1 run throughput-combine 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
-      -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-combine-report.json") ;;
+      -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-combine-report.json")
+    tb 3 ;;
   soak)
     # PARITY-001 runs every check on the emulator too, one core each: it runs
     # in SOAK_PARITY_SHARDS processes beside the main soak, each with its own

@@ -74,6 +74,7 @@ type Backend struct {
 	closeWait time.Duration
 	closeErr  error // set before exited is closed
 	async     atomic.Int32
+	held      atomic.Int64 // nanoseconds sem has been held (Held)
 	info      cudart.Info
 	props     Properties
 
@@ -287,7 +288,11 @@ func (b *Backend) do(f func() error) error {
 	case <-b.quit:
 		return cudart.ErrClosed
 	}
-	defer func() { <-b.sem }()
+	start := time.Now()
+	defer func() {
+		b.held.Add(int64(time.Since(start)))
+		<-b.sem
+	}()
 	select {
 	case <-b.quit:
 		return cudart.ErrClosed
@@ -300,6 +305,12 @@ func (b *Backend) do(f func() error) error {
 	}
 	return call(f)
 }
+
+// Held returns how long calls have held sem so far: the time the backend
+// was running one call, a launch's whole batch, or a group of batches.
+// Beside the wall time it tells how close the one-at-a-time section is to
+// limiting a run.
+func (b *Backend) Held() time.Duration { return time.Duration(b.held.Load()) }
 
 // check turns a driver result into an error naming the driver function, and
 // remembers a sticky fault: the context is unusable from then on. Only

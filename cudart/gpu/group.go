@@ -4,6 +4,7 @@ package gpu
 
 import (
 	"runtime"
+	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
 )
@@ -76,7 +77,11 @@ func (b *Backend) batchGrouped(f func(cudart.Backend) error) error {
 // runGroup runs every queued batch, holding sem (which it gives back), then
 // waits for the device once and delivers the copies back.
 func (b *Backend) runGroup() {
-	defer func() { <-b.sem }()
+	start := time.Now()
+	defer func() {
+		b.held.Add(int64(time.Since(start)))
+		<-b.sem
+	}()
 	b.pendMu.Lock()
 	group := b.pending
 	b.pending = nil

@@ -1071,6 +1071,24 @@ func (pl *verifyPlan) unpin() {
 	pl.upload, pl.back, pl.upPinned, pl.backPinned = nil, nil, false, false
 }
 
+// verifyRows is the number of blocks ptxprop_verify gives each
+// comparison (blockIdx.y; its threads stride over the words): enough that
+// no thread handles more than verifyWordsPerThread words of the largest one,
+// at least 8. The kernel's loop has one dependent global load per word (two
+// when comparing), so a thread's time is that count times the memory
+// latency: with 8 blocks always, a 64×1024 tensor's scatter, comparison and
+// gather each cost a thread 32 round trips to memory.
+func verifyRows(cs []comparison) uint32 {
+	most := 0
+	for _, c := range cs {
+		most = max(most, c.words)
+	}
+	const perBlock = 256 * verifyWordsPerThread
+	return uint32(min(max(8, (most+perBlock-1)/perBlock), 65535))
+}
+
+const verifyWordsPerThread = 4
+
 // before uploads the plan and runs the pre pass: the pending stores.
 func (pl *verifyPlan) before(b Backend) error {
 	if pl == nil {
@@ -1093,7 +1111,7 @@ func (pl *verifyPlan) pass(b Backend, at int, cs []comparison) error {
 		binary.LittleEndian.AppendUint32(nil, uint32(len(cs))),
 		binary.LittleEndian.AppendUint64(nil, tab+uint64(32*len(cs))),
 	}
-	if err := b.Launch(pl.m, verifyEntry, Geometry{Grid: Dim3{X: uint32(len(cs)), Y: 8, Z: 1}, Block: D1(256)}, params); err != nil {
+	if err := b.Launch(pl.m, verifyEntry, Geometry{Grid: Dim3{X: uint32(len(cs)), Y: verifyRows(cs), Z: 1}, Block: D1(256)}, params); err != nil {
 		return fmt.Errorf("%s: %w", verifyEntry, err)
 	}
 	return nil

@@ -398,11 +398,15 @@ func goVerify(m *memBackend, p [][]byte) error {
 			}
 			continue
 		}
+		var refs []byte
+		if ref != 0 {
+			refs = m.at(ref)
+		}
 		for j := 0; j < words; j++ {
 			w := binary.LittleEndian.Uint32(src[4*j:])
 			want := uint32(pat >> (32 * (j & 1)))
-			if ref != 0 {
-				want = binary.LittleEndian.Uint32(m.at(ref)[4*j:])
+			if refs != nil {
+				want = binary.LittleEndian.Uint32(refs[4*j:])
 			}
 			if w != want {
 				v := out[8*i:]

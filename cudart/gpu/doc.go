@@ -80,12 +80,15 @@
 // in progress), frees the staging memory and destroys the context.
 //
 // Copies between host and device go through page-locked staging memory
-// (stage.go); inside Batch uploads are only queued, so a checked launch
-// waits for the device once, in its copy back. With Config.Combine (or
+// (stage.go), except those from or into page-locked buffers that Pinned
+// handed out (pin.go, cudart.Pinner), which go directly: a Device builds a
+// checked launch's upload and receives its copy back in those, so the
+// copying is done by the launching goroutine, not inside the one-at-a-time
+// section. Inside Batch uploads are only queued, so a checked launch waits
+// for the device once, in its copy back. With Config.Combine (or
 // PTXPROP_GPU_COMBINE=1 for the registered backend), batches of goroutines
 // side by side run in groups that wait once, their copies back delivered at
-// the group's end (group.go); it is off by default until it has been
-// measured against the plain path on a GPU.
+// the group's end (group.go); it is off by default: see Config.Combine.
 //
 // # Launches
 //

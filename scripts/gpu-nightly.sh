@@ -11,9 +11,9 @@
 #               (PTXPROP_GPU_COMBINE=1), with scripts/torch_baseline.py before, between and after
 #               (torch-1..3.log)
 #   soak        the soundness run: every prediction at SOAK_CHECKS (default 100000) checks, tensors
-#               capped at SOAK_MAX_ELEMENTS (default 4096) elements; report in $OUT/soak-report.json,
-#               PARITY-001's in $OUT/soak-parity-*.json (SOAK_PARITY_SHARDS processes, default 4),
-#               all merged into $OUT/soak-merged.json
+#               capped at SOAK_MAX_ELEMENTS (default 4096) elements, split over SOAK_SHARDS processes
+#               (default 4; each its own seed) whose reports $OUT/soak-N.json are merged into
+#               $OUT/soak-merged.json; SOAK_RUN=pattern soaks only the tests it matches
 #   falsify     the mutation analysis on the GPU
 #   torch       the torch baseline, if torch is installed
 set -uo pipefail
@@ -24,7 +24,8 @@ DEADLINE=${DEADLINE:-0}         # e.g. 420s: write a partial report then
 MAX_ELEMENTS=${MAX_ELEMENTS:-0} # cap on one generated tensor (0: default)
 SOAK_CHECKS=${SOAK_CHECKS:-100000}
 SOAK_MAX_ELEMENTS=${SOAK_MAX_ELEMENTS:-4096}
-SOAK_PARITY_SHARDS=${SOAK_PARITY_SHARDS:-4}
+SOAK_SHARDS=${SOAK_SHARDS:-4}
+SOAK_RUN=${SOAK_RUN:-}
 PROFILE=${PROFILE:-}            # set: write a CPU profile of the properties stage to $OUT/properties.cpu.prof
 mkdir -p "$OUT"
 OUTABS=$(cd "$OUT" && pwd)
@@ -63,23 +64,25 @@ for s in $stages; do
       -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-combine-report.json")
     tb 3 ;;
   soak)
-    # PARITY-001 runs every check on the emulator too, one core each: it runs
-    # in SOAK_PARITY_SHARDS processes beside the main soak, each with its own
-    # random seed and SOAK_CHECKS/SOAK_PARITY_SHARDS checks.
+    # Every contract run is one rapid loop, check after check: the soak
+    # splits every prediction over SOAK_SHARDS processes side by side, each
+    # with its own random seed and SOAK_CHECKS/SOAK_SHARDS checks, and adds
+    # their reports up (ptxprop merge). SOAK_RUN limits it to some tests
+    # (a -test.run pattern).
     pids=()
-    for i in $(seq 1 "$SOAK_PARITY_SHARDS"); do
-      (cd properties && timeout 3600 ../bin/properties.test -test.v -test.timeout 60m -test.run 'TestParity$' -backend=gpu \
-        -rapid.checks=$((SOAK_CHECKS / SOAK_PARITY_SHARDS)) -deadline="$DEADLINE" \
-        -report="$OUTABS/soak-parity-$i.json" >"$OUTABS/soak-parity-$i.log" 2>&1) &
+    for i in $(seq 1 "$SOAK_SHARDS"); do
+      (cd properties && timeout 3600 ../bin/properties.test -test.v -test.timeout 60m -test.parallel 32 -backend=gpu \
+        ${SOAK_RUN:+-test.run "$SOAK_RUN"} -rapid.checks=$((SOAK_CHECKS / SOAK_SHARDS)) -deadline="$DEADLINE" \
+        -max-elements="$SOAK_MAX_ELEMENTS" -report="$OUTABS/soak-$i.json" >"$OUTABS/soak-$i.log" 2>&1) &
       pids+=($!)
     done
-    (cd properties && run soak 3600 ../bin/properties.test -test.v -test.timeout 60m -test.parallel 32 -backend=gpu -test.skip 'TestParity$' \
-      -rapid.checks="$SOAK_CHECKS" -deadline="$DEADLINE" -max-elements="$SOAK_MAX_ELEMENTS" -report="$OUTABS/soak-report.json")
+    echo "== soak: $SOAK_SHARDS shards of $((SOAK_CHECKS / SOAK_SHARDS)) checks ($(date -u +%T))"
     for i in "${!pids[@]}"; do
-      wait "${pids[$i]}" || { status=1; echo "   parity shard $((i + 1)) failed"; }
-      tail -n 3 "$OUTABS/soak-parity-$((i + 1)).log"
+      wait "${pids[$i]}" || { status=1; echo "   shard $((i + 1)) failed"; }
+      tail -n 2 "$OUTABS/soak-$((i + 1)).log"
     done
-    bin/ptxprop merge -o "$OUTABS/soak-merged.json" "$OUTABS/soak-report.json" "$OUTABS"/soak-parity-*.json || status=1 ;;
+    bin/ptxprop merge -o "$OUTABS/soak-merged.json" "$OUTABS"/soak-[0-9]*.json || status=1
+    bin/ptxprop summary "$OUTABS/soak-merged.json" | grep -v 'not run' ;;
   falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$OUTABS/contract-report.json") ;;
   torch) python3 -c 'import torch' 2>/dev/null && run torch 120 python3 scripts/torch_baseline.py --seconds 5 ;;
   *) echo "unknown stage $s"; status=2 ;;

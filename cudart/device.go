@@ -630,7 +630,12 @@ type launchBuf struct {
 	// the contents against a snapshot at snapAt in the arena (devInput).
 	devGuards, devInput bool
 	snapAt              uint64
-	inErr               error
+	// staged: the input's contents before the kernel are the words the pre
+	// pass scattered into it from stagedAt (an offset in the staged data),
+	// and snapAt is their address in the arena: no snapshot is taken.
+	staged   bool
+	stagedAt int
+	inErr    error
 	// gathered: the buffer and its guard bands come back in the verify
 	// pass's copy (small buffers on a device-checking backend).
 	gathered bool
@@ -715,7 +720,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			return err
 		}
 		for _, lb := range lbs {
-			if lb.devInput {
+			if lb.devInput && !lb.staged {
 				if err := b.(DeviceCopier).CopyDtoD(lb.snapAt, lb.addr, lb.bytes); err != nil {
 					return err
 				}
@@ -902,6 +907,7 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 				guards(lb)
 			}
 			if lb.devInput {
+				lb.stagedAt = -1
 				snaps = append(snaps, lb)
 			}
 		case opts.CheckGuards || lb.role == RoleIn && opts.VerifyInputs:
@@ -930,6 +936,14 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 		if sg.raw == nil {
 			pre = append(pre, comparison{addr: sg.addr, words: sg.n / 4, pattern: uint64(sg.v) | uint64(sg.v)<<32, what: fill})
 			continue
+		}
+		// A large input that this upload writes in full is compared, after
+		// the kernel, with the staged words the pre pass copied into it:
+		// they are its contents before the kernel, so it needs no snapshot.
+		for _, lb := range snaps {
+			if sg.addr == lb.addr && sg.n == lb.bytes {
+				lb.stagedAt = staged
+			}
 		}
 		pre = append(pre, comparison{ref: sg.addr, words: sg.n / 4, at: staged, data: sg.raw, what: scatter})
 		staged += (sg.n + 255) &^ 255
@@ -1009,6 +1023,10 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 	d.fills = rest
 	for _, lb := range snaps {
 		lb.snapAt += pl.arena.addr
+		if lb.stagedAt >= 0 && pl.pre != nil { // else the stores were made by the call above, not staged
+			lb.snapAt = pl.arena.addr + uint64(stage+lb.stagedAt)
+			lb.staged = true
+		}
 	}
 	for i := range cs {
 		switch cs[i].what {

@@ -745,3 +745,75 @@ func TestDeviceCheckedPinned(t *testing.T) {
 		}
 	})
 }
+
+// dtodMem is copyMem counting its device-to-device copies (the snapshots of
+// large inputs).
+type dtodMem struct {
+	copyMem
+	n *int
+}
+
+func (c dtodMem) CopyDtoD(dst, src uint64, n int) error {
+	*c.n++
+	return c.copyMem.CopyDtoD(dst, src, n)
+}
+
+// TestStagedInputNeedsNoSnapshot: a large input written in full before a
+// launch is compared with the words the pre pass copied into it, without a
+// snapshot; launched again unchanged (nothing staged), it is snapshotted.
+// Either way a kernel that stores into it is caught.
+func TestStagedInputNeedsNoSnapshot(t *testing.T) {
+	mb := newMem()
+	mb.kernels[verifyEntry] = goVerify
+	poke := false
+	mb.kernels["copy"] = func(m *memBackend, p [][]byte) error {
+		x, y := m.at(ptr(p[0])), m.at(ptr(p[1]))
+		n := int(binary.LittleEndian.Uint32(p[2]))
+		copy(y[:4*n], x[:4*n])
+		if poke {
+			putF32(x, 7, 1)
+		}
+		return nil
+	}
+	var dtod int
+	d := New(dtodMem{copyMem{mb}, &dtod}, DefaultOptions())
+	defer d.Close()
+	m, err := d.Load("k", []byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000 // 80 KB: compared on the device
+	x, _ := d.Alloc(F32, n)
+	y, _ := d.Alloc(F32, n)
+	if err := d.Write(x, make([]float32, n)); err != nil {
+		t.Fatal(err)
+	}
+	launch := func() error {
+		return d.Launch(m, "copy", Geometry{Grid: D1(1), Block: D1(1)}, In(x), Out(y), ScalarU32(n))
+	}
+	// The first launch loads the verify module and allocates the arena in
+	// a call of its own, which makes the pending stores the old way.
+	if err := launch(); err != nil {
+		t.Fatal(err)
+	}
+	dtod = 0
+	if err := d.Write(x, make([]float32, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := launch(); err != nil || dtod != 0 {
+		t.Fatalf("written in full: err %v, %d snapshots (want none)", err, dtod)
+	}
+	if err := launch(); err != nil || dtod != 1 {
+		t.Fatalf("launched again: err %v, %d snapshots (want 1)", err, dtod)
+	}
+	poke = true
+	if err := launch(); !errors.Is(err, ErrInputModified) {
+		t.Fatalf("snapshotted input stored to: err %v", err)
+	}
+	if err := d.Write(x, make([]float32, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := launch(); !errors.Is(err, ErrInputModified) || dtod != 2 {
+		t.Fatalf("staged input stored to: err %v, %d snapshots (want 2)", err, dtod)
+	}
+}

@@ -118,6 +118,15 @@ report:
 test:
 	go test -count=1 -timeout 80m ./...
 
+# test-checked: the property suite on the emulator seen as a GPU
+# (-backend=emu-checked): every launch's guard bands and inputs are checked
+# afterwards by the verify kernel, as on a GPU, so the GPU's checking path
+# runs without one. CI runs it at CHECKED_CHECKS checks per prediction.
+CHECKED_CHECKS ?= 100
+.PHONY: test-checked
+test-checked:
+	go test -count=1 -timeout 30m ./properties -backend=emu-checked -rapid.checks=$(CHECKED_CHECKS)
+
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
 	go vet ./...

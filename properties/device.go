@@ -11,10 +11,12 @@ import (
 	"github.com/ptxprop/ptxprop/cudart/emu"
 )
 
-// BackendFlag selects the device backend: "gpu", "emu", or "auto" (the GPU
-// when the binary was built with -tags cuda and a device is present, the
-// emulator otherwise).
-var BackendFlag = flag.String("backend", "auto", "device backend: gpu, emu or auto")
+// BackendFlag selects the device backend: "gpu", "emu", "emu-checked" (the
+// emulator seen as a GPU: buffers checked after each launch by the verify
+// kernel, as on a GPU, instead of trapped as they are touched), or "auto"
+// (the GPU when the binary was built with -tags cuda and a device is
+// present, the emulator otherwise).
+var BackendFlag = flag.String("backend", "auto", "device backend: gpu, emu, emu-checked or auto")
 
 // AdversarialFlag makes the emulator return, for every approximate
 // instruction (RoPE's ex2.approx), a value anywhere inside the PTX ISA's
@@ -38,7 +40,11 @@ func Device() (cudart.Device, error) {
 		}
 		dev, devErr = cudart.Open(name, cudart.DefaultOptions())
 		if devErr == nil && *AdversarialFlag != 0 {
-			if b, ok := dev.Backend().(*emu.Backend); ok {
+			b, ok := dev.Backend().(*emu.Backend)
+			if c, checked := dev.Backend().(emu.Checked); checked {
+				b, ok = c.Emulator(), true
+			}
+			if ok {
 				cfg := b.Config()
 				cfg.Approx, cfg.Seed = emu.ApproxAdversarial, *AdversarialFlag
 				b.SetConfig(cfg)

@@ -82,6 +82,7 @@ func New(cfg Config) *Backend {
 
 func init() {
 	cudart.Register("emu", func() (cudart.Backend, error) { return New(Config{}), nil })
+	cudart.Register("emu-checked", func() (cudart.Backend, error) { return NewChecked(Config{}), nil })
 }
 
 // Config returns the current configuration.

@@ -10,30 +10,6 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 )
 
-// plainBackend shows a Device only what a GPU backend offers — no traps on
-// guard bands, no write records, but device-to-device copies — so that the
-// Device checks large buffers on the device with ptxprop_verify, which the
-// emulator then runs.
-type plainBackend struct{ b *Backend }
-
-func (p plainBackend) Info() cudart.Info { return p.b.Info() }
-func (p plainBackend) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
-	return p.b.LoadModule(name, ptx)
-}
-func (p plainBackend) UnloadModule(h cudart.ModuleHandle) error { return p.b.UnloadModule(h) }
-func (p plainBackend) Alloc(n int) (uint64, error)              { return p.b.Alloc(n) }
-func (p plainBackend) Free(addr uint64) error                   { return p.b.Free(addr) }
-func (p plainBackend) CopyHtoD(dst uint64, src []byte) error    { return p.b.CopyHtoD(dst, src) }
-func (p plainBackend) CopyDtoH(dst []byte, src uint64) error    { return p.b.CopyDtoH(dst, src) }
-func (p plainBackend) CopyDtoD(dst, src uint64, n int) error    { return p.b.CopyDtoD(dst, src, n) }
-func (p plainBackend) Fill32(addr uint64, words int, v uint32) error {
-	return p.b.Fill32(addr, words, v)
-}
-func (p plainBackend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
-	return p.b.Launch(h, entry, g, params)
-}
-func (p plainBackend) Close() error { return p.b.Close() }
-
 // scalePTX: y[i] = 2·x[i] for i in [lo, hi) (signed, so lo may be
 // negative), and, when poke is set, x[poke-1] = 0: stores outside y's
 // bounds and into its input on demand.
@@ -111,7 +87,7 @@ func testDeviceChecks(t *testing.T, n int32) {
 			b := New(Config{})
 			opts := cudart.DefaultOptions()
 			opts.Watchdog = 0
-			dev := cudart.New(plainBackend{b}, opts)
+			dev := cudart.New(Checked{b}, opts)
 			defer dev.Close()
 			m, err := dev.Load("scale", []byte(scalePTX))
 			if err != nil {

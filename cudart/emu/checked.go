@@ -1,0 +1,49 @@
+package emu
+
+import "github.com/ptxprop/ptxprop/cudart"
+
+// Checked is the emulator as a Device sees a GPU backend: device-to-device
+// copies and fills, but no traps on guard bands and no write records. A
+// Device over it checks guard bands and large inputs after each launch with
+// ptxprop_verify, which the emulator then runs, as the GPU would: the path
+// every checked launch takes on a GPU, on any machine. Registered as
+// "emu-checked" (go test ./properties -backend=emu-checked).
+type Checked struct{ b *Backend }
+
+// NewChecked returns a new emulator behind Checked.
+func NewChecked(cfg Config) Checked { return Checked{New(cfg)} }
+
+// Emulator returns the emulator behind c.
+func (c Checked) Emulator() *Backend { return c.b }
+
+var (
+	_ cudart.Backend      = Checked{}
+	_ cudart.Filler       = Checked{}
+	_ cudart.DeviceCopier = Checked{}
+	_ cudart.Aborter      = Checked{}
+)
+
+// Info is the emulator's, its name saying that buffers are checked on the
+// device.
+func (c Checked) Info() cudart.Info {
+	i := c.b.Info()
+	i.Name += ", checked as on a GPU"
+	return i
+}
+func (c Checked) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
+	return c.b.LoadModule(name, ptx)
+}
+func (c Checked) UnloadModule(h cudart.ModuleHandle) error { return c.b.UnloadModule(h) }
+func (c Checked) Alloc(n int) (uint64, error)              { return c.b.Alloc(n) }
+func (c Checked) Free(addr uint64) error                   { return c.b.Free(addr) }
+func (c Checked) CopyHtoD(dst uint64, src []byte) error    { return c.b.CopyHtoD(dst, src) }
+func (c Checked) CopyDtoH(dst []byte, src uint64) error    { return c.b.CopyDtoH(dst, src) }
+func (c Checked) CopyDtoD(dst, src uint64, n int) error    { return c.b.CopyDtoD(dst, src, n) }
+func (c Checked) Fill32(addr uint64, words int, v uint32) error {
+	return c.b.Fill32(addr, words, v)
+}
+func (c Checked) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
+	return c.b.Launch(h, entry, g, params)
+}
+func (c Checked) Abort()       { c.b.Abort() }
+func (c Checked) Close() error { return c.b.Close() }

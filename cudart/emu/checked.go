@@ -21,7 +21,21 @@ var (
 	_ cudart.Filler       = Checked{}
 	_ cudart.DeviceCopier = Checked{}
 	_ cudart.Aborter      = Checked{}
+	_ cudart.Pinner       = Checked{}
 )
+
+// Pinned returns Go memory, as a GPU backend returns page-locked memory:
+// the Device builds its uploads and receives its copies back in it.
+func (c Checked) Pinned(n int) []byte { return make([]byte, n) }
+
+// Unpin overwrites what it is given with 0xDD, so a Device that kept a view
+// of a copy back past Unpin reads garbage and its checks fail.
+func (c Checked) Unpin(b []byte) {
+	b = b[:cap(b)]
+	for i := range b {
+		b[i] = 0xDD
+	}
+}
 
 // Info is the emulator's, its name saying that buffers are checked on the
 // device.

@@ -189,9 +189,11 @@ type Stats struct {
 	LiveBuffers int
 	// Handoffs counts the calls that reached the backend (one each for a
 	// whole checked launch where the backend batches); Busy is the wall time
-	// during which at least one of them was in progress, the device's serial
-	// part; LockWait is the time callers waited for the Device while another
-	// call held it.
+	// during which at least one of them was in progress (for a checked
+	// launch on a device-checking backend, from before its upload is written
+	// to after its copy back is read, and including any wait for the
+	// backend); LockWait is the time callers waited for the Device while
+	// another call held it.
 	Handoffs int
 	Busy     time.Duration
 	LockWait time.Duration

@@ -125,9 +125,12 @@ type device struct {
 	// freeing device memory costs far more than a property check's kernel.
 	pool      map[int][]uint64
 	poolBytes int
-	// fills are canaries and poison not yet written: the next call that
-	// reaches the backend makes them first.
-	fills []pending
+	// fills are the canaries, poison and writes not yet made, by the base
+	// of the allocation they store into, each allocation's in order (stores
+	// into different allocations are disjoint: their order does not
+	// matter). The next call that reaches the backend makes them all first;
+	// a launch's verify pass makes those of its own buffers.
+	fills map[uint64][]pending
 	// devCheck: large buffers are checked on the device (verify.go), with
 	// the verify module and an arena for its table and input snapshots.
 	devCheck bool
@@ -286,8 +289,8 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	}
 	// The canaries and the poison are written by the next call that reaches
 	// the backend, before anything else it does.
-	d.fill(base, nb+2*g, kind, true)
-	d.fill(buf.addr, nb, kind, false)
+	d.fill(base, base, nb+2*g, kind, true)
+	d.fill(base, buf.addr, nb, kind, false)
 	if p, ok := d.b.(Protector); ok && g > 0 {
 		p.Protect(base, g, "guard band before "+buf.Buffer.String())
 		p.Protect(buf.addr+uint64(nb), g, "guard band after "+buf.Buffer.String())
@@ -307,27 +310,38 @@ type pending struct {
 	raw   []byte
 }
 
-// fill queues n bytes at addr to be set to kind's canary or poison pattern.
-func (d *device) fill(addr uint64, n int, kind Kind, canary bool) {
+// fill queues n bytes at addr, in the allocation at base, to be set to
+// kind's canary or poison pattern.
+func (d *device) fill(base, addr uint64, n int, kind Kind, canary bool) {
 	if n <= 0 {
 		return
 	}
 	if _, ok := d.b.(Filler); ok && kind != F64 {
 		var v [4]byte
 		pattern(v[:], kind, canary)
-		d.fills = append(d.fills, pending{addr: addr, words: n / 4, v: binary.LittleEndian.Uint32(v[:])})
+		d.queue(base, pending{addr: addr, words: n / 4, v: binary.LittleEndian.Uint32(v[:])})
 		return
 	}
 	raw := make([]byte, n)
 	pattern(raw, kind, canary)
-	d.fills = append(d.fills, pending{addr: addr, raw: raw})
+	d.queue(base, pending{addr: addr, raw: raw})
 }
 
-// queuedPoison returns the index in d.fills of buf's queued poison, or -1
-// if none is queued or something queued after it stores into buf.
+// queue adds p to the pending stores into the allocation at base.
+func (d *device) queue(base uint64, p pending) {
+	if d.fills == nil {
+		d.fills = map[uint64][]pending{}
+	}
+	d.fills[base] = append(d.fills[base], p)
+}
+
+// queuedPoison returns the index in d.fills[buf.base] of buf's queued
+// poison, or -1 if none is queued or something queued after it stores into
+// buf.
 func (d *device) queuedPoison(buf *buffer) int {
-	for i := len(d.fills) - 1; i >= 0; i-- {
-		p := d.fills[i]
+	fills := d.fills[buf.base]
+	for i := len(fills) - 1; i >= 0; i-- {
+		p := fills[i]
 		if p.addr == buf.addr && p.raw == nil && 4*p.words == buf.bytes {
 			return i
 		}
@@ -377,7 +391,10 @@ func (d *device) batch(f func(Backend) error) func() error {
 // handoff returns the call exec makes, taking the pending fills with it: the
 // watchdog runs it on another goroutine, which must not touch the device.
 func (d *device) handoff(f func(Backend) error) func() error {
-	fills := d.fills
+	var fills []pending
+	for _, l := range d.fills {
+		fills = append(fills, l...)
+	}
 	d.fills = nil
 	run := func(b Backend) error {
 		for _, p := range fills {
@@ -541,9 +558,10 @@ func (d *device) Write(dst Buffer, src any) error {
 	}
 	buf.shadowOK, buf.mirror = false, nil
 	if i := d.queuedPoison(buf); i >= 0 && n == dst.n { // overwritten in full
-		d.fills = append(d.fills[:i], d.fills[i+1:]...)
+		l := d.fills[buf.base]
+		d.fills[buf.base] = append(l[:i], l[i+1:]...)
 	}
-	d.fills = append(d.fills, pending{addr: buf.addr, raw: data})
+	d.queue(buf.base, pending{addr: buf.addr, raw: data})
 	if n == dst.n {
 		buf.shadowOK, buf.mirror = true, data
 	}
@@ -698,7 +716,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		case lb.role != RoleIn:
 			lb.shadowOK, lb.mirror = false, nil
 			if lb.role == RoleOut && opts.Poison && d.queuedPoison(lb.buffer) < 0 {
-				d.fill(lb.addr, lb.bytes, lb.kind, false)
+				d.fill(lb.base, lb.addr, lb.bytes, lb.kind, false)
 			}
 		case opts.VerifyInputs && !lb.shadowOK && !d.largeInput(lb):
 			lb.snap = make([]byte, lb.bytes)
@@ -929,7 +947,7 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 	// The pending stores to these buffers' allocations, reduced to disjoint
 	// segments: fills, and data staged in the upload. The others stay
 	// pending: the launches of other goroutines make them.
-	mine, rest := d.pendingFor(lbs, freed)
+	mine := d.pendingFor(lbs, freed)
 	var pre []comparison
 	staged := 0
 	for _, sg := range paint(mine) {
@@ -1010,7 +1028,7 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 			}
 			return nil, err
 		}
-		pl.pre, rest = nil, nil // made by that call
+		pl.pre = nil // made by that call
 	}
 	d.quarantine = nil
 	pl.m = d.verify
@@ -1020,7 +1038,12 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 			c.addr = pl.arena.addr + uint64(stage+c.at)
 		}
 	}
-	d.fills = rest
+	for _, lb := range lbs { // taken: by the pre pass, or by the call above
+		delete(d.fills, lb.base)
+	}
+	for _, buf := range freed {
+		delete(d.fills, buf.base)
+	}
 	for _, lb := range snaps {
 		lb.snapAt += pl.arena.addr
 		if lb.stagedAt >= 0 && pl.pre != nil { // else the stores were made by the call above, not staged
@@ -1209,30 +1232,18 @@ func (d *device) release(pl *verifyPlan) error {
 	return first
 }
 
-// pendingFor splits the pending stores into those inside the allocations
-// of lbs and freed (in their order) and the rest.
-func (d *device) pendingFor(lbs []*launchBuf, freed []*buffer) (mine, rest []pending) {
-	inside := func(p pending) bool {
-		for _, lb := range lbs {
-			if p.addr >= lb.base && p.addr < lb.base+uint64(lb.class) {
-				return true
-			}
-		}
-		for _, buf := range freed {
-			if p.addr >= buf.base && p.addr < buf.base+uint64(buf.class) {
-				return true
-			}
-		}
-		return false
+// pendingFor returns the pending stores into the allocations of lbs and
+// freed, each allocation's in order; the others stay pending: the launches
+// of other goroutines make them.
+func (d *device) pendingFor(lbs []*launchBuf, freed []*buffer) []pending {
+	var mine []pending
+	for _, lb := range lbs {
+		mine = append(mine, d.fills[lb.base]...)
 	}
-	for _, p := range d.fills {
-		if inside(p) {
-			mine = append(mine, p)
-		} else {
-			rest = append(rest, p)
-		}
+	for _, buf := range freed {
+		mine = append(mine, d.fills[buf.base]...)
 	}
-	return mine, rest
+	return mine
 }
 
 // toPool keeps buf's allocation for reuse.

@@ -292,6 +292,14 @@ func (b *Backend) do(f func() error) error {
 	case <-b.quit:
 		return cudart.ErrClosed
 	}
+	return b.holding(func() error { return call(f) })
+}
+
+// holding runs f for a caller that has taken sem, and gives sem back: after
+// Close it returns cudart.ErrClosed; otherwise f runs on the caller's OS
+// thread (locked to it meanwhile) with the context current there. The time
+// counts in Held.
+func (b *Backend) holding(f func() error) error {
 	start := time.Now()
 	defer func() {
 		b.held.Add(int64(time.Since(start)))
@@ -307,7 +315,7 @@ func (b *Backend) do(f func() error) error {
 	if r := ctxSetCurrent(b.ctx); r != success {
 		return b.check("cuCtxSetCurrent", r)
 	}
-	return call(f)
+	return f()
 }
 
 // Held returns how long calls have held sem so far: the time the backend

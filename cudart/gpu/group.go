@@ -2,12 +2,7 @@
 
 package gpu
 
-import (
-	"runtime"
-	"time"
-
-	"github.com/ptxprop/ptxprop/cudart"
-)
+import "github.com/ptxprop/ptxprop/cudart"
 
 // Grouped batches (Config.Combine).
 //
@@ -77,48 +72,31 @@ func (b *Backend) batchGrouped(f func(cudart.Backend) error) error {
 // runGroup runs every queued batch, holding sem (which it gives back), then
 // waits for the device once and delivers the copies back.
 func (b *Backend) runGroup() {
-	start := time.Now()
-	defer func() {
-		b.held.Add(int64(time.Since(start)))
-		<-b.sem
-	}()
 	b.pendMu.Lock()
 	group := b.pending
 	b.pending = nil
 	b.pendMu.Unlock()
 	if len(group) == 0 {
+		<-b.sem
 		return
 	}
-	end := func(err error) {
+	err := b.holding(func() error {
 		for _, q := range group {
-			if q.err == nil {
-				q.err = err
-			}
-			close(q.done)
+			b.batching = true
+			q.err = call(func() error { return q.f(laterThread{onThread{b}}) })
+			b.batching = false
 		}
-	}
-	select {
-	case <-b.quit:
-		end(cudart.ErrClosed)
-		return
-	default:
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if r := ctxSetCurrent(b.ctx); r != success {
-		end(b.check("cuCtxSetCurrent", r))
-		return
-	}
+		if b.async.Load() > 0 && len(b.reads) == 0 {
+			return nil // Elapsed is queueing: nothing to wait for
+		}
+		return b.settle()
+	})
 	for _, q := range group {
-		b.batching = true
-		q.err = call(func() error { return q.f(laterThread{onThread{b}}) })
-		b.batching = false
+		if q.err == nil {
+			q.err = err
+		}
+		close(q.done)
 	}
-	if b.async.Load() > 0 && len(b.reads) == 0 {
-		end(nil) // Elapsed is queueing: nothing to wait for
-		return
-	}
-	end(b.settle())
 }
 
 // settle waits for the device, then delivers the copies back and frees the
@@ -162,7 +140,7 @@ func (t laterThread) CopyDtoHLater(dst []byte, src uint64) error {
 	if p, ok := b.pinned(dst); ok && b.async.Load() == 0 { // directly into it; the group's wait completes it
 		return b.checkf(memcpyDtoHAsync(p, src, len(dst)), dtoh, src, len(dst))
 	}
-	_, p, ok, err := b.staged(len(dst), true)
+	_, p, ok, err := b.staged(len(dst))
 	if err != nil {
 		return err
 	}

@@ -52,18 +52,15 @@ func (s *stage) free() {
 	s.p, s.buf, s.used = nil, nil, 0
 }
 
-// staged returns n bytes of the stage at offset at (the first byte past the
-// queued uploads, or 0), growing the stage first when they do not fit, or
+// staged returns n bytes of the stage at offset used (the first byte past
+// the queued copies), growing the stage first when they do not fit, or
 // ok=false when the copy should go directly. Only calls holding sem call it.
-func (b *Backend) staged(n int, afterQueued bool) (buf []byte, p unsafe.Pointer, ok bool, err error) {
+func (b *Backend) staged(n int) (buf []byte, p unsafe.Pointer, ok bool, err error) {
 	s := &b.stage
 	if n > stageMax || s.failed {
 		return nil, nil, false, nil
 	}
-	at := 0
-	if afterQueued {
-		at = s.used
-	}
+	at := s.used
 	if at+n > len(s.buf) {
 		if s.used > 0 { // wait for the queued copies: their bytes are about to be reused or freed
 			if err := b.settle(); err != nil {
@@ -88,36 +85,31 @@ func (b *Backend) staged(n int, afterQueued bool) (buf []byte, p unsafe.Pointer,
 	return s.buf[at : at+n], unsafe.Add(s.p, at), true, nil
 }
 
-// upload copies src to dst through the stage: queued when the backend only
-// queues (inside Batch, or while Elapsed queues), else synchronously.
+// upload copies src to dst: queued when the backend only queues (inside
+// Batch, or while Elapsed queues), else synchronously. From memory Pinned
+// handed out it goes directly (its owner keeps it unchanged until Batch
+// returns, after the batch's or group's wait; not while Elapsed queues, as
+// nothing waits then), else through the stage.
 func (b *Backend) upload(dst uint64, src []byte) error {
 	queue := b.batching || b.async.Load() > 0
-	if p, ok := b.pinned(src); ok && b.async.Load() == 0 {
-		// Directly from memory Pinned handed out. Inside Batch only
-		// queued: its owner keeps it unchanged until Batch returns, after
-		// the batch's (or group's) wait; not while Elapsed queues, as
-		// nothing waits then.
-		if b.batching {
-			return b.checkf(memcpyHtoDAsync(dst, p, len(src)), htod, dst, len(src))
+	p, direct := b.pinned(src)
+	if !direct || b.async.Load() > 0 {
+		// After the queued copies' bytes even when copying synchronously:
+		// the stream may not have read them yet.
+		buf, sp, ok, err := b.staged(len(src))
+		if err != nil {
+			return err
 		}
-		r := memcpyHtoDPtr(dst, p, len(src))
-		if r == success {
-			b.deliver()
+		if !ok {
+			return b.checkf(memcpyHtoD(dst, src), htod, dst, len(src))
 		}
-		return b.checkf(r, htod, dst, len(src))
+		copy(buf, src)
+		p = sp
+		if queue {
+			b.stage.queue(b.stage.used, len(src))
+		}
 	}
-	// After the queued uploads' bytes even when copying synchronously: the
-	// stream may not have read them yet.
-	buf, p, ok, err := b.staged(len(src), true)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return b.checkf(memcpyHtoD(dst, src), htod, dst, len(src))
-	}
-	copy(buf, src)
 	if queue {
-		b.stage.queue(b.stage.used, len(src))
 		return b.checkf(memcpyHtoDAsync(dst, p, len(src)), htod, dst, len(src))
 	}
 	r := memcpyHtoDPtr(dst, p, len(src))
@@ -127,29 +119,27 @@ func (b *Backend) upload(dst uint64, src []byte) error {
 	return b.checkf(r, htod, dst, len(src))
 }
 
-// download copies len(dst) bytes from src through the stage, after all the
-// work queued before it.
+// download copies len(dst) bytes from src, after all the work queued before
+// it: directly into memory Pinned handed out, else through the stage.
 func (b *Backend) download(dst []byte, src uint64) error {
-	if p, ok := b.pinned(dst); ok { // directly into memory Pinned handed out
-		if err := b.checkf(memcpyDtoHPtr(p, src, len(dst)), dtoh, src, len(dst)); err != nil {
+	p, direct := b.pinned(dst)
+	var buf []byte
+	if !direct {
+		// After the queued copies' bytes: the copies back among them are
+		// not delivered yet.
+		var ok bool
+		var err error
+		if buf, p, ok, err = b.staged(len(dst)); err != nil {
 			return err
 		}
-		b.deliver() // synchronous, after everything queued before it
-		return nil
-	}
-	// After the queued copies' bytes: the copies back among them are not
-	// delivered yet.
-	buf, p, ok, err := b.staged(len(dst), true)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return b.checkf(memcpyDtoH(dst, src), dtoh, src, len(dst))
+		if !ok {
+			return b.checkf(memcpyDtoH(dst, src), dtoh, src, len(dst))
+		}
 	}
 	if err := b.checkf(memcpyDtoHPtr(p, src, len(dst)), dtoh, src, len(dst)); err != nil {
 		return err
 	}
-	copy(dst, buf)
-	b.deliver() // synchronous, after everything queued before it
+	copy(dst, buf) // none when direct
+	b.deliver()    // synchronous, after everything queued before it
 	return nil
 }

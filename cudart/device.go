@@ -569,35 +569,33 @@ func (d *device) Write(dst Buffer, src any) error {
 }
 
 func (d *device) Read(dst any, src Buffer) error {
-	mirror, err := d.read(dst, src)
+	raw, mirror, err := d.read(dst, src)
 	if mirror != nil {
-		// Without the lock: a mirror is never changed, only replaced.
-		raw, _, _, _ := hostBytes(dst)
-		copy(raw, mirror)
+		copy(raw, mirror) // without the lock: a mirror is never changed, only replaced
 	}
 	return err
 }
 
-// read reads src into dst from the device, or returns the mirror to copy
-// into dst once the lock is given back.
-func (d *device) read(dst any, src Buffer) ([]byte, error) {
+// read reads src into raw, dst's bytes, from the device, or returns the
+// mirror to copy into them once the lock is given back.
+func (d *device) read(dst any, src Buffer) (raw, mirror []byte, err error) {
 	d.lock()
 	defer d.mu.Unlock()
 	buf, err := d.lookup("read", src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	raw, kind, n, err := hostBytes(dst)
 	if err != nil {
-		return nil, wrap("read", src.String(), err)
+		return nil, nil, wrap("read", src.String(), err)
 	}
 	if kind != src.kind || n > src.n {
-		return nil, &Error{Op: "read", Name: src.String(), Err: Errorf(ErrInvalid, "%d %v elements from %v", n, kind, src)}
+		return nil, nil, &Error{Op: "read", Name: src.String(), Err: Errorf(ErrInvalid, "%d %v elements from %v", n, kind, src)}
 	}
 	if buf.mirror != nil {
-		return buf.mirror, nil
+		return raw, buf.mirror, nil
 	}
-	return nil, wrap("read", src.String(), d.exec(func(b Backend) error { return b.CopyDtoH(raw, buf.addr) }))
+	return raw, nil, wrap("read", src.String(), d.exec(func(b Backend) error { return b.CopyDtoH(raw, buf.addr) }))
 }
 
 // marshal lays params out at their real sizes.
@@ -1089,12 +1087,8 @@ func (pl *verifyPlan) build(b Backend) {
 			copy(pl.upload[pl.stageAt+c.at:], c.data)
 		}
 	}
-	if len(pl.pre) > 0 {
-		copy(pl.upload, verifyTable(pl.pre))
-	}
-	if len(pl.post) > 0 {
-		copy(pl.upload[pl.postAt:], verifyTable(pl.post))
-	}
+	putVerifyTable(pl.upload, pl.pre)
+	putVerifyTable(pl.upload[pl.postAt:], pl.post)
 }
 
 // unpin gives the plan's page-locked memory back, once the batch that used

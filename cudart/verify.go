@@ -174,25 +174,26 @@ func canary64(kind Kind) uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// verifyTable lays out the descriptors and the verdict words after them.
-func verifyTable(cs []comparison) []byte {
+// putVerifyTable writes into tab (40·len(cs) bytes or more, whatever they
+// held) the descriptors and, after them, the verdict words {0xFFFFFFFF, 0}.
+func putVerifyTable(tab []byte, cs []comparison) {
 	outOff := 32 * len(cs)
-	tab := make([]byte, outOff+8*len(cs))
 	for i, c := range cs {
 		d := tab[32*i:]
 		binary.LittleEndian.PutUint64(d, c.addr)
 		binary.LittleEndian.PutUint64(d[8:], c.ref)
 		binary.LittleEndian.PutUint32(d[16:], uint32(c.words))
+		mode := uint32(0) // compare
 		switch c.what {
 		case gather, scatter:
-			binary.LittleEndian.PutUint32(d[20:], 1)
+			mode = 1
 		case fill:
-			binary.LittleEndian.PutUint32(d[20:], 2)
+			mode = 2
 		}
+		binary.LittleEndian.PutUint32(d[20:], mode)
 		binary.LittleEndian.PutUint64(d[24:], c.pattern)
-		binary.LittleEndian.PutUint32(tab[outOff+8*i:], 0xFFFFFFFF)
+		binary.LittleEndian.PutUint64(tab[outOff+8*i:], 0xFFFFFFFF) // first 0xFFFFFFFF, last+1 0
 	}
-	return tab
 }
 
 // verdict turns comparison c's verdict words into an error, or nil.

@@ -25,13 +25,20 @@ var (
 )
 
 // Pinned returns Go memory, as a GPU backend returns page-locked memory:
-// the Device builds its uploads and receives its copies back in it.
-func (c Checked) Pinned(n int) []byte { return make([]byte, n) }
+// the Device builds its uploads and receives its copies back in it. It is
+// full of 0xDD, as reused page-locked memory holds old bytes, so a Device
+// that left part of an upload unwritten sends garbage.
+func (c Checked) Pinned(n int) []byte {
+	b := make([]byte, n)
+	poison(b)
+	return b
+}
 
 // Unpin overwrites what it is given with 0xDD, so a Device that kept a view
 // of a copy back past Unpin reads garbage and its checks fail.
-func (c Checked) Unpin(b []byte) {
-	b = b[:cap(b)]
+func (c Checked) Unpin(b []byte) { poison(b[:cap(b)]) }
+
+func poison(b []byte) {
 	for i := range b {
 		b[i] = 0xDD
 	}

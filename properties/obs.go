@@ -57,18 +57,13 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 	if len(got) != len(want) || len(tol) != len(want) {
 		o.Fatalf("%s: length mismatch: got %d, want %d, tol %d", name, len(got), len(want), len(tol))
 	}
-	o.within(name, got, want, tol, 0)
+	o.withinNaive(name, got, nil, want, tol, 0)
 }
 
-// within is Within on elements off, off+1, … of a comparison that is made
-// in parts (failures name the element by its index in the whole); got, want
-// and tol have equal lengths.
-func (o *Obs) within(name string, got []float32, want, tol []float64, off int) {
-	o.withinNaive(name, got, nil, want, tol, off)
-}
-
-// withinNaive is within and, when naive is not nil, Naive(naive, want,
-// tol) in one pass: the same failures and statistics.
+// withinNaive is Within on elements off, off+1, … of a comparison that is
+// made in parts (failures name the element by its index in the whole; got,
+// want and tol have equal lengths) and, when naive is not nil, Naive(naive,
+// want, tol) in the same pass: the same failures and statistics.
 func (o *Obs) withinNaive(name string, got, naive []float32, want, tol []float64, off int) {
 	got, tol = got[:len(want)], tol[:len(want)]
 	if naive != nil {

@@ -239,14 +239,25 @@ func TestChild(t *testing.T) {
 	}
 }
 
-// healthy checks that the device still allocates, copies and frees.
+// healthy checks that the device still allocates, copies both ways and
+// frees. The read back matters: on a GPU, allocation can come from a pool
+// and a write can be queued, so neither need reach the driver, while a read
+// waits for the copy and so reports a sticky fault left by the last mutant.
 func healthy(dev cudart.Device) error {
 	b, err := dev.Alloc(cudart.F32, 1)
 	if err != nil {
 		return err
 	}
-	if err := dev.Write(b, []float32{1}); err != nil {
+	defer dev.Free(b)
+	if err := dev.Write(b, []float32{1.5}); err != nil {
 		return err
 	}
-	return dev.Free(b)
+	got := make([]float32, 1)
+	if err := dev.Read(got, b); err != nil {
+		return err
+	}
+	if got[0] != 1.5 {
+		return fmt.Errorf("wrote 1.5 to the device, read back %v", got[0])
+	}
+	return nil
 }

@@ -239,11 +239,18 @@ func TestChild(t *testing.T) {
 	}
 }
 
-// healthy checks that the device still allocates, copies both ways and
-// frees. The read back matters: on a GPU, allocation can come from a pool
-// and a write can be queued, so neither need reach the driver, while a read
-// waits for the copy and so reports a sticky fault left by the last mutant.
+// healthy checks that the device still allocates, copies and frees, and
+// asks a backend that can tell (the GPU's Usable) whether a sticky fault
+// left it unusable: a Device may keep a small write as a pending store and
+// answer the read back from it, so the copies alone need not reach the
+// driver (on the H200 they did not, and 50 later mutants of
+// TestGenericMutants then failed to load in a child that carried on).
 func healthy(dev cudart.Device) error {
+	if u, ok := dev.Backend().(interface{ Usable() error }); ok {
+		if err := u.Usable(); err != nil {
+			return err
+		}
+	}
 	b, err := dev.Alloc(cudart.F32, 1)
 	if err != nil {
 		return err

@@ -136,12 +136,36 @@ func RMSNormForwardSums32(ss []float64, ss32 []float32, x []float32, rows, hidde
 	mustLen("ss", ss, rows)
 	mustLen32Opt("ss32", ss32, rows)
 	mustLen32("x", x, rows*hidden)
-	for r := range ss {
+	// Each row's sums are dependent chains (a csum step is four dependent
+	// additions), so a row at a time runs at their latency. Four rows side
+	// by side give the CPU four independent chains to overlap; each row's
+	// terms are still added in its own order, so every sum is bit for bit
+	// the one a row alone would give (TestRMSNormForwardRow32IsBitIdentical).
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		x0 := x[r*hidden : (r+1)*hidden]
+		x1 := x[(r+1)*hidden : (r+2)*hidden][:len(x0)]
+		x2 := x[(r+2)*hidden : (r+3)*hidden][:len(x0)]
+		x3 := x[(r+3)*hidden : (r+4)*hidden][:len(x0)]
+		var a0, a1, a2, a3 csum
+		var s0, s1, s2, s3 float32
+		for i, v0 := range x0 {
+			v1, v2, v3 := x1[i], x2[i], x3[i]
+			w0, w1, w2, w3 := float64(v0), float64(v1), float64(v2), float64(v3)
+			a0, a1, a2, a3 = a0.plus(w0*w0), a1.plus(w1*w1), a2.plus(w2*w2), a3.plus(w3*w3)
+			s0, s1, s2, s3 = s0+v0*v0, s1+v1*v1, s2+v2*v2, s3+v3*v3
+		}
+		for k, a := range [4]csum{a0, a1, a2, a3} {
+			ss[r+k] = sumSquares32Of(a, x[(r+k)*hidden:(r+k+1)*hidden])
+		}
+		if ss32 != nil {
+			ss32[r], ss32[r+1], ss32[r+2], ss32[r+3] = s0, s1, s2, s3
+		}
+	}
+	for ; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
 		// The square of a float32 is exact in binary64 (squareIsExact), so
 		// sumSquares adds v² alone: the same csum, term by term.
-		// The float32 sum rides along even when unwanted: the loop's time
-		// is the compensated sum's dependent chain.
 		var a csum
 		var s32 float32
 		for _, v := range xr {
@@ -152,16 +176,22 @@ func RMSNormForwardSums32(ss []float64, ss32 []float32, x []float32, rows, hidde
 		if ss32 != nil {
 			ss32[r] = s32
 		}
-		if a.overflowed() { // sumSquares' fallback (unreachable: Σx² ≤ n·2^256)
-			var k kbn
-			for _, v := range xr {
-				k.addProd(float64(v), float64(v))
-			}
-			ss[r] = k.sum()
-			continue
-		}
-		ss[r] = a.sum()
+		ss[r] = sumSquares32Of(a, xr)
 	}
+}
+
+// sumSquares32Of returns sumSquares of the widened xr given a, the csum of
+// its squares: a's sum, or, when TwoSum overflowed, sumSquares' fallback
+// (unreachable: Σx² ≤ n·2^256 for float32 data).
+func sumSquares32Of(a csum, xr []float32) float64 {
+	if a.overflowed() {
+		var k kbn
+		for _, v := range xr {
+			k.addProd(float64(v), float64(v))
+		}
+		return k.sum()
+	}
+	return a.sum()
 }
 
 // RMSNormRMSWithTol32 returns rms = sqrt(ss/hidden + eps) and its bound for

@@ -348,6 +348,11 @@ func (b *Backend) checkf(r Result, format string, args ...any) error {
 	return b.check(fmt.Sprintf(format, args...), r)
 }
 
+// Usable reports the sticky kernel fault that left CUDA unusable in this
+// process, if any, without a driver call: a caller that ran untrusted
+// kernels (a mutant) asks it to know whether the process must be replaced.
+func (b *Backend) Usable() error { return b.usable() }
+
 // usable reports the earlier sticky fault, if any.
 func (b *Backend) usable() error {
 	if err := Fault(); err != nil {

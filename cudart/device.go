@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -114,8 +112,7 @@ type buffer struct {
 
 type device struct {
 	mu       sync.Mutex
-	waiters  atomic.Int32 // goroutines waiting in lock (see unlock)
-	idle     sync.Cond    // on mu: signalled when a launch in flight ends
+	idle     sync.Cond // on mu: signalled when a launch in flight ends
 	b        Backend
 	opts     Options
 	modules  map[string]Module
@@ -191,23 +188,8 @@ func (d *device) lock() {
 		return
 	}
 	start := time.Now()
-	d.waiters.Add(1)
 	d.mu.Lock()
-	d.waiters.Add(-1)
 	d.stats.LockWait += time.Since(start)
-}
-
-// unlock unlocks d.mu and, when a goroutine waits for it, yields the
-// processor once. Unlocking readies the waiter next in line on this
-// goroutine's P, where it stays until this goroutine blocks or is
-// preempted unless an idle P steals it; while checks keep every P busy with
-// their CPU work, nothing does, and the waiter (often on its way to the
-// device) loses a time slice. runtime.Gosched runs it at once.
-func (d *device) unlock() {
-	d.mu.Unlock()
-	if d.waiters.Load() > 0 {
-		runtime.Gosched()
-	}
 }
 
 func (d *device) Info() Info       { return d.b.Info() }
@@ -215,7 +197,7 @@ func (d *device) Backend() Backend { return d.b }
 
 func (d *device) Stats() Stats {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	s := d.stats
 	s.LiveBuffers = len(d.bufs)
 	return s
@@ -223,13 +205,13 @@ func (d *device) Stats() Stats {
 
 func (d *device) Options() Options {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	return d.opts
 }
 
 func (d *device) SetOptions(o Options) {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	if o.GuardBytes%256 != 0 {
 		o.GuardBytes += 256 - o.GuardBytes%256
 	}
@@ -254,7 +236,7 @@ func PTXHash(ptx []byte) string {
 
 func (d *device) Load(name string, ptx []byte) (Module, error) {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	if err := d.usable("load", name); err != nil {
 		return Module{}, err
 	}
@@ -275,7 +257,7 @@ func (d *device) Load(name string, ptx []byte) (Module, error) {
 
 func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	if err := d.usable("alloc", ""); err != nil {
 		return Buffer{}, err
 	}
@@ -488,7 +470,7 @@ func (d *device) lookup(op string, b Buffer) (*buffer, error) {
 
 func (d *device) Free(b Buffer) error {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	buf, err := d.lookup("free", b)
 	if err != nil {
 		return err
@@ -563,7 +545,7 @@ func (d *device) Write(dst Buffer, src any) error {
 		data = bytes.Clone(raw) // before taking the lock: other calls go on meanwhile
 	}
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	buf, err := d.lookup("write", dst)
 	if err != nil {
 		return err
@@ -598,7 +580,7 @@ func (d *device) Read(dst any, src Buffer) error {
 // mirror to copy into them once the lock is given back.
 func (d *device) read(dst any, src Buffer) (raw, mirror []byte, err error) {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	buf, err := d.lookup("read", src)
 	if err != nil {
 		return nil, nil, err
@@ -680,7 +662,7 @@ type launchBuf struct {
 
 func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) error {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	if err := d.usable("launch", entry); err != nil {
 		return err
 	}
@@ -806,7 +788,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		}
 		d.flights++
 		d.stats.MaxFlights = max(d.stats.MaxFlights, d.flights)
-		d.unlock()
+		d.mu.Unlock()
 		pl.build(d.b)
 		err, timedOut = run(d.b, entry, g, opts.Watchdog, d.batch(f))
 		if err == nil {
@@ -1392,7 +1374,7 @@ func guardError(buf *buffer, before, after []byte) error {
 
 func (d *device) WriteCounts(b Buffer) ([]uint32, error) {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	buf, err := d.lookup("write-counts", b)
 	if err != nil {
 		return nil, err
@@ -1420,7 +1402,7 @@ func (d *device) Elapsed(iters int, launch func() error) (time.Duration, error) 
 
 func (d *device) Close() error {
 	d.lock()
-	defer d.unlock()
+	defer d.mu.Unlock()
 	for d.flights > 0 && !d.closed { // launches in flight end first (a hung one has left)
 		d.idle.Wait()
 	}

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -112,7 +114,8 @@ type buffer struct {
 
 type device struct {
 	mu       sync.Mutex
-	idle     sync.Cond // on mu: signalled when a launch in flight ends
+	waiters  atomic.Int32 // goroutines waiting in lock (see unlock)
+	idle     sync.Cond    // on mu: signalled when a launch in flight ends
 	b        Backend
 	opts     Options
 	modules  map[string]Module
@@ -188,8 +191,23 @@ func (d *device) lock() {
 		return
 	}
 	start := time.Now()
+	d.waiters.Add(1)
 	d.mu.Lock()
+	d.waiters.Add(-1)
 	d.stats.LockWait += time.Since(start)
+}
+
+// unlock unlocks d.mu and, when a goroutine waits for it, yields the
+// processor once. Unlocking readies the waiter next in line on this
+// goroutine's P, where it stays until this goroutine blocks or is
+// preempted unless an idle P steals it; while checks keep every P busy with
+// their CPU work, nothing does, and the waiter (often on its way to the
+// device) loses a time slice. runtime.Gosched runs it at once.
+func (d *device) unlock() {
+	d.mu.Unlock()
+	if d.waiters.Load() > 0 {
+		runtime.Gosched()
+	}
 }
 
 func (d *device) Info() Info       { return d.b.Info() }
@@ -197,7 +215,7 @@ func (d *device) Backend() Backend { return d.b }
 
 func (d *device) Stats() Stats {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	s := d.stats
 	s.LiveBuffers = len(d.bufs)
 	return s
@@ -205,13 +223,13 @@ func (d *device) Stats() Stats {
 
 func (d *device) Options() Options {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	return d.opts
 }
 
 func (d *device) SetOptions(o Options) {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	if o.GuardBytes%256 != 0 {
 		o.GuardBytes += 256 - o.GuardBytes%256
 	}
@@ -236,7 +254,7 @@ func PTXHash(ptx []byte) string {
 
 func (d *device) Load(name string, ptx []byte) (Module, error) {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	if err := d.usable("load", name); err != nil {
 		return Module{}, err
 	}
@@ -257,7 +275,7 @@ func (d *device) Load(name string, ptx []byte) (Module, error) {
 
 func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	if err := d.usable("alloc", ""); err != nil {
 		return Buffer{}, err
 	}
@@ -470,7 +488,7 @@ func (d *device) lookup(op string, b Buffer) (*buffer, error) {
 
 func (d *device) Free(b Buffer) error {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	buf, err := d.lookup("free", b)
 	if err != nil {
 		return err
@@ -545,7 +563,7 @@ func (d *device) Write(dst Buffer, src any) error {
 		data = bytes.Clone(raw) // before taking the lock: other calls go on meanwhile
 	}
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	buf, err := d.lookup("write", dst)
 	if err != nil {
 		return err
@@ -580,7 +598,7 @@ func (d *device) Read(dst any, src Buffer) error {
 // mirror to copy into them once the lock is given back.
 func (d *device) read(dst any, src Buffer) (raw, mirror []byte, err error) {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	buf, err := d.lookup("read", src)
 	if err != nil {
 		return nil, nil, err
@@ -662,7 +680,7 @@ type launchBuf struct {
 
 func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) error {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	if err := d.usable("launch", entry); err != nil {
 		return err
 	}
@@ -788,7 +806,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		}
 		d.flights++
 		d.stats.MaxFlights = max(d.stats.MaxFlights, d.flights)
-		d.mu.Unlock()
+		d.unlock()
 		pl.build(d.b)
 		err, timedOut = run(d.b, entry, g, opts.Watchdog, d.batch(f))
 		if err == nil {
@@ -1374,7 +1392,7 @@ func guardError(buf *buffer, before, after []byte) error {
 
 func (d *device) WriteCounts(b Buffer) ([]uint32, error) {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	buf, err := d.lookup("write-counts", b)
 	if err != nil {
 		return nil, err
@@ -1402,7 +1420,7 @@ func (d *device) Elapsed(iters int, launch func() error) (time.Duration, error) 
 
 func (d *device) Close() error {
 	d.lock()
-	defer d.mu.Unlock()
+	defer d.unlock()
 	for d.flights > 0 && !d.closed { // launches in flight end first (a hung one has left)
 		d.idle.Wait()
 	}

@@ -43,12 +43,16 @@ func (b *Backend) batchGrouped(f func(cudart.Backend) error) error {
 	b.pendMu.Lock()
 	b.pending = append(b.pending, q)
 	b.pendMu.Unlock()
+	b.waiting.Add(1) // for holding: a caller is waiting for sem
+	defer b.waiting.Add(-1)
 	for {
 		select {
 		case <-q.done:
 			return q.err
 		case b.sem <- struct{}{}:
+			b.waiting.Add(-1) // not waiting while it runs the group
 			b.runGroup()
+			b.waiting.Add(1)
 		case <-b.quit:
 			b.pendMu.Lock()
 			taken := true

@@ -12,7 +12,7 @@ import (
 	"github.com/ptxprop/ptxprop/properties"
 )
 
-var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running checks side by side in BenchmarkThroughput's parallel runs (0: 2×GOMAXPROCS)")
+var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running checks side by side in BenchmarkThroughput's parallel runs (0: 4×GOMAXPROCS)")
 
 // BenchmarkThroughput measures checks per second at fixed shapes, the figure
 // to set beside scripts/torch_baseline.py on the same machine: a value check
@@ -24,10 +24,11 @@ var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running ch
 // Each shape runs twice: workers=1 is one rapid run, check after check;
 // workers=N runs N rapid runs side by side (as `go test` runs the contracts
 // in parallel), sharing the one device, so the float64 oracle and bounds of
-// one check overlap with the device work of another. N defaults to twice
-// GOMAXPROCS, as the nightly job runs the contracts (-test.parallel 32 on 16
-// CPUs): a worker waiting for the device leaves its CPU to another (on the
-// H200 at 64×1024, 32 workers gave 5511 value checks/s where 16 gave 4152).
+// one check overlap with the device work of another. N defaults to four
+// times GOMAXPROCS: a worker waiting for the device leaves its CPU to
+// another (on the H200's 16 CPUs at 64×1024, value checks/s were 4152 with
+// 16 workers, 5511 with 32; after later changes, in one run, 6842 with 32,
+// 7165 with 48 and 7566 with 64).
 //
 // Besides checks/s each run reports, per check: the Device's calls
 // (dev-calls), the time some call of it was at the backend (dev-busy), the
@@ -39,7 +40,7 @@ var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running ch
 func BenchmarkThroughput(b *testing.B) {
 	par := *throughputWorkers
 	if par <= 0 {
-		par = 2 * runtime.GOMAXPROCS(0)
+		par = 4 * runtime.GOMAXPROCS(0)
 	}
 	for _, s := range [][2]int{{16, 256}, {64, 1024}} {
 		rows, hidden := s[0], s[1]

@@ -310,8 +310,11 @@ func (b *Backend) do(f func() error) error {
 // slice) unless an idle P steals it. When every P is busy with checks' CPU
 // work, nothing steals it, and the device idles with callers queued: on the
 // H200 at 64×1024 sem was held 56% of the time while 64 goroutines left
-// 3.4 of 16 CPUs idle. So a caller that gives sem back to a waiter yields
-// its P once (runtime.Gosched), which runs the waiter at once.
+// 3.4 of 16 CPUs idle (a block profile put about 45 of them waiting for
+// sem). So a caller that gives sem back to a waiter yields its P once
+// (runtime.Gosched), which runs the waiter at once: measured side by side
+// there, three runs each, 8804/7855/7945 value checks/s against
+// 7835/8043/7343 without.
 func (b *Backend) holding(f func() error) error {
 	start := time.Now()
 	defer func() {

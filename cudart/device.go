@@ -115,6 +115,7 @@ type buffer struct {
 type device struct {
 	mu       sync.Mutex
 	waiters  atomic.Int32 // goroutines waiting in lock (see unlock)
+	lockedAt time.Time    // when mu was last taken (Stats.LockHeld)
 	idle     sync.Cond    // on mu: signalled when a launch in flight ends
 	b        Backend
 	opts     Options
@@ -188,13 +189,23 @@ func New(b Backend, opts Options) Device {
 // lock takes the Device's lock, counting the time spent waiting for it.
 func (d *device) lock() {
 	if d.mu.TryLock() {
+		d.lockedAt = time.Now()
 		return
 	}
 	start := time.Now()
 	d.waiters.Add(1)
 	d.mu.Lock()
 	d.waiters.Add(-1)
-	d.stats.LockWait += time.Since(start)
+	d.lockedAt = time.Now()
+	d.stats.LockWait += d.lockedAt.Sub(start)
+}
+
+// waitIdle waits on d.idle (which gives the lock up meanwhile): the wait
+// does not count as LockHeld.
+func (d *device) waitIdle() {
+	d.stats.LockHeld += time.Since(d.lockedAt)
+	d.idle.Wait()
+	d.lockedAt = time.Now()
 }
 
 // unlock unlocks d.mu and, when a goroutine waits for it, yields the
@@ -204,6 +215,7 @@ func (d *device) lock() {
 // their CPU work, nothing does, and the waiter (often on its way to the
 // device) loses a time slice. runtime.Gosched runs it at once.
 func (d *device) unlock() {
+	d.stats.LockHeld += time.Since(d.lockedAt)
 	d.mu.Unlock()
 	if d.waiters.Load() > 0 {
 		runtime.Gosched()
@@ -482,7 +494,7 @@ func (d *device) lookup(op string, b Buffer) (*buffer, error) {
 		if !buf.busy {
 			return buf, nil
 		}
-		d.idle.Wait()
+		d.waitIdle()
 	}
 }
 
@@ -704,7 +716,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		if !busy {
 			break
 		}
-		d.idle.Wait()
+		d.waitIdle()
 		if err := d.usable("launch", entry); err != nil {
 			return err
 		}
@@ -1422,7 +1434,7 @@ func (d *device) Close() error {
 	d.lock()
 	defer d.unlock()
 	for d.flights > 0 && !d.closed { // launches in flight end first (a hung one has left)
-		d.idle.Wait()
+		d.waitIdle()
 	}
 	if d.closed {
 		return nil

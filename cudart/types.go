@@ -193,10 +193,13 @@ type Stats struct {
 	// launch on a device-checking backend, from before its upload is written
 	// to after its copy back is read, and including any wait for the
 	// backend); LockWait is the time callers waited for the Device while
-	// another call held it.
+	// another call held it, and LockHeld the time some call held it (when
+	// LockHeld nears the wall time, the lock limits how many calls go on at
+	// once, whatever the number of goroutines).
 	Handoffs int
 	Busy     time.Duration
 	LockWait time.Duration
+	LockHeld time.Duration
 	// MaxFlights is the most launches that were in flight at once: on a
 	// device-checking backend (the GPU) a launch gives up the Device's lock
 	// while the backend runs it, so other goroutines' calls go on.

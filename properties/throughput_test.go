@@ -32,11 +32,14 @@ var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running ch
 //
 // Besides checks/s each run reports, per check: the Device's calls
 // (dev-calls), the time some call of it was at the backend (dev-busy), the
-// time callers waited for the Device's lock (dev-wait), the process's CPU
+// time callers waited for the Device's lock (dev-wait) and the time it was
+// held (dev-lock: when dev-lock·checks/s nears 1 s, the lock limits the
+// run), the process's CPU
 // time (cpu: when cpu·checks/s nears GOMAXPROCS seconds, the host's CPUs
 // limit the run) and, on the GPU, the time the backend's one-at-a-time
 // section was held (held: when held·checks/s nears 1 s, that section limits
-// it).
+// it) and the time callers waited for it (sem-wait: large while held·checks/s
+// stays well below 1 s, the hand-off from one holder to the next limits it).
 func BenchmarkThroughput(b *testing.B) {
 	par := *throughputWorkers
 	if par <= 0 {
@@ -70,10 +73,13 @@ func run(b *testing.B, workers int, f func(properties.TB)) {
 	}
 	before := dev.Stats()
 	cpuBefore := processCPU()
-	h, _ := dev.Backend().(interface{ Held() time.Duration })
-	var heldBefore time.Duration
+	h, _ := dev.Backend().(interface {
+		Held() time.Duration
+		SemWait() time.Duration
+	})
+	var heldBefore, semBefore time.Duration
 	if h != nil {
-		heldBefore = h.Held()
+		heldBefore, semBefore = h.Held(), h.SemWait()
 	}
 	b.ResetTimer()
 	if workers == 1 {
@@ -103,11 +109,13 @@ func run(b *testing.B, workers int, f func(properties.TB)) {
 	b.ReportMetric(float64(after.Handoffs-before.Handoffs)/n, "dev-calls/check")
 	b.ReportMetric((after.Busy-before.Busy).Seconds()*1e6/n, "dev-busy-µs/check")
 	b.ReportMetric((after.LockWait-before.LockWait).Seconds()*1e6/n, "dev-wait-µs/check")
+	b.ReportMetric((after.LockHeld-before.LockHeld).Seconds()*1e6/n, "dev-lock-µs/check")
 	if c := processCPU(); c > 0 { // with GOMAXPROCS, how near the run is to being CPU-bound
 		b.ReportMetric((c-cpuBefore).Seconds()*1e6/n, "cpu-µs/check")
 	}
 	if h != nil { // the backend's one-at-a-time section (cudart/gpu: sem)
 		b.ReportMetric((h.Held()-heldBefore).Seconds()*1e6/n, "held-µs/check")
+		b.ReportMetric((h.SemWait()-semBefore).Seconds()*1e6/n, "sem-wait-µs/check")
 	}
 }
 

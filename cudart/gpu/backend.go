@@ -80,6 +80,7 @@ type Backend struct {
 	async     atomic.Int32
 	held      atomic.Int64 // nanoseconds sem has been held (Held)
 	waiting   atomic.Int32 // goroutines waiting for sem (see holding)
+	semWait   atomic.Int64 // nanoseconds callers of do waited for sem (SemWait)
 	info      cudart.Info
 	props     Properties
 
@@ -288,13 +289,19 @@ func call(f func() error) (err error) {
 // own, spares every call two wake-ups of another OS thread, which cost more
 // than a small launch.
 func (b *Backend) do(f func() error) error {
-	b.waiting.Add(1)
 	select {
-	case b.sem <- struct{}{}:
-		b.waiting.Add(-1)
-	case <-b.quit:
-		b.waiting.Add(-1)
-		return cudart.ErrClosed
+	case b.sem <- struct{}{}: // free: no clock read
+	default:
+		start := time.Now()
+		b.waiting.Add(1)
+		select {
+		case b.sem <- struct{}{}:
+			b.waiting.Add(-1)
+			b.semWait.Add(int64(time.Since(start)))
+		case <-b.quit:
+			b.waiting.Add(-1)
+			return cudart.ErrClosed
+		}
 	}
 	return b.holding(func() error { return call(f) })
 }
@@ -342,6 +349,12 @@ func (b *Backend) holding(f func() error) error {
 // Beside the wall time it tells how close the one-at-a-time section is to
 // limiting a run.
 func (b *Backend) Held() time.Duration { return time.Duration(b.held.Load()) }
+
+// SemWait returns how long calls have waited for sem so far, summed over
+// the waiting goroutines (grouped batches, Config.Combine, not included).
+// Beside Held it tells whether callers queue for a section that is itself
+// often idle: the hand-off from one holder to the next is then what limits.
+func (b *Backend) SemWait() time.Duration { return time.Duration(b.semWait.Load()) }
 
 // check turns a driver result into an error naming the driver function, and
 // remembers a sticky fault: the context is unusable from then on. Only

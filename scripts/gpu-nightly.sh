@@ -26,7 +26,9 @@ SOAK_CHECKS=${SOAK_CHECKS:-100000}
 SOAK_MAX_ELEMENTS=${SOAK_MAX_ELEMENTS:-4096}
 SOAK_SHARDS=${SOAK_SHARDS:-4}
 SOAK_RUN=${SOAK_RUN:-}
-PROFILE=${PROFILE:-}            # set: write a CPU profile of the properties stage to $OUT/properties.cpu.prof
+PROFILE=${PROFILE:-}            # set: write CPU profiles of the properties and throughput stages ($OUT/*.cpu.prof) and
+                                # a block profile of the throughput stage ($OUT/throughput.block.prof: where
+                                # goroutines wait, for the device's lock or its one-at-a-time section)
 mkdir -p "$OUT"
 OUTABS=$(cd "$OUT" && pwd)
 root=$(pwd)
@@ -57,7 +59,8 @@ for s in $stages; do
     tb() { python3 -c 'import torch' 2>/dev/null && run "torch-$1" 120 python3 scripts/torch_baseline.py --seconds 2; }
     tb 1
     (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
-      -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json")
+      -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json" \
+      ${PROFILE:+-test.cpuprofile "$OUTABS/throughput.cpu.prof" -test.blockprofile "$OUTABS/throughput.block.prof" -test.blockprofilerate 10000})
     tb 2
     # The same with grouped batches (cudart/gpu Config.Combine), side by side.
     (cd properties && PTXPROP_GPU_COMBINE=1 run throughput-combine 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \

@@ -381,12 +381,10 @@ func (b *Backend) checkf(r Result, format string, args ...any) error {
 }
 
 // Usable reports the sticky kernel fault that left CUDA unusable in this
-// process, if any, without a driver call: a caller that ran untrusted
-// kernels (a mutant) asks it to know whether the process must be replaced.
-func (b *Backend) Usable() error { return b.usable() }
-
-// usable reports the earlier sticky fault, if any.
-func (b *Backend) usable() error {
+// process, if any, without a driver call. Every call checks it first; a
+// caller that ran untrusted kernels (a mutant) asks it to know whether the
+// process must be replaced.
+func (b *Backend) Usable() error {
 	if err := Fault(); err != nil {
 		return fmt.Errorf("CUDA unusable in this process since an earlier kernel fault (restart the process): %w", err)
 	}
@@ -435,7 +433,7 @@ func (b *Backend) loadModule(run runner, name string, ptx []byte) (cudart.Module
 	}
 	var m *module
 	err := run(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		h, elog, ilog, r := moduleLoad(ptx)
@@ -495,7 +493,7 @@ func (b *Backend) alloc(run runner, n int) (uint64, error) {
 	}
 	var addr uint64
 	err := run(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		var r Result
@@ -530,7 +528,7 @@ func (b *Backend) copyHtoD(run runner, dst uint64, src []byte) error {
 		return nil
 	}
 	return run(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		return b.upload(dst, src)
@@ -546,7 +544,7 @@ func (b *Backend) copyDtoH(run runner, dst []byte, src uint64) error {
 		return nil
 	}
 	return run(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		return b.download(dst, src)

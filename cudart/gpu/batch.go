@@ -86,7 +86,7 @@ func (b *Backend) fill32(run runner, addr uint64, words int, v uint32) error {
 		return nil
 	}
 	return opErr("fill", "", run(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		return b.checkf(resultOf(cu.MemsetD32(cu.DevicePtr(addr), v, int64(words))), "cuMemsetD32(%#x, %#x, %d words)", addr, v, words)
@@ -102,7 +102,7 @@ func (b *Backend) copyDtoD(run runner, dst, src uint64, n int) error {
 		return nil
 	}
 	return opErr("copy", "", run(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		return b.checkf(memcpyDtoD(dst, src, n), "cuMemcpyDtoD(%#x, %#x, %d bytes)", dst, src, n)

@@ -138,7 +138,7 @@ func (t laterThread) CopyDtoHLater(dst []byte, src uint64) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	if err := b.usable(); err != nil {
+	if err := b.Usable(); err != nil {
 		return err
 	}
 	if p, ok := b.pinned(dst); ok && b.async.Load() == 0 { // directly into it; the group's wait completes it

@@ -46,7 +46,7 @@ func (b *Backend) launch(run runner, h cudart.ModuleHandle, entry string, g cuda
 		if m.unloaded {
 			return cudart.Errorf(cudart.ErrInvalid, "module %s was unloaded", m.name)
 		}
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		f, err := b.function(m, entry)
@@ -130,7 +130,7 @@ func (b *Backend) ParamSizes(h cudart.ModuleHandle, entry string) ([]int, error)
 	}
 	var sizes []int
 	err = b.do(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		f, err := b.function(m, entry)
@@ -187,7 +187,7 @@ func (b *Backend) Elapsed(iters int, launch func() error) (time.Duration, error)
 func (b *Backend) elapsedOnce(iters int, launch func() error, hold time.Duration) (time.Duration, time.Duration, error) {
 	var start, stop cuEvent
 	err := b.do(func() error {
-		if err := b.usable(); err != nil {
+		if err := b.Usable(); err != nil {
 			return err
 		}
 		if err := b.launchHold(hold); err != nil {

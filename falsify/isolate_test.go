@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -267,4 +268,22 @@ func healthy(dev cudart.Device) error {
 		return fmt.Errorf("wrote 1.5 to the device, read back %v", got[0])
 	}
 	return nil
+}
+
+// faulted is a backend that reports a sticky fault through Usable, as the
+// GPU's does after a mutant's kernel fault, while its copies still work.
+type faulted struct{ cudart.Backend }
+
+func (faulted) Usable() error { return fmt.Errorf("an earlier kernel fault") }
+
+// A child must stop after a mutant that left its device unusable, even when
+// the device's own copies still succeed (a small write kept as a pending
+// store answers the read back without the driver).
+func TestHealthyAsksUsable(t *testing.T) {
+	if err := healthy(cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions())); err != nil {
+		t.Fatalf("healthy on a working emulator: %v", err)
+	}
+	if err := healthy(cudart.New(faulted{emu.New(emu.Config{})}, cudart.DefaultOptions())); err == nil {
+		t.Fatal("healthy passed a device whose backend reports a sticky fault")
+	}
 }

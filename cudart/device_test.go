@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -815,5 +816,85 @@ func TestStagedInputNeedsNoSnapshot(t *testing.T) {
 	}
 	if err := launch(); !errors.Is(err, ErrInputModified) || dtod != 2 {
 		t.Fatalf("staged input stored to: err %v, %d snapshots (want 2)", err, dtod)
+	}
+}
+
+// gatedMem is lockedMem whose batches (a checked launch's whole flight,
+// but also an allocation) first sleep for sleep nanoseconds and then, once
+// armed, wait for gate to close.
+type gatedMem struct {
+	*lockedMem
+	sleep *atomic.Int64
+	armed *atomic.Bool
+	gate  chan struct{}
+}
+
+func (g gatedMem) Batch(f func(Backend) error) error {
+	time.Sleep(time.Duration(g.sleep.Load()))
+	if g.armed.Load() {
+		<-g.gate
+	}
+	return g.lockedMem.Batch(f)
+}
+
+// TestLockHeld: Stats.LockHeld counts the time a call held the Device's
+// lock (an allocation that reaches the backend, slowly), not a launch in
+// flight (which gives the lock up) nor a call waiting for that launch's
+// buffer (which waits on the lock's condition, the lock given up too).
+func TestLockHeld(t *testing.T) {
+	mb := newMem()
+	mb.kernels[verifyEntry] = goVerify
+	mb.kernels["copy"] = func(m *memBackend, p [][]byte) error {
+		copy(m.at(ptr(p[1]))[:4], m.at(ptr(p[0]))[:4])
+		return nil
+	}
+	gm := gatedMem{&lockedMem{c: copyMem{mb}}, new(atomic.Int64), new(atomic.Bool), make(chan struct{})}
+	d := New(gm, DefaultOptions())
+	defer d.Close()
+	m, err := d.Load("k", []byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, _ := d.Alloc(F32, 1)
+	y, _ := d.Alloc(F32, 1)
+	if err := d.Write(x, []float32{2}); err != nil {
+		t.Fatal(err)
+	}
+	// A first launch loads the verify module and makes an arena, both
+	// under the lock: after it, a launch only flies.
+	g1 := Geometry{Grid: D1(1), Block: D1(1)}
+	if err := d.Launch(m, "copy", g1, In(x), Out(y)); err != nil {
+		t.Fatal(err)
+	}
+
+	const slow = 30 * time.Millisecond
+	before := d.Stats()
+	gm.sleep.Store(int64(slow))
+	z, err := d.Alloc(F32, 1<<20) // a new size class: the backend allocates, under the lock
+	gm.sleep.Store(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free(z)
+	if held := d.Stats().LockHeld - before.LockHeld; held < slow {
+		t.Errorf("an allocation held the Device's lock %v at the backend; LockHeld grew by %v", slow, held)
+	}
+
+	const stall = 100 * time.Millisecond
+	before = d.Stats()
+	gm.armed.Store(true) // from here on only the launch reaches the backend
+	launched, written := make(chan error, 1), make(chan error, 1)
+	go func() { launched <- d.Launch(m, "copy", g1, In(x), Out(y)) }()
+	for d.Stats().Launches == before.Launches { // counted under the lock it gives up to fly: in flight, y busy
+		time.Sleep(time.Millisecond)
+	}
+	go func() { written <- d.Write(y, []float32{3}) }() // waits for the launch
+	time.Sleep(stall)
+	close(gm.gate)
+	if err := errors.Join(<-launched, <-written); err != nil {
+		t.Fatal(err)
+	}
+	if held := d.Stats().LockHeld - before.LockHeld; held <= 0 || held >= stall/2 {
+		t.Errorf("the Device's lock was held %v while a launch stalled %v in flight and a write waited for it; want more than 0, well under the stall", held, stall)
 	}
 }

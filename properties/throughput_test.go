@@ -34,12 +34,12 @@ var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running ch
 // (dev-calls), the time some call of it was at the backend (dev-busy), the
 // time callers waited for the Device's lock (dev-wait) and the time it was
 // held (dev-lock: when dev-lock·checks/s nears 1 s, the lock limits the
-// run), the process's CPU
-// time (cpu: when cpu·checks/s nears GOMAXPROCS seconds, the host's CPUs
-// limit the run) and, on the GPU, the time the backend's one-at-a-time
-// section was held (held: when held·checks/s nears 1 s, that section limits
-// it) and the time callers waited for it (sem-wait: large while held·checks/s
-// stays well below 1 s, the hand-off from one holder to the next limits it).
+// run), the process's CPU time (cpu: when cpu·checks/s nears GOMAXPROCS
+// seconds, the host's CPUs limit the run) and, on the GPU, the time the
+// backend's one-at-a-time section was held (held: when held·checks/s nears
+// 1 s, that section limits it) and the time callers waited for it
+// (sem-wait: large while held·checks/s stays well below 1 s, the hand-off
+// from one holder to the next limits it).
 func BenchmarkThroughput(b *testing.B) {
 	par := *throughputWorkers
 	if par <= 0 {

@@ -106,7 +106,8 @@ type buffer struct {
 	checkedAt int
 	// mirror is a host copy of the buffer's contents, valid until a launch
 	// may write it or a partial Write: Read serves it without a device call.
-	mirror []byte
+	// The buffer holds one share of it (hostCopy).
+	mirror *hostCopy
 	// busy: a launch that uses the buffer is in flight without the Device's
 	// lock (device-checking backends); every other call on it waits.
 	busy bool
@@ -338,6 +339,7 @@ type pending struct {
 	words int
 	v     uint32
 	raw   []byte
+	ref   *hostCopy // raw's holder share, for a Write's data: released once the store is made
 }
 
 // fill queues n bytes at addr, in the allocation at base, to be set to
@@ -426,7 +428,7 @@ func (d *device) handoff(f func(Backend) error) func() error {
 		fills = append(fills, l...)
 	}
 	d.fills = nil
-	run := func(b Backend) error {
+	run := d.batch(func(b Backend) error {
 		for _, p := range fills {
 			var err error
 			if f, ok := b.(Filler); ok && p.raw == nil {
@@ -446,8 +448,17 @@ func (d *device) handoff(f func(Backend) error) func() error {
 			}
 		}
 		return f(b)
+	})
+	// The Writes' data go back once the batch has ended (the backend may
+	// copy from them until then), by whoever ran it: under the watchdog a
+	// call that timed out may still be running.
+	return func() error {
+		err := run()
+		for _, p := range fills {
+			p.ref.release()
+		}
+		return err
 	}
-	return d.batch(run)
 }
 
 // pattern fills b with the canary (guard) or poison pattern for kind.
@@ -506,6 +517,7 @@ func (d *device) Free(b Buffer) error {
 		return err
 	}
 	delete(d.bufs, b.id)
+	buf.mirror.release()
 	buf.mirror = nil
 	p, traps := d.b.(Protector)
 	if traps && buf.guard > 0 {
@@ -570,14 +582,15 @@ func asBytes[T any](s []T) []byte {
 
 func (d *device) Write(dst Buffer, src any) error {
 	raw, kind, n, herr := hostBytes(src)
-	var data []byte
+	var data *hostCopy
 	if herr == nil && kind == dst.kind && n <= dst.n {
-		data = bytes.Clone(raw) // before taking the lock: other calls go on meanwhile
+		data = newHostCopy(raw) // before taking the lock: other calls go on meanwhile
 	}
 	d.lock()
 	defer d.unlock()
 	buf, err := d.lookup("write", dst)
 	if err != nil {
+		data.release()
 		return err
 	}
 	if herr != nil {
@@ -586,29 +599,31 @@ func (d *device) Write(dst Buffer, src any) error {
 	if kind != dst.kind || n > dst.n {
 		return &Error{Op: "write", Name: dst.String(), Err: Errorf(ErrInvalid, "%d %v elements into %v", n, kind, dst)}
 	}
+	buf.mirror.release()
 	buf.shadowOK, buf.mirror = false, nil
 	if i := d.queuedPoison(buf); i >= 0 && n == dst.n { // overwritten in full
 		l := d.fills[buf.base]
 		d.fills[buf.base] = append(l[:i], l[i+1:]...)
 	}
-	d.queue(buf.base, pending{addr: buf.addr, raw: data})
 	if n == dst.n {
-		buf.shadowOK, buf.mirror = true, data
+		buf.shadowOK, buf.mirror = true, data.hold()
 	}
+	d.queue(buf.base, pending{addr: buf.addr, raw: data.b, ref: data})
 	return nil
 }
 
 func (d *device) Read(dst any, src Buffer) error {
 	raw, mirror, err := d.read(dst, src)
 	if mirror != nil {
-		copy(raw, mirror) // without the lock: a mirror is never changed, only replaced
+		copy(raw, mirror.b) // without the lock: a mirror is never changed, only replaced
+		mirror.release()
 	}
 	return err
 }
 
 // read reads src into raw, dst's bytes, from the device, or returns the
-// mirror to copy into them once the lock is given back.
-func (d *device) read(dst any, src Buffer) (raw, mirror []byte, err error) {
+// mirror, with a share held, to copy into them once the lock is given back.
+func (d *device) read(dst any, src Buffer) (raw []byte, mirror *hostCopy, err error) {
 	d.lock()
 	defer d.unlock()
 	buf, err := d.lookup("read", src)
@@ -623,7 +638,7 @@ func (d *device) read(dst any, src Buffer) (raw, mirror []byte, err error) {
 		return nil, nil, &Error{Op: "read", Name: src.String(), Err: Errorf(ErrInvalid, "%d %v elements from %v", n, kind, src)}
 	}
 	if buf.mirror != nil {
-		return raw, buf.mirror, nil
+		return raw, buf.mirror.hold(), nil
 	}
 	return raw, nil, wrap("read", src.String(), d.exec(func(b Backend) error { return b.CopyDtoH(raw, buf.addr) }))
 }
@@ -671,7 +686,10 @@ type launchBuf struct {
 	role Role
 	snap []byte // an input's contents before the launch, where the host holds no copy of them (allocated before)
 	now  []byte // after the launch: a small buffer's contents (read with its guard bands) or an input's
-	gerr error  // its guard bands after the launch
+	// nowCopy holds now where parse copied it out of page-locked memory
+	// (one share: it becomes the mirror, or goes back after the check).
+	nowCopy *hostCopy
+	gerr    error // its guard bands after the launch
 	// Checked on the device: the guard bands (devGuards) and, for an input,
 	// the contents against a snapshot at snapAt in the arena (devInput).
 	devGuards, devInput bool
@@ -742,6 +760,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 	for _, lb := range lbs {
 		switch {
 		case lb.role != RoleIn:
+			lb.mirror.release()
 			lb.shadowOK, lb.mirror = false, nil
 			if lb.role == RoleOut && opts.Poison && d.queuedPoison(lb.buffer) < 0 {
 				d.fill(lb.base, lb.addr, lb.bytes, lb.kind, false)
@@ -820,6 +839,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		d.stats.MaxFlights = max(d.stats.MaxFlights, d.flights)
 		d.unlock()
 		pl.build(d.b)
+		pl.releaseStaged()
 		err, timedOut = run(d.b, entry, g, opts.Watchdog, d.batch(f))
 		if err == nil {
 			// Still without the lock: parse copies what it keeps out of
@@ -861,7 +881,10 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			lb.checkedAt = seq
 		}
 		if lb.role != RoleIn && lb.now != nil {
-			lb.mirror = lb.now
+			lb.mirror.release()
+			if lb.mirror = lb.nowCopy; lb.mirror == nil {
+				lb.mirror = keep(lb.now)
+			}
 		}
 	}
 	if !opts.VerifyInputs {
@@ -885,10 +908,11 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 			continue
 		}
 		// shadowOK: the mirror holds what the host wrote in full.
-		if !bytes.Equal(lb.now, lb.mirror) {
-			k := firstDiff(lb.now, lb.mirror) / lb.kind.Size()
+		if !bytes.Equal(lb.now, lb.mirror.bytes()) {
+			k := firstDiff(lb.now, lb.mirror.bytes()) / lb.kind.Size()
 			return &Error{Op: "launch", Name: entry, Err: Errorf(ErrInputModified, "%v element %d changed", lb.Buffer, k)}
 		}
+		lb.nowCopy.release()
 	}
 	return nil
 }
@@ -914,8 +938,9 @@ type verifyPlan struct {
 	stageAt        int    // offset of the staged data
 	postAt, backAt int    // offsets of the post table and of the copy back
 	backLen        int
-	back           []byte // the copy back, once the batch has ended
-	pinner         Pinner // gave upload (upPinned) or back (backPinned)
+	back           []byte      // the copy back, once the batch has ended
+	pinner         Pinner      // gave upload (upPinned) or back (backPinned)
+	staged         []*hostCopy // the shares of the Writes' data staged in the upload (releaseStaged)
 	upPinned       bool
 	backPinned     bool
 }
@@ -1056,7 +1081,13 @@ func (d *device) plan(lbs []*launchBuf, opts Options) (*verifyPlan, error) {
 			}
 			return nil, err
 		}
-		pl.pre = nil // made by that call
+		pl.pre = nil // made by that call, which released their data
+	} else {
+		for _, p := range mine {
+			if p.ref != nil {
+				pl.staged = append(pl.staged, p.ref)
+			}
+		}
 	}
 	d.quarantine = nil
 	pl.m = d.verify
@@ -1119,6 +1150,16 @@ func (pl *verifyPlan) build(b Backend) {
 	}
 	putVerifyTable(pl.upload, pl.pre)
 	putVerifyTable(pl.upload[pl.postAt:], pl.post)
+}
+
+// releaseStaged lets go of the Writes' data once build has copied them into
+// the upload (those that paint found overwritten included: made or not,
+// they are done with).
+func (pl *verifyPlan) releaseStaged() {
+	for _, h := range pl.staged {
+		h.release()
+	}
+	pl.staged = nil
 }
 
 // unpin gives the plan's page-locked memory back, once the batch that used
@@ -1214,7 +1255,8 @@ func (pl *verifyPlan) parse() {
 			all := out[c.at : c.at+4*c.words]
 			lb.now = all[lb.guard : lb.guard+lb.bytes]
 			if pl.backPinned { // kept (as a mirror) after unpin
-				lb.now = bytes.Clone(lb.now)
+				lb.nowCopy = newHostCopy(lb.now)
+				lb.now = lb.nowCopy.b
 			}
 			if lb.guard > 0 {
 				lb.gerr = guardError(lb.buffer, all[:lb.guard], all[lb.guard+lb.bytes:])

@@ -111,20 +111,23 @@ func (o *Obs) withinNaive(name string, got, naive []float32, want, tol []float64
 // so that the compiler holds the loop in registers.
 func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off int) int {
 	// note, by hand, on locals: a call per element would keep them in memory.
-	// The ULP maximum is kept as an integer: float64 of a uint64 is
-	// monotone and, below 2^53, exact, so converting the maximum once gives
-	// the maximum of the conversions (and the conversion in the loop would
-	// chain iterations through its register). An element with err = 0
-	// changes no maximum, so it needs no test of its own.
+	// An element with err = 0 changes no maximum, so it needs no test of
+	// its own.
 	n, maxAbs, maxRel, maxRatio, naiveMax := 0, s.MaxAbs, s.MaxRel, s.MaxRatio, s.NaiveMaxRatio
-	var maxULP uint64
+	// The ULP distance as the extremes of a signed step count (ulpSteps);
+	// the maximum distance is max(hiULP, −loULP).
+	var hiULP, loULP int64
 	got, tol = got[:len(want)], tol[:len(want)]
-	if naive != nil {
+	withNaive := naive != nil
+	if withNaive {
 		naive = naive[off:][:len(want)]
+	} else {
+		naive = got // never read: one loop for both, without bounds checks
 	}
 	for i, w := range want {
 		t := tol[i]
-		err := math.Abs(float64(got[i]) - w)
+		g := got[i]
+		err := math.Abs(float64(g) - w)
 		// err is finite exactly when want and got are (unless the
 		// difference overflowed, which the caller handles); err ≥ 0 or NaN,
 		// so err ≤ MaxFloat64 says it is finite (a constant operand, where
@@ -141,17 +144,15 @@ func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off in
 				maxRel = r
 			}
 		}
-		// oracle.ULPDistance32(got[i], float32(w)), branch-free: neither is
-		// NaN here.
-		d := ulpKey32(got[i]) - ulpKey32(float32(w))
-		maxULP = max(maxULP, uint64(max(d, -d))) // finite: < 2^32
+		k := ulpSteps(g, float32(w)) // oracle.ULPDistance32(g, float32(w)) = |k|: neither is NaN here
+		hiULP, loULP = max(hiULP, k), min(loULP, k)
 		if mayExceed(err, t, maxRatio) && t > 0 {
 			if r := err / t; r > maxRatio {
 				maxRatio = r
 			}
 		}
 		// Naive, on an element whose w is finite: its ratio unless t = 0.
-		if naive != nil {
+		if withNaive {
 			if e := math.Abs(float64(naive[i]) - w); mayExceed(e, t, naiveMax) && t > 0 {
 				if r := e / t; r > naiveMax && !math.IsNaN(r) {
 					naiveMax = r
@@ -161,20 +162,25 @@ func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off in
 	}
 	s.Compared += n
 	s.MaxAbs, s.MaxRel, s.MaxRatio, s.NaiveMaxRatio = maxAbs, maxRel, maxRatio, naiveMax
-	if u := float64(maxULP); u > s.MaxULP {
+	// float64 of an integer below 2^53 is exact.
+	if u := float64(max(hiULP, -loULP)); u > s.MaxULP {
 		s.MaxULP = u
 	}
 	return n
 }
 
-// ulpKey32 maps a float32 that is not NaN to an integer whose order is
-// the values' order and whose differences count float32 steps (±0 both map
-// to 0): |ulpKey32(a) − ulpKey32(b)| = oracle.ULPDistance32(a, b)
-// (TestULPKey32), without its branches.
-func ulpKey32(f float32) int64 {
-	b := int32(math.Float32bits(f))
-	s := b >> 31 // 0, or −1 for a negative value
-	return int64((b&0x7fffffff ^ s) - s)
+// ulpSteps returns an integer k with |k| = oracle.ULPDistance32(a, b) for a
+// and b not NaN (TestULPSteps). Of equal signs, their bit patterns as int32
+// differ by ± the number of float32 steps between them (the patterns of
+// one sign are consecutive integers in the order of the magnitudes); of
+// opposite signs, the distance is the sum of the magnitudes' patterns (+0
+// and −0 both count as 0), a rare branch.
+func ulpSteps(a, b float32) int64 {
+	ba, bb := int32(math.Float32bits(a)), int32(math.Float32bits(b))
+	if ba^bb < 0 {
+		return int64(ba&0x7fffffff) + int64(bb&0x7fffffff)
+	}
+	return int64(ba) - int64(bb)
 }
 
 // note records one compared element. The comparisons are plain: every value

@@ -146,9 +146,10 @@ func sameStats(a, b ErrorStats) bool {
 		f(a.MaxULP) == f(b.MaxULP) && f(a.MaxRatio) == f(b.MaxRatio) && f(a.NaiveMaxRatio) == f(b.NaiveMaxRatio)
 }
 
-// Within and Naive fail on the same element with the same message as
-// before, and otherwise record the same statistics, bit for bit, starting
-// from the statistics of earlier comparisons.
+// Within and Naive, called apart or in one pass (withinNaive, as the
+// forward checks compare), fail on the same element with the same message
+// as before, and otherwise record the same statistics, bit for bit,
+// starting from the statistics of earlier comparisons.
 func TestWithinMatchesReference(t *testing.T) {
 	for _, f := range []string{"rapid.checks", "rapid.nofailfile"} {
 		old := flag.Lookup(f).Value.String()
@@ -160,15 +161,19 @@ func TestWithinMatchesReference(t *testing.T) {
 		fail  string
 	}
 	// run compares on a fresh Obs inside a quiet one-check rapid run.
-	run := func(start ErrorStats, cols int, got, naive []float32, want, tol []float64) result {
+	run := func(start ErrorStats, cols int, got, naive []float32, want, tol []float64, onePass bool) result {
 		flag.Set("rapid.checks", "1")
 		var r result
 		q := RunQuiet("within", func(tb TB) {
 			rapid.Check(tb, func(rt *rapid.T) {
 				o := &Obs{rt: rt, stats: start}
 				o.Context(cols, "ctx")
-				o.Within("y", got, want, tol)
-				o.Naive(naive, want, tol)
+				if onePass {
+					o.withinNaive("y", got, naive, want, tol, 0)
+				} else {
+					o.Within("y", got, want, tol)
+					o.Naive(naive, want, tol)
+				}
 				r.stats = o.stats
 			})
 		})
@@ -195,8 +200,9 @@ func TestWithinMatchesReference(t *testing.T) {
 		if msg == "" {
 			refNaive(&want0, naive, want, tol)
 		}
+		onePass := rapid.Bool().Draw(t, "one pass")
 		flag.Set("rapid.checks", "1")
-		r := run(start, cols, got, naive, want, tol)
+		r := run(start, cols, got, naive, want, tol, onePass)
 		flag.Set("rapid.checks", fmt.Sprint(checks))
 		if msg != "" {
 			if !strings.Contains(r.fail, "ctx: "+msg) {
@@ -262,7 +268,9 @@ func sign(k int) int {
 	return 1
 }
 
-func TestULPKey32(t *testing.T) {
+// ulpSteps gives ULPDistance32 as |k|, over every pair of non-NaN float32
+// values and pairs one step apart.
+func TestULPSteps(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pick := func(label string) float32 {
 			v := math.Float32frombits(rapid.Uint32().Draw(t, label))
@@ -275,9 +283,9 @@ func TestULPKey32(t *testing.T) {
 		if rapid.Bool().Draw(t, "near") {
 			b = math.Nextafter32(a, b)
 		}
-		d := ulpKey32(a) - ulpKey32(b)
+		d := ulpSteps(a, b)
 		if got, want := uint64(max(d, -d)), oracle.ULPDistance32(a, b); got != want {
-			t.Fatalf("keys of %g and %g differ by %d, ULPDistance32 %d", a, b, got, want)
+			t.Fatalf("ulpSteps(%g, %g) = %d, ULPDistance32 %d", a, b, d, want)
 		}
 	})
 }

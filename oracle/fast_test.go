@@ -141,10 +141,11 @@ func TestRMSNormForwardRow32IsBitIdentical(t *testing.T) {
 		requireSame(t, "Sums32 without ss32", ssOnly, ss)
 		y, tol, naive := make([]float64, n), make([]float64, n), make([]float32, n)
 		rms, tolRMS := make([]float64, rows), make([]float64, rows)
+		gm := NewGamma32(gamma, nil)
 		for r := 0; r < rows; r++ {
 			lo, hi := r*hidden, (r+1)*hidden
 			rms[r], tolRMS[r] = RMSNormRMSWithTol32(ss[r], hidden, eps32, red)
-			RMSNormForwardRow32(y[lo:hi], tol[lo:hi], naive[lo:hi], x[lo:hi], gamma, ss[r], ss32[r], eps32, red)
+			RMSNormForwardRow32(y[lo:hi], tol[lo:hi], naive[lo:hi], x[lo:hi], gm, ss[r], ss32[r], eps32, red)
 		}
 		requireSame(t, "Row32 y", y, wantY)
 		requireSame(t, "Row32 tolY", tol, wantTol)

@@ -202,37 +202,65 @@ func RMSNormRMSWithTol32(ss float64, hidden int, eps float32, red Reduction) (rm
 	return b.rms, b.rms * b.rhoRMS
 }
 
+// Gamma32 is a float32 weight vector γ with the per-column terms of
+// RMSNormForwardRow32 formed once, not once per row: float64(γ_i), |γ_i|
+// and |γ_i|·(1+U32). Make it with NewGamma32.
+type Gamma32 struct {
+	gamma      []float32
+	g, ag, agU []float64
+}
+
+// NewGamma32 prepares gamma for RMSNormForwardRow32 in scratch, which must
+// have at least 3·len(gamma) elements (nil: allocated) and belongs to the
+// result until its last use.
+func NewGamma32(gamma []float32, scratch []float64) Gamma32 {
+	n := len(gamma)
+	if scratch == nil {
+		scratch = make([]float64, 3*n)
+	}
+	mustLen("scratch", scratch[:min(len(scratch), 3*n)], 3*n)
+	gm := Gamma32{gamma: gamma, g: scratch[:n], ag: scratch[n : 2*n], agU: scratch[2*n : 3*n]}
+	for i, v := range gamma {
+		g := float64(v)
+		gm.g[i], gm.ag[i] = g, math.Abs(g)
+		gm.agU[i] = gm.ag[i] * (1 + U32)
+	}
+	return gm
+}
+
 // RMSNormForwardRow32 writes one row's reference y and bound tolY from
 // float32 inputs x (the row) and gamma, given the row's sums ss and ss32
 // (RMSNormForwardSums32): bit for bit what RMSNormForwardWithTol writes for
 // that row of the widened inputs at eps = float64(eps32) and red. When naive
 // is not nil it also receives RMSNormForward32Naive's y of the row (ss32 is
 // read only then). y, tolY and naive have len(x) elements, as has gamma.
-func RMSNormForwardRow32(y, tolY []float64, naive []float32, x, gamma []float32, ss float64, ss32, eps32 float32, red Reduction) {
+func RMSNormForwardRow32(y, tolY []float64, naive []float32, x []float32, gamma Gamma32, ss float64, ss32, eps32 float32, red Reduction) {
 	n := len(x)
 	mustShape(1, n)
 	mustLen("y", y, n)
 	mustLen("tolY", tolY, n)
 	mustLen32Opt("naive", naive, n)
-	mustLen32("gamma", gamma, n)
+	mustLen32("gamma", gamma.gamma, n)
 	b := rmsRowOf(ss, n, float64(eps32), red)
 	rel := relMul(b.rhoInv, Gamma(2))
 	rms, ri := b.rms, b.ri
-	y, tolY, gamma = y[:n], tolY[:n], gamma[:n]
+	y, tolY = y[:n], tolY[:n]
+	g, ag, agU := gamma.g[:n], gamma.ag[:n], gamma.agU[:n]
 	// rmsForwardTol's loop on v = float64(x_i), g = float64(γ_i).
 	for i, xv := range x {
-		v, g := float64(xv), float64(gamma[i])
-		y[i] = v / rms * g
-		tolY[i] = yBound(v, g, ri, rel)
+		v := float64(xv)
+		y[i] = v / rms * g[i]
+		tolY[i] = yBoundAbs(math.Abs(v), ag[i], agU[i], ri, rel)
 	}
 	if naive == nil {
 		return
 	}
 	// rmsNormRow32's second half, from its sum.
 	naive = naive[:n]
+	g32 := gamma.gamma[:n]
 	inv := 1 / sqrt32(ss32/float32(n)+eps32)
 	for i, xv := range x {
-		naive[i] = xv * inv * gamma[i]
+		naive[i] = xv * inv * g32[i]
 	}
 }
 
@@ -241,8 +269,14 @@ func RMSNormForwardRow32(y, tolY []float64, naive []float32, x, gamma []float32,
 // |v·ri·g| is formed as |v|·ri·|g|: round to nearest is symmetric and
 // ri > 0, so it is the same number as |fl(fl(v·ri)·g)|.
 func yBound(v, g, ri, rel float64) float64 {
-	av, ag := math.Abs(v), math.Abs(g)
-	return av*ri*ag*rel + Eta32*(ag*(1+U32)+av*(1+U32)+1)
+	ag := math.Abs(g)
+	return yBoundAbs(math.Abs(v), ag, ag*(1+U32), ri, rel)
+}
+
+// yBoundAbs is yBound from av = |v|, ag = |g| and agU = ag·(1+U32): the
+// same operations in the same order.
+func yBoundAbs(av, ag, agU, ri, rel float64) float64 {
+	return av*ri*ag*rel + Eta32*(agU+av*(1+U32)+1)
 }
 
 // rmsForwardTol writes the bounds of RMSNormForwardTol and, when y is not

@@ -137,16 +137,19 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 		want, tol = scratch64.get(c.hidden), scratch64.get(c.hidden)
 	}
 	naive := scratch32.get(c.hidden)
+	cols := scratch64.get(3 * c.hidden)
+	gm := oracle.NewGamma32(c.gamma, cols)
 	for r := range c.rows {
 		lo, hi := r*c.hidden, (r+1)*c.hidden
 		w, t := want[:c.hidden], tol[:c.hidden]
 		if c.keep {
 			w, t = want[lo:hi], tol[lo:hi]
 		}
-		oracle.RMSNormForwardRow32(w, t, naive, c.x.Data[lo:hi], c.gamma, ss[r], ss32[r], c.eps, row)
+		oracle.RMSNormForwardRow32(w, t, naive, c.x.Data[lo:hi], gm, ss[r], ss32[r], c.eps, row)
 		o.withinNaive("y", a.Y[lo:hi], naive, w, t, lo)
 	}
 	scratch32.put(naive)
+	scratch64.put(cols)
 	if !c.keep {
 		scratch64.put(want, tol)
 		scratch32.put(a.Y, c.x.Data)

@@ -289,7 +289,7 @@ func (r *tensorRand) normSlow(j int32, i uint64, x float64) float64 {
 			}
 			return -rn - x
 		}
-		if zigF[i]+float32(r.float64())*(zigF[i-1]-zigF[i]) < float32(math.Exp(-.5*x*x)) {
+		if wedgeAccepts(i, x, float32(r.float64())) {
 			return x
 		}
 		u := r.Uint64()
@@ -300,6 +300,55 @@ func (r *tensorRand) normSlow(j int32, i uint64, x float64) float64 {
 			return x
 		}
 	}
+}
+
+// wedgeAccepts is the ziggurat's wedge test for strip i ≥ 1 and uniform
+// u: fn[i] + u·(fn[i−1] − fn[i]) < float32(math.Exp(−x²/2)), the decision
+// math/rand/v2 makes, mostly without the exponential: wedgeLo and wedgeHi
+// bracket float32(math.Exp(−x²/2)) over the cell of |x| (width 2^−wedgeBits),
+// and only a left side between them needs math.Exp.
+func wedgeAccepts(i uint64, x float64, u float32) bool {
+	l := zigF[i] + u*(zigF[i-1]-zigF[i])
+	if k := int(math.Abs(x) * (1 << wedgeBits)); k < len(wedgeLo) {
+		switch {
+		case l < wedgeLo[k]:
+			return true
+		case l >= wedgeHi[k]:
+			return false
+		}
+	}
+	return l < float32(math.Exp(-.5*x*x))
+}
+
+// wedgeLo[k] ≤ float32(math.Exp(−.5·x·x)) ≤ wedgeHi[k] for every float64 x
+// with k·h ≤ |x| < (k+1)·h, h = 2^−wedgeBits, over the wedges' range
+// |x| < 2^31·zigW[i] ≤ 3.45 (strips i ≥ 1). e^(−t²/2) decreases in t ≥ 0,
+// so e^(−b²/2) ≤ e^(−x²/2) ≤ e^(−a²/2) for a = k·h, b = (k+1)·h, both
+// exact, as are their squares and halves (k < 2^12). The computed value
+// strays from e^(−x²/2) by the rounding of −.5·x·x (relative 2^−53 of
+// |z| ≤ 6, so a factor within 1 ± 2^−49) and math.Exp's error (under an
+// ulp), as does each bound's math.Exp: the margin 2^−40 covers them all.
+// Rounding to float32 is monotone, so the float32 of each bound brackets
+// the float32 of the value, and a left side l < wedgeLo[k] is below it,
+// one ≥ wedgeHi[k] is not (TestWedgeBrackets). With h = 1/1024 the bounds
+// leave math.Exp to a few percent of the wedge tests.
+var wedgeLo, wedgeHi = wedgeTables()
+
+const wedgeBits = 10
+
+func wedgeTables() (lo, hi []float32) {
+	top := 0.0
+	for _, w := range zigW[1:] {
+		top = max(top, float64(w)*(1<<31))
+	}
+	n := int(top*(1<<wedgeBits)) + 1
+	lo, hi = make([]float32, n), make([]float32, n)
+	for k := range n {
+		a, b := float64(k)/(1<<wedgeBits), float64(k+1)/(1<<wedgeBits)
+		lo[k] = float32(math.Exp(-.5*b*b) * (1 - 0x1p-40))
+		hi[k] = float32(math.Exp(-.5*a*a) * (1 + 0x1p-40))
+	}
+	return lo, hi
 }
 
 // gammaStream separates γ's stream from the tensors' (any constant that is

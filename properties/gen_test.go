@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -270,4 +271,66 @@ func TestNormalMoments(t *testing.T) {
 	pt, p1 := 5.7606e-4, 0.31731
 	check("P(|x| > r)", tail/n, pt, math.Sqrt(pt*(1-pt))/sq)
 	check("P(|x| > 1)", out1/n, p1, math.Sqrt(p1*(1-p1))/sq)
+}
+
+// wedgeBrackets' invariant: wedgeLo[k] ≤ float32(math.Exp(−.5·x·x)) ≤
+// wedgeHi[k] for the x of every strip's wedge (drawn as the sampler forms
+// them, and at and next to every cell boundary), and wedgeAccepts decides
+// as math/rand/v2's test does, for left sides drawn anywhere and at the
+// exponential itself and its neighbours.
+func TestWedgeBrackets(t *testing.T) {
+	check := func(x float64) error {
+		e := float32(math.Exp(-.5 * x * x))
+		k := int(math.Abs(x) * (1 << wedgeBits))
+		if k >= len(wedgeLo) {
+			return fmt.Errorf("|x| = %g beyond the tables (%d cells)", x, len(wedgeLo))
+		}
+		if !(wedgeLo[k] <= e && e <= wedgeHi[k]) {
+			return fmt.Errorf("x = %g: float32 exp %g outside cell %d's [%g, %g]", x, e, k, wedgeLo[k], wedgeHi[k])
+		}
+		return nil
+	}
+	top := 0.0 // the largest |x| of a wedge
+	for _, w := range zigW[1:] {
+		top = max(top, float64(w)*(1<<31))
+	}
+	for k := 0; k <= len(wedgeLo); k++ { // the boundaries of the cells, and their neighbours
+		b := float64(k) / (1 << wedgeBits)
+		for _, x := range []float64{b, math.Nextafter(b, 0), math.Nextafter(b, 4)} {
+			if x <= top {
+				if err := check(x); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		i := uint64(rapid.IntRange(1, 127).Draw(t, "strip"))
+		lim := int64(zigK[i])
+		mag := rapid.Int64Range(lim, 1<<31).Draw(t, "|j|")
+		j := int32(mag) // 2^31 wraps to −2^31, as the sampler's int32 does
+		if rapid.Bool().Draw(t, "negative") && mag < 1<<31 {
+			j = -j
+		}
+		x := float64(j) * float64(zigW[i])
+		if err := check(x); err != nil {
+			t.Fatal(err)
+		}
+		u := float32(rapid.Float64Range(0, 1).Draw(t, "u"))
+		e := float32(math.Exp(-.5 * x * x))
+		switch rapid.IntRange(0, 2).Draw(t, "u at") { // a left side at or next to e
+		case 1:
+			if d := zigF[i-1] - zigF[i]; d > 0 {
+				u = (e - zigF[i]) / d
+			}
+		case 2:
+			if d := zigF[i-1] - zigF[i]; d > 0 {
+				u = math.Nextafter32((e-zigF[i])/d, float32(rapid.IntRange(-1, 1).Draw(t, "dir")))
+			}
+		}
+		want := zigF[i]+u*(zigF[i-1]-zigF[i]) < e
+		if got := wedgeAccepts(i, x, u); got != want {
+			t.Fatalf("strip %d x %g u %g: wedgeAccepts %v, math/rand/v2's test %v", i, x, u, got, want)
+		}
+	})
 }

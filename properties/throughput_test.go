@@ -28,7 +28,9 @@ var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running ch
 // times GOMAXPROCS: a worker waiting for the device leaves its CPU to
 // another (on the H200's 16 CPUs at 64×1024, value checks/s were 4152 with
 // 16 workers, 5511 with 32; after later changes, in one run, 6842 with 32,
-// 7165 with 48 and 7566 with 64).
+// 7165 with 48 and 7566 with 64; once the host copies were pooled, 96 and
+// 128 workers gave no more than 64: 7488 and 7196 against 7264, then 7286
+// and 6942 against 7324, the run's CPUs being all in use).
 //
 // Besides checks/s each run reports, per check: the Device's calls
 // (dev-calls), the time some call of it was at the backend (dev-busy), the

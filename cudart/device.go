@@ -880,8 +880,7 @@ func (d *device) Launch(m Module, entry string, g Geometry, params ...Param) err
 		if opts.CheckGuards && alone && d.stats.Launches == seq {
 			lb.checkedAt = seq
 		}
-		if lb.role != RoleIn && lb.now != nil {
-			lb.mirror.release()
+		if lb.role != RoleIn && lb.now != nil { // its mirror was dropped before the launch
 			if lb.mirror = lb.nowCopy; lb.mirror == nil {
 				lb.mirror = keep(lb.now)
 			}

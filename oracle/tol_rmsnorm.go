@@ -1,6 +1,9 @@
 package oracle
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // ulpErr returns the relative error bound of a function documented to be
 // within k ulp of the correctly rounded float32 result: the correctly rounded
@@ -218,7 +221,9 @@ func NewGamma32(gamma []float32, scratch []float64) Gamma32 {
 	if scratch == nil {
 		scratch = make([]float64, 3*n)
 	}
-	mustLen("scratch", scratch[:min(len(scratch), 3*n)], 3*n)
+	if len(scratch) < 3*n {
+		panic(fmt.Sprintf("oracle: len(scratch) = %d, want at least %d", len(scratch), 3*n))
+	}
 	gm := Gamma32{gamma: gamma, g: scratch[:n], ag: scratch[n : 2*n], agU: scratch[2*n : 3*n]}
 	for i, v := range gamma {
 		g := float64(v)

@@ -22,12 +22,8 @@ import (
 // open opens device 0 without the bandwidth measurement. Without a device
 // the test is skipped, unless PTXPROP_REQUIRE_GPU is set (as on the GPU
 // machine), where it fails.
-// combineAll makes open give every backend Config.Combine (TestCombined).
-var combineAll bool
-
 func open(t *testing.T, cfg Config) *Backend {
 	t.Helper()
-	cfg.Combine = cfg.Combine || combineAll
 	if cfg.CopyBytes == 0 {
 		cfg.CopyBytes = -1
 	}
@@ -754,25 +750,9 @@ func TestBatchFill(t *testing.T) {
 	}
 }
 
-// TestCombined reruns the tests of checked launches with Config.Combine:
-// batches of goroutines side by side run in groups that wait for the device
-// once, their copies back delivered at the group's end.
-func TestCombined(t *testing.T) {
-	combineAll = true
-	defer func() { combineAll = false }()
-	for name, f := range map[string]func(*testing.T){
-		"GuardBand": TestGuardBand, "Poison": TestPoison, "Concurrency": TestConcurrency,
-		"BatchFill": TestBatchFill, "Watchdog": TestWatchdog, "Elapsed": TestElapsed,
-		"Pinned": TestPinned,
-	} {
-		t.Run(name, f)
-	}
-}
-
 // TestPinned: page-locked memory from Pinned goes to and from the device
-// directly (queued inside Batch, or with the copy back left to the group's
-// wait under Combine), is reused once given back, and nothing else is
-// taken for it.
+// directly (queued inside Batch), is reused once given back, and nothing
+// else is taken for it.
 func TestPinned(t *testing.T) {
 	b := open(t, Config{})
 	const n = 1<<20 + 3
@@ -799,9 +779,6 @@ func TestPinned(t *testing.T) {
 	err = b.Batch(func(be cudart.Backend) error {
 		if err := be.CopyHtoD(addr, src); err != nil {
 			return err
-		}
-		if lr, ok := be.(cudart.LaterReader); ok {
-			return lr.CopyDtoHLater(dst, addr)
 		}
 		return be.CopyDtoH(dst, addr)
 	})

@@ -1,0 +1,106 @@
+package cudart_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/cudart/emu"
+)
+
+// Two emulators opened side by side are two devices: each names its
+// ordinal, and neither takes the other's buffers.
+func TestTwoEmulators(t *testing.T) {
+	opts := cudart.DefaultOptions()
+	a, err := cudart.Open("emu", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	opts.Ordinal = 1
+	b, err := cudart.Open("emu", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if ia, ib := a.Info(), b.Info(); ia.Ordinal != 0 || ib.Ordinal != 1 || ia.Backend != "emu" || ib.Backend != "emu" {
+		t.Fatalf("infos %+v and %+v, want emulators 0 and 1", ia, ib)
+	}
+	x, err := a.Alloc(cudart.F32, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := b.Alloc(cudart.F32, 4) // the same id on the other device
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(x, []float32{1, 2, 3, 4}); !errors.Is(err, cudart.ErrInvalid) {
+		t.Errorf("a buffer of device 0 written on device 1: %v, want ErrInvalid", err)
+	}
+	if err := a.Write(x, []float32{1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(y, []float32{5, 6, 7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 4)
+	if err := a.Read(got, x); err != nil || got[0] != 1 {
+		t.Errorf("device 0 reads %v, %v; want its own 1", got, err)
+	}
+}
+
+func TestOpenOptions(t *testing.T) {
+	opts := cudart.DefaultOptions()
+	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 9}}
+	d, err := cudart.Open("emu", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := d.Backend().(*emu.Backend).Config(); cfg.Approx != emu.ApproxAdversarial || cfg.Seed != 9 {
+		t.Errorf("emulator config %+v, want the options' adversarial seed 9", cfg)
+	}
+	if d.Capabilities() != emu.Caps {
+		t.Errorf("capabilities %v, want %v", d.Capabilities(), emu.Caps)
+	}
+	if err := d.SetSchedule(3); err != nil {
+		t.Errorf("SetSchedule: %v", err)
+	}
+	if old, err := d.SetInstructionLimit(1000); err != nil || old != 0 {
+		t.Errorf("SetInstructionLimit: %d, %v; want the default 0", old, err)
+	}
+	if old, _ := d.SetInstructionLimit(0); old != 1000 {
+		t.Errorf("SetInstructionLimit returned %d, want 1000", old)
+	}
+	d.Close()
+
+	opts.Backend = emu.Options{DeviceChecks: true}
+	d, err = cudart.Open("", opts) // auto: the emulator here, given its options
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Backend().(emu.Checked); !ok || d.Capabilities() != emu.CheckedCaps {
+		t.Errorf("DeviceChecks opened %T with %v, want emu.Checked with %v", d.Backend(), d.Capabilities(), emu.CheckedCaps)
+	}
+	d.Close()
+
+	if _, err := cudart.Open("emu-checked", cudart.DefaultOptions()); !errors.Is(err, cudart.ErrInvalid) {
+		t.Errorf(`Open("emu-checked"): %v, want an unknown backend`, err)
+	}
+	opts.Ordinal = -1
+	if _, err := cudart.Open("emu", opts); !errors.Is(err, cudart.ErrInvalid) {
+		t.Errorf("ordinal -1: %v, want ErrInvalid", err)
+	}
+}
+
+// gpuOptions stand for another backend's options.
+type gpuOptions struct{}
+
+func (gpuOptions) BackendName() string { return "gpu" }
+
+func TestOpenRefusesOtherBackendsOptions(t *testing.T) {
+	opts := cudart.DefaultOptions()
+	opts.Backend = gpuOptions{}
+	if _, err := cudart.Open("emu", opts); !errors.Is(err, cudart.ErrInvalid) {
+		t.Fatalf("gpu options given to the emulator: %v, want ErrInvalid", err)
+	}
+}

@@ -65,6 +65,12 @@ func TestInfo(t *testing.T) {
 		info.Driver == "" || info.CUDA == "" {
 		t.Errorf("empty Info field: %+v", info)
 	}
+	// The UUID as nvidia-smi -L and CUDA_VISIBLE_DEVICES spell it, and the
+	// PCI address as cuDeviceGetPCIBusId does: what tells devices apart.
+	if !regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`).MatchString(info.UUID) ||
+		!regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.0$`).MatchString(info.PCIBusID) || info.Ordinal != 0 {
+		t.Errorf("device identity: ordinal %d, UUID %q, PCI bus id %q", info.Ordinal, info.UUID, info.PCIBusID)
+	}
 	if !strings.Contains(info.ComputeCapability, ".") || info.ComputeCapability == "0.0" {
 		t.Errorf("compute capability %q", info.ComputeCapability)
 	}
@@ -825,4 +831,25 @@ func bytesDiff(a, b []byte) int {
 		}
 	}
 	return -1
+}
+
+// TestOpenThroughCudart: cudart.Open hands the ordinal and a Config in
+// Options.Backend to the backend, and the Device takes the backend's
+// declared capabilities.
+func TestOpenThroughCudart(t *testing.T) {
+	open(t, Config{}) // skips without a GPU
+	opts := cudart.DefaultOptions()
+	opts.Backend = Config{CopyBytes: -1}
+	d, err := cudart.Open("gpu", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if info := d.Info(); d.Capabilities() != Caps || info.Ordinal != 0 || info.CopyBandwidth != 0 {
+		t.Errorf("capabilities %v, info %+v; want %v, ordinal 0, no bandwidth measured (CopyBytes -1)", d.Capabilities(), info, Caps)
+	}
+	opts.Ordinal = 1 << 20
+	if _, err := cudart.Open("gpu", opts); !errors.Is(err, cudart.ErrNoDevice) {
+		t.Errorf("ordinal %d: %v, want ErrNoDevice", opts.Ordinal, err)
+	}
 }

@@ -103,4 +103,8 @@ func TestOpenRefusesOtherBackendsOptions(t *testing.T) {
 	if _, err := cudart.Open("emu", opts); !errors.Is(err, cudart.ErrInvalid) {
 		t.Fatalf("gpu options given to the emulator: %v, want ErrInvalid", err)
 	}
+	opts.Backend = &emu.Options{} // named "emu", but not the type the emulator takes
+	if _, err := cudart.Open("emu", opts); !errors.Is(err, cudart.ErrInvalid) {
+		t.Fatalf("*emu.Options: %v, want ErrInvalid", err)
+	}
 }

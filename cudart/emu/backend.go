@@ -122,7 +122,10 @@ func (b *Backend) Capabilities() cudart.Caps { return Caps }
 
 func init() {
 	cudart.Register("emu", func(ordinal int, opts cudart.BackendOptions) (cudart.Backend, error) {
-		o, _ := opts.(Options) // cudart.Open passes only Options, or nil
+		o, ok := opts.(Options)
+		if opts != nil && !ok {
+			return nil, cudart.Errorf(cudart.ErrInvalid, "emulator options of type %T, want emu.Options", opts)
+		}
 		return Open(ordinal, o), nil
 	})
 }

@@ -9,7 +9,10 @@ import "github.com/ptxprop/ptxprop/cudart"
 // cuInit already ran in gorgonia.org/cu's init; see cuinit.go.)
 func init() {
 	cudart.Register("gpu", func(ordinal int, opts cudart.BackendOptions) (cudart.Backend, error) {
-		cfg, _ := opts.(Config) // cudart.Open passes only a Config, or nil
+		cfg, ok := opts.(Config)
+		if opts != nil && !ok {
+			return nil, cudart.Errorf(cudart.ErrInvalid, "GPU options of type %T, want gpu.Config", opts)
+		}
 		cfg.Ordinal = ordinal
 		b, err := Open(cfg)
 		if err != nil {

@@ -2,6 +2,7 @@ package cudart_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
@@ -51,38 +52,15 @@ func TestTwoEmulators(t *testing.T) {
 
 func TestOpenOptions(t *testing.T) {
 	opts := cudart.DefaultOptions()
-	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 9}}
-	d, err := cudart.Open("emu", opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg := d.Backend().(*emu.Backend).Config(); cfg.Approx != emu.ApproxAdversarial || cfg.Seed != 9 {
-		t.Errorf("emulator config %+v, want the options' adversarial seed 9", cfg)
-	}
-	if d.Capabilities() != emu.Caps {
-		t.Errorf("capabilities %v, want %v", d.Capabilities(), emu.Caps)
-	}
-	if err := d.SetSchedule(3); err != nil {
-		t.Errorf("SetSchedule: %v", err)
-	}
-	if old, err := d.SetInstructionLimit(1000); err != nil || old != 0 {
-		t.Errorf("SetInstructionLimit: %d, %v; want the default 0", old, err)
-	}
-	if old, _ := d.SetInstructionLimit(0); old != 1000 {
-		t.Errorf("SetInstructionLimit returned %d, want 1000", old)
-	}
-	d.Close()
-
 	opts.Backend = emu.Options{DeviceChecks: true}
-	d, err = cudart.Open("", opts) // auto: the emulator here, given its options
+	d, err := cudart.Open("", opts) // auto: the emulator here, given its options
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := d.Backend().(emu.Checked); !ok || d.Capabilities() != emu.CheckedCaps {
-		t.Errorf("DeviceChecks opened %T with %v, want emu.Checked with %v", d.Backend(), d.Capabilities(), emu.CheckedCaps)
+	if d.Capabilities() != emu.CheckedCaps {
+		t.Errorf("DeviceChecks: capabilities %v, want %v", d.Capabilities(), emu.CheckedCaps)
 	}
 	d.Close()
-
 	if _, err := cudart.Open("emu-checked", cudart.DefaultOptions()); !errors.Is(err, cudart.ErrInvalid) {
 		t.Errorf(`Open("emu-checked"): %v, want an unknown backend`, err)
 	}
@@ -90,6 +68,27 @@ func TestOpenOptions(t *testing.T) {
 	if _, err := cudart.Open("emu", opts); !errors.Is(err, cudart.ErrInvalid) {
 		t.Errorf("ordinal -1: %v, want ErrInvalid", err)
 	}
+}
+
+// Open the emulator as the second device of its kind, with adversarial
+// approximate instructions, and vary its schedule.
+func ExampleOpen() {
+	opts := cudart.DefaultOptions()
+	opts.Ordinal = 1
+	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 7}}
+	dev, err := cudart.Open("emu", opts)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close()
+	fmt.Println(dev.Info().Backend, dev.Info().Ordinal, dev.Capabilities())
+	if dev.Capabilities().Has(cudart.CapSchedule) {
+		fmt.Println(dev.SetSchedule(42))
+	}
+	// Output:
+	// emu 1 {fill,copy-dtod,protect,write-counts,abort,schedule,instruction-limit}
+	// <nil>
 }
 
 // gpuOptions stand for another backend's options.

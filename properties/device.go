@@ -38,18 +38,18 @@ func Device() (cudart.Device, error) {
 		if name == "auto" && !cudart.Registered("gpu") && gpuVisible() {
 			fmt.Fprintln(os.Stderr, "ptxprop: a GPU is visible but this binary was built without -tags cuda; using the PTX emulator (set GOFLAGS=-tags=cuda to test on the GPU)")
 		}
-		dev, devErr = cudart.Open(name, cudart.DefaultOptions())
-		if devErr == nil && *AdversarialFlag != 0 {
-			b, ok := dev.Backend().(*emu.Backend)
-			if c, checked := dev.Backend().(emu.Checked); checked {
-				b, ok = c.Emulator(), true
-			}
-			if ok {
-				cfg := b.Config()
-				cfg.Approx, cfg.Seed = emu.ApproxAdversarial, *AdversarialFlag
-				b.SetConfig(cfg)
-			}
+		opts := cudart.DefaultOptions()
+		var eo emu.Options
+		if name == "emu-checked" { // the emulator, checked as a GPU is (make test-checked)
+			name, eo.DeviceChecks = "emu", true
 		}
+		if *AdversarialFlag != 0 {
+			eo.Config.Approx, eo.Config.Seed = emu.ApproxAdversarial, *AdversarialFlag
+		}
+		if name != "gpu" && eo != (emu.Options{}) {
+			opts.Backend = eo // on "auto", used only if the emulator is picked
+		}
+		dev, devErr = cudart.Open(name, opts)
 	})
 	return dev, devErr
 }

@@ -27,8 +27,9 @@
 //     and "-Inf". Every other float must be finite and non-negative.
 //   - A file is written whole or not at all: Write marshals first, writes a
 //     temporary file in the target directory, fsyncs it and renames it over
-//     the target. Update adds a lock file (path + ".lock") so that separate
-//     processes adding predictions and mutants to one report lose nothing.
+//     the target. Update holds a lock file (path + ".lock", removed when it
+//     ends) so that separate processes adding predictions and mutants to
+//     one report lose nothing.
 //
 // The schema is embedded (Schema, SchemaID); the package validates with Go
 // code (Report.Validate) that mirrors it and is tested against it, so it

@@ -268,8 +268,9 @@ func jsonField(f reflect.StructField) (name string, required bool) {
 }
 
 // Update applies fn to the report at path and writes the result atomically,
-// holding an exclusive lock (the file path + ".lock", which stays in place)
-// so that concurrent Updates from goroutines or processes lose no write.
+// holding an exclusive lock (the file path + ".lock", removed when the
+// Update ends) so that concurrent Updates from goroutines or processes lose
+// no write.
 // When path does not exist, fn receives a report holding only SchemaVersion
 // (r.Run.Start.IsZero()) and must fill in Run. If path exists but cannot be
 // read or parsed, or fn fails, nothing is written and the error is returned.

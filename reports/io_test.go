@@ -32,12 +32,12 @@ func dirEntries(t *testing.T, dir string) []string {
 	return names
 }
 
-// noTempFiles fails if dir holds a leftover temporary file.
+// noTempFiles fails if dir holds a leftover temporary or lock file.
 func noTempFiles(t *testing.T, dir string) {
 	t.Helper()
 	for _, n := range dirEntries(t, dir) {
-		if strings.Contains(n, ".tmp") {
-			t.Errorf("temporary file %s left in %s", n, dir)
+		if strings.Contains(n, ".tmp") || strings.HasSuffix(n, ".lock") {
+			t.Errorf("temporary or lock file %s left in %s", n, dir)
 		}
 	}
 }

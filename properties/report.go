@@ -138,7 +138,7 @@ func PredictionReport(p *Prediction, o Outcome, ok bool, notRun string) reports.
 		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
 	}
 	if o.Stats.Compared > 0 {
-		es := &reports.ErrorStats{MaxAbs: o.Stats.MaxAbs, MaxRel: o.Stats.MaxRel, MaxULP: o.Stats.MaxULP,
+		es := &reports.ErrorStats{MaxAbs: new(o.Stats.MaxAbs), MaxRel: new(o.Stats.MaxRel), MaxULP: new(o.Stats.MaxULP),
 			MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
 		if o.Stats.NaiveMaxRatio > 0 {
 			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio

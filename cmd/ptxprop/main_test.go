@@ -13,7 +13,7 @@ import (
 
 func writeReport(t *testing.T, status reports.PredictionStatus) string {
 	t.Helper()
-	r := reports.New(reports.Run{Start: time.Now().UTC(), GoVersion: "go1.26", Backend: reports.BackendEmu})
+	r := reports.New(reports.Run{ID: reports.NewRunID(), Start: time.Now().UTC(), GoVersion: "go1.26", Backend: reports.BackendEmu})
 	r.UpsertPrediction(reports.Prediction{ID: "P-1", Title: "t", Statement: "s", Status: status, Reason: "why", Checks: 3})
 	p := filepath.Join(t.TempDir(), "r.json")
 	if err := reports.Write(p, r); err != nil {

@@ -136,8 +136,11 @@ func Read(path string) (*Report, error) {
 
 // Parse decodes a report. It fails, with an error wrapping ErrSchemaVersion,
 // when schema_version is missing or not SchemaVersion; and, with an error
-// wrapping ErrInvalid, when a required field is missing or null, a field is
-// unknown, or Validate fails.
+// wrapping ErrInvalid, when the data is not a JSON object, a value has the
+// wrong kind or an enum value is unknown, a required field is missing or
+// null, a field is unknown, or Validate fails. Each problem names the JSON
+// path of the value (predictions[3].status) and repeats at most a short
+// prefix of it.
 func Parse(data []byte) (*Report, error) {
 	r, err := parse(data)
 	if err != nil {
@@ -158,7 +161,7 @@ func parse(data []byte) (*Report, error) {
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("%w: the file holds %s, not a JSON object (not a ptxprop contract report?)", ErrSchemaVersion, describe(doc))
+		return nil, fmt.Errorf("%w: the file holds %s, not a JSON object (not a ptxprop contract report?)", ErrInvalid, describe(doc))
 	}
 	switch sv, ok := obj["schema_version"].(string); {
 	case !ok:

@@ -32,6 +32,28 @@ var statusRank = map[PredictionStatus]int{NotRun: 0, Skipped: 0, Discharged: 1, 
 // start, latest end); its rapid_checks is their sum, each shard's command
 // line becomes a note, and a shard that was stopped early stops it too.
 func Merge(rs ...*Report) (*Report, error) {
+	names := make([]string, len(rs))
+	for i := range rs {
+		names[i] = fmt.Sprintf("report %d", i+1)
+	}
+	return merge(names, rs)
+}
+
+// MergeFiles reads the reports at paths and merges them as Merge does; its
+// errors name the files.
+func MergeFiles(paths ...string) (*Report, error) {
+	rs := make([]*Report, len(paths))
+	for i, p := range paths {
+		r, err := Read(p)
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = r
+	}
+	return merge(paths, rs)
+}
+
+func merge(names []string, rs []*Report) (*Report, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("reports: merge: no reports")
 	}
@@ -50,7 +72,7 @@ func Merge(rs ...*Report) (*Report, error) {
 		}
 		for _, id := range ids {
 			if j, ok := holder[id]; ok {
-				same = append(same, fmt.Sprintf("report %d and report %d both hold run %s", j+1, i+1, id))
+				same = append(same, fmt.Sprintf("%s and %s both hold run %s", names[j], names[i], id))
 				continue
 			}
 			holder[id] = i
@@ -64,7 +86,7 @@ func Merge(rs ...*Report) (*Report, error) {
 	for i, r := range rs {
 		q := r.Run
 		if q.Stopped != "" {
-			out.Run.Stopped = strings.TrimPrefix(out.Run.Stopped+"; ", "; ") + fmt.Sprintf("report %d: %s", i+1, q.Stopped)
+			out.Run.Stopped = strings.TrimPrefix(out.Run.Stopped+"; ", "; ") + fmt.Sprintf("%s: %s", names[i], q.Stopped)
 		}
 		for _, c := range []struct{ what, a, b string }{
 			{"git_commit", first.GitCommit, q.GitCommit},
@@ -72,7 +94,7 @@ func Merge(rs ...*Report) (*Report, error) {
 			{"device", first.Device, q.Device},
 		} {
 			if c.a != c.b {
-				problems = append(problems, fmt.Sprintf("report %d: %s %q, report 1: %q", i+1, c.what, c.b, c.a))
+				problems = append(problems, fmt.Sprintf("%s: %s %q, %s: %q", names[i], c.what, c.b, names[0], c.a))
 			}
 		}
 		if q.Start.Before(out.Run.Start) {
@@ -89,14 +111,14 @@ func Merge(rs ...*Report) (*Report, error) {
 		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
 		for _, k := range r.Kernels {
 			if have := out.Kernel(k.Name); have != nil && *have != k {
-				problems = append(problems, fmt.Sprintf("report %d: kernel %s differs from an earlier report's", i+1, k.Name))
+				problems = append(problems, fmt.Sprintf("%s: kernel %s differs from an earlier report's", names[i], k.Name))
 				continue
 			}
 			out.UpsertKernel(k)
 		}
 		for _, m := range r.Mutants {
 			if out.Mutant(m.Name) != nil {
-				problems = append(problems, fmt.Sprintf("report %d: mutant %s is in an earlier report too", i+1, m.Name))
+				problems = append(problems, fmt.Sprintf("%s: mutant %s is in an earlier report too", names[i], m.Name))
 				continue
 			}
 			out.UpsertMutant(m)

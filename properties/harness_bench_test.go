@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/suite"
@@ -17,7 +17,7 @@ import (
 // It lets BenchmarkHarness measure what a check costs outside the kernel.
 type cpuForward struct{}
 
-func (cpuForward) RMSNormForward(_ cudart.Device, a *kernels.RMSNormForwardArgs) error {
+func (cpuForward) RMSNormForward(_ cudart.Device, a *op.RMSNormForwardArgs) error {
 	oracle.RMSNormForward32Naive(a.Y, a.RMS, a.X, a.Gamma, a.Rows, a.Hidden, a.Eps)
 	return nil
 }
@@ -26,7 +26,7 @@ func (cpuForward) RMSNormForward(_ cudart.Device, a *kernels.RMSNormForwardArgs)
 // (the bound's V2 with ri = 1/rms).
 type cpuBackward struct{}
 
-func (cpuBackward) RMSNormBackward(_ cudart.Device, a *kernels.RMSNormBackwardArgs) error {
+func (cpuBackward) RMSNormBackward(_ cudart.Device, a *op.RMSNormBackwardArgs) error {
 	n := a.Hidden
 	for i := range a.DGamma {
 		a.DGamma[i] = 0
@@ -65,7 +65,7 @@ func BenchmarkHarness(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("fake/value/%dx%d", rows, hidden), func(b *testing.B) {
 			x := properties.MakeTensor(properties.Normal, 0, 1, rows, hidden).Data
-			a := &kernels.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: x,
+			a := &op.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: x,
 				Gamma: properties.MakeTensor(properties.Normal, 0, 2, 1, hidden).Data,
 				Y:     make([]float32, rows*hidden), RMS: make([]float32, rows)}
 			for b.Loop() {
@@ -73,7 +73,7 @@ func BenchmarkHarness(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("fake/gradient/%dx%d", rows, hidden), func(b *testing.B) {
-			a := &kernels.RMSNormBackwardArgs{Rows: rows, Hidden: hidden,
+			a := &op.RMSNormBackwardArgs{Rows: rows, Hidden: hidden,
 				X:     properties.MakeTensor(properties.Normal, 0, 1, rows, hidden).Data,
 				Gamma: properties.MakeTensor(properties.Normal, 0, 2, 1, hidden).Data,
 				RMS:   make([]float32, rows),

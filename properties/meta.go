@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
@@ -142,7 +142,7 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 		c := drawBwdCase(rt, lim)
 		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
 		run := func(d cudart.Device, what string) ([]float32, []float32) {
-			a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
+			a := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
 				DY: c.dy.Data, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden)}
 			o.Check(what, impl.RMSNormBackward(d, a))
 			return a.DX, a.DGamma
@@ -151,7 +151,7 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 		seed := rapid.Int64().Draw(rt, "schedule.seed")
 		setSchedule(dev, seed)
 		other := drawBwdCase(rt, lim) // interleaved launch of another shape
-		a := &kernels.RMSNormBackwardArgs{Rows: other.rows, Hidden: other.hidden, X: other.x.Data, Gamma: other.gamma,
+		a := &op.RMSNormBackwardArgs{Rows: other.rows, Hidden: other.hidden, X: other.x.Data, Gamma: other.gamma,
 			RMS: other.rms32, DY: other.dy.Data, DX: make([]float32, other.rows*other.hidden), DGamma: make([]float32, other.hidden)}
 		o.Check("interleaved launch", impl.RMSNormBackward(dev, a))
 		dx2, dg2 := run(dev, "second launch")
@@ -332,7 +332,7 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 	Check(t, Robustness, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim, Zero, Subnormal, Huge, Special, Constant)
 		o.Context(c.hidden, "%v", c)
-		a := &kernels.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
+		a := &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
 			Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}
 		o.Check("rmsnorm forward", fwd.RMSNormForward(dev, a))
 		x, g := F64(c.x.Data), F64(c.gamma)
@@ -341,7 +341,7 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 		switch c.x.Dist {
 		case Zero, Subnormal, Constant:
 			tol := make([]float64, len(x))
-			row, _ := reductions(fwd, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+			row, _ := reductions(fwd, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 			oracle.RMSNormForwardTol(tol, nil, x, g, c.rows, c.hidden, float64(c.eps), row)
 			o.Within("y", a.Y, want, tol)
 		default:
@@ -354,7 +354,7 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 			for i, v := range rms {
 				rms32[i] = float32(v)
 			}
-			b := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms32,
+			b := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms32,
 				DY: dy.Data, DX: make([]float32, len(x)), DGamma: make([]float32, c.hidden)}
 			o.Check("rmsnorm backward", bwd.RMSNormBackward(dev, b))
 			for i, v := range b.DX {

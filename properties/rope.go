@@ -7,25 +7,25 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
 // RoPEForwarder runs a RoPE NeoX forward (single position or batched).
 type RoPEForwarder interface {
-	RoPEForward(dev cudart.Device, a *kernels.RoPEArgs) error
+	RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error
 }
 
 // RoPEBackwarder runs the RoPE NeoX backward.
 type RoPEBackwarder interface {
-	RoPEBackward(dev cudart.Device, a *kernels.RoPEBackwardArgs) error
+	RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error
 }
 
 // Positions says how a RoPE forward takes its positions.
 type Positions int
 
-// Position modes: one position for every row (RoPEArgs.Pos), or one per row
-// (RoPEArgs.Positions).
+// Position modes: one position for every row (op.RoPEForwardArgs.Pos), or one per row
+// (op.RoPEForwardArgs.Positions).
 const (
 	SharedPosition Positions = iota
 	PerRowPositions
@@ -102,7 +102,7 @@ func (c ropeCase) posF64() []float64 {
 // runRoPE runs impl on c (positions per mode) and returns y.
 func runRoPE(o *Obs, dev cudart.Device, impl RoPEForwarder, mode Positions, c ropeCase, theta float32) []float32 {
 	o.rt.Helper()
-	a := &kernels.RoPEArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: theta, X: c.x.Data,
+	a := &op.RoPEForwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: theta, X: c.x.Data,
 		Y: make([]float32, len(c.x.Data))}
 	if mode == SharedPosition {
 		a.Pos = c.pos[0]
@@ -260,7 +260,7 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 
 func runRoPEBackward(o *Obs, dev cudart.Device, bwd RoPEBackwarder, c ropeCase, dy []float32) []float32 {
 	o.rt.Helper()
-	a := &kernels.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: c.pos,
+	a := &op.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: c.pos,
 		DY: dy, DX: make([]float32, len(dy))}
 	o.Check("rope backward", bwd.RoPEBackward(dev, a))
 	return a.DX

@@ -378,43 +378,7 @@ func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		var findings []string
-		ran := 0
-		for _, p := range r.Predictions {
-			switch p.Status {
-			case reports.Discharged:
-				ran++
-			case reports.Falsified, reports.Inconclusive, reports.Error:
-				ran++
-				findings = append(findings, fmt.Sprintf("%-12s %s: %s", p.Status, p.ID, firstLine(p.Reason)))
-			}
-		}
-		for _, m := range r.Mutants {
-			switch m.Status {
-			case reports.MutantSurvived, reports.MutantError, reports.MutantNotExercised:
-				findings = append(findings, fmt.Sprintf("mutant %-13s %s: %s", m.Status, m.Name, firstLine(m.Reason)))
-			}
-		}
-		switch {
-		case len(r.Predictions) == 0: // Read refuses such a report; kept should that change
-			findings = append(findings, "no predictions: the report checked nothing")
-		case ran == 0:
-			findings = append(findings, fmt.Sprintf("no prediction ran: all %d are skipped or not run", len(r.Predictions)))
-		}
-		if r.Partial() {
-			line := "partial report"
-			if r.Run.Stopped != "" {
-				line += ": stopped: " + firstLine(r.Run.Stopped)
-			}
-			if ids := r.NotRun(); len(ids) > 0 {
-				line += fmt.Sprintf(": %d %s not run: %s", len(ids), plural(len(ids), "prediction", "predictions"), strings.Join(ids, ", "))
-			}
-			if *allowPartial {
-				fmt.Fprintf(e.stdout, "%s (allowed by -allow-partial)\n", line)
-			} else {
-				findings = append(findings, line+" (run them, or pass -allow-partial)")
-			}
-		}
+		findings, ran := verdict(e, r, *allowPartial)
 		for _, f := range findings {
 			fmt.Fprintln(e.stdout, f)
 		}
@@ -424,6 +388,49 @@ func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "%s: %d predictions, %d ran, none failed\n", path, len(r.Predictions), ran)
 		return nil
 	}
+}
+
+// verdict returns check's findings on r, one line each, and how many
+// predictions ran (any status but skipped and not_run). With allowPartial a
+// partial report is noted on e.stdout instead of being a finding. A command
+// that runs contracts (verify, run) judges its report with it too.
+func verdict(e *env, r *reports.Report, allowPartial bool) (findings []string, ran int) {
+	for _, p := range r.Predictions {
+		switch p.Status {
+		case reports.Discharged:
+			ran++
+		case reports.Falsified, reports.Inconclusive, reports.Error:
+			ran++
+			findings = append(findings, fmt.Sprintf("%-12s %s: %s", p.Status, p.ID, firstLine(p.Reason)))
+		}
+	}
+	for _, m := range r.Mutants {
+		switch m.Status {
+		case reports.MutantSurvived, reports.MutantError, reports.MutantNotExercised:
+			findings = append(findings, fmt.Sprintf("mutant %-13s %s: %s", m.Status, m.Name, firstLine(m.Reason)))
+		}
+	}
+	switch {
+	case len(r.Predictions) == 0: // Read refuses such a report; kept should that change
+		findings = append(findings, "no predictions: the report checked nothing")
+	case ran == 0:
+		findings = append(findings, fmt.Sprintf("no prediction ran: all %d are skipped or not run", len(r.Predictions)))
+	}
+	if r.Partial() {
+		line := "partial report"
+		if r.Run.Stopped != "" {
+			line += ": stopped: " + firstLine(r.Run.Stopped)
+		}
+		if ids := r.NotRun(); len(ids) > 0 {
+			line += fmt.Sprintf(": %d %s not run: %s", len(ids), plural(len(ids), "prediction", "predictions"), strings.Join(ids, ", "))
+		}
+		if allowPartial {
+			fmt.Fprintf(e.stdout, "%s (allowed by -allow-partial)\n", line)
+		} else {
+			findings = append(findings, line+" (run them, or pass -allow-partial)")
+		}
+	}
+	return findings, ran
 }
 
 func diffCmd(*flag.FlagSet) func(e *env, args []string) error {

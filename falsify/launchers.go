@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 // Launcher mutants: Go implementations of the contracts' interfaces whose
@@ -26,14 +27,14 @@ var kAtomic = &kernels.Kernel{
 		fin("x", rowsHidden), fin("gamma", hiddenLen), fin("rms", rowsLen), fin("dy", rowsHidden),
 		{Name: "dx", Kind: cudart.F32, Role: cudart.RoleOut, Elems: rowsHidden},
 		{Name: "dgamma", Kind: cudart.F32, Role: cudart.RoleInOut, Elems: hiddenLen},
-		dimU32("rows", func(s kernels.Shape) int { return s.Rows }), dimU32("hidden", func(s kernels.Shape) int { return s.Hidden }),
+		dimU32("rows", func(s op.Shape) int { return s.Rows }), dimU32("hidden", func(s op.Shape) int { return s.Hidden }),
 	},
-	Geometry: func(s kernels.Shape) cudart.Geometry {
+	Geometry: func(s op.Shape) cudart.Geometry {
 		return cudart.Geometry{Grid: cudart.D1((s.Rows + kernels.WarpsPerBlock - 1) / kernels.WarpsPerBlock), Block: cudart.D1(kernels.BlockThreads)}
 	},
 	Deterministic: false,
-	Reductions: func(s kernels.Shape) []kernels.Reduction {
-		return []kernels.Reduction{
+	Reductions: func(s op.Shape) []op.Reduction {
+		return []op.Reduction{
 			{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: (s.Hidden + 31) / 32, Tree: 5},
 			// Float atomics add in any order: the serial worst case over rows.
 			{Name: "dγ: Σ_rows dy·x̂ per column (float atomics)", Terms: s.Rows, Serial: s.Rows},
@@ -41,16 +42,16 @@ var kAtomic = &kernels.Kernel{
 	},
 }
 
-func rowsHidden(s kernels.Shape) int { return s.Rows * s.Hidden }
-func hiddenLen(s kernels.Shape) int  { return s.Hidden }
-func rowsLen(s kernels.Shape) int    { return s.Rows }
+func rowsHidden(s op.Shape) int { return s.Rows * s.Hidden }
+func hiddenLen(s op.Shape) int  { return s.Hidden }
+func rowsLen(s op.Shape) int    { return s.Rows }
 
-func fin(name string, elems func(kernels.Shape) int) kernels.ParamSpec {
+func fin(name string, elems func(op.Shape) int) kernels.ParamSpec {
 	return kernels.ParamSpec{Name: name, Kind: cudart.F32, Role: cudart.RoleIn, Elems: elems}
 }
 
-func dimU32(name string, v func(kernels.Shape) int) kernels.ParamSpec {
-	return kernels.ParamSpec{Name: name, Kind: cudart.U32, Value: func(s kernels.Shape) uint64 { return uint64(v(s)) }}
+func dimU32(name string, v func(op.Shape) int) kernels.ParamSpec {
+	return kernels.ParamSpec{Name: name, Kind: cudart.U32, Value: func(s op.Shape) uint64 { return uint64(v(s)) }}
 }
 
 // atomicBackward is the upstream batched backward before the
@@ -64,11 +65,11 @@ type atomicBackward struct{ k *kernels.Kernel }
 // prediction (no float atomic in the PTX) inspects it.
 type atomicBackwardListed struct{ atomicBackward }
 
-func (m atomicBackward) Reductions(s kernels.Shape) []kernels.Reduction { return m.k.Reductions(s) }
+func (m atomicBackward) Reductions(s op.Shape) []op.Reduction { return m.k.Reductions(s) }
 
 func (m atomicBackwardListed) Kernels() []*kernels.Kernel { return []*kernels.Kernel{m.k} }
 
-func (m atomicBackward) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBackwardArgs) (err error) {
+func (m atomicBackward) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) (err error) {
 	n := a.Rows * a.Hidden
 	if a.Rows <= 0 || a.Hidden <= 0 || len(a.X) != n || len(a.DY) != n || len(a.DX) != n || len(a.Gamma) != a.Hidden ||
 		len(a.DGamma) != a.Hidden || len(a.RMS) != a.Rows {
@@ -90,7 +91,7 @@ func (m atomicBackward) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBac
 			return fmt.Errorf("falsify: %s: %w", m.k.Name, err)
 		}
 	}
-	s := kernels.Shape{Rows: a.Rows, Hidden: a.Hidden}
+	s := op.Shape{Rows: a.Rows, Hidden: a.Hidden}
 	if err := m.k.Launch(dev, s, cudart.In(x), cudart.In(g), cudart.In(rms), cudart.In(dy), cudart.Out(dx), cudart.InOut(dg),
 		cudart.ScalarU32(uint32(a.Rows)), cudart.ScalarU32(uint32(a.Hidden))); err != nil {
 		return err
@@ -128,7 +129,7 @@ type bakedDims struct {
 	cache map[[2]int]kernels.RMSNormForward
 }
 
-func (b *bakedDims) RMSNormForward(dev cudart.Device, a *kernels.RMSNormForwardArgs) error {
+func (b *bakedDims) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error {
 	b.mu.Lock()
 	key := [2]int{a.Rows, a.Hidden}
 	f, ok := b.cache[key]
@@ -152,7 +153,7 @@ type staleEps struct {
 	cache map[int]kernels.RMSNormForward
 }
 
-func (c *staleEps) RMSNormForward(dev cudart.Device, a *kernels.RMSNormForwardArgs) error {
+func (c *staleEps) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error {
 	c.mu.Lock()
 	f, ok := c.cache[a.Hidden] // THE BUG: the key lacks the ε bits
 	if !ok {
@@ -176,7 +177,7 @@ type staleTheta struct {
 	cache map[[2]int]kernels.RoPEForward
 }
 
-func (c *staleTheta) RoPEForward(dev cudart.Device, a *kernels.RoPEArgs) error {
+func (c *staleTheta) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
 	c.mu.Lock()
 	key := [2]int{a.Heads, a.HeadDim} // THE BUG: the key lacks the θ bits
 	f, ok := c.cache[key]
@@ -243,7 +244,7 @@ func (r *reentrantFused) module(key string) kernels.FusedResidualRMSNorm {
 
 // residualAdd is the public residual-add launcher: it takes the cache lock
 // to find its module, then computes residual_out = residual + x.
-func (r *reentrantFused) residualAdd(dev cudart.Device, a *kernels.FusedResidualRMSNormArgs) error {
+func (r *reentrantFused) residualAdd(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error {
 	if err := r.lock(); err != nil {
 		return err
 	}
@@ -254,7 +255,7 @@ func (r *reentrantFused) residualAdd(dev cudart.Device, a *kernels.FusedResidual
 	return f.FusedResidualRMSNorm(dev, &b)
 }
 
-func (r *reentrantFused) FusedResidualRMSNorm(dev cudart.Device, a *kernels.FusedResidualRMSNormArgs) error {
+func (r *reentrantFused) FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error {
 	if err := r.lock(); err != nil {
 		return err
 	}
@@ -280,7 +281,7 @@ func batchDependentBlock() []*kernels.Kernel {
 	for _, k := range []*kernels.Kernel{kernels.RMSNormFwd.K, kernels.RMSNormFwd.KRMS} {
 		c := k.WithPTX(k.PTX)
 		geometry := k.Geometry
-		c.Geometry = func(s kernels.Shape) cudart.Geometry {
+		c.Geometry = func(s op.Shape) cudart.Geometry {
 			g := geometry(s)
 			if s.Rows > 1 { // THE BUG: the geometry depends on the batch
 				g.Block = cudart.D1(kernels.BlockThreads / 2)
@@ -309,7 +310,7 @@ func (smCountChunked) chunk(dev cudart.Device, rows int) int {
 	return kernels.ChunkRows(rows)
 }
 
-func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBackwardArgs) (err error) {
+func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) (err error) {
 	n := a.Rows * a.Hidden
 	if a.Rows <= 0 || a.Hidden <= 0 || len(a.X) != n || len(a.DY) != n || len(a.DX) != n || len(a.Gamma) != a.Hidden ||
 		len(a.DGamma) != a.Hidden || len(a.RMS) != a.Rows {
@@ -322,12 +323,12 @@ func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBac
 	for i := range k.Params {
 		switch k.Params[i].Name {
 		case "partial":
-			k.Params[i].Elems = func(s kernels.Shape) int { return blocks * s.Hidden }
+			k.Params[i].Elems = func(s op.Shape) int { return blocks * s.Hidden }
 		case "chunk":
 			k.Params[i].Value = nil
 		}
 	}
-	k.Geometry = func(s kernels.Shape) cudart.Geometry {
+	k.Geometry = func(s op.Shape) cudart.Geometry {
 		g := cudart.Geometry{Grid: cudart.D1(blocks), Block: cudart.D1(kernels.ChunkThreads(s.Hidden))}
 		if s.Hidden <= kernels.AccSharedMax {
 			g.SharedBytes = 4 * s.Hidden
@@ -350,12 +351,12 @@ func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBac
 			return fmt.Errorf("falsify: sm-count-chunking: %w", err)
 		}
 	}
-	s := kernels.Shape{Rows: a.Rows, Hidden: a.Hidden}
+	s := op.Shape{Rows: a.Rows, Hidden: a.Hidden}
 	if err := k.Launch(dev, s, cudart.In(x), cudart.In(g), cudart.In(rms), cudart.In(dy), cudart.Out(dx), cudart.Out(partial),
 		cudart.ScalarU32(uint32(a.Rows)), cudart.ScalarU32(uint32(a.Hidden)), cudart.ScalarU32(uint32(chunk))); err != nil {
 		return err
 	}
-	if err := kernels.ColSum.K.Launch(dev, kernels.Shape{Rows: blocks, Hidden: a.Hidden}, cudart.In(partial), cudart.Out(dg),
+	if err := kernels.ColSum.K.Launch(dev, op.Shape{Rows: blocks, Hidden: a.Hidden}, cudart.In(partial), cudart.Out(dg),
 		cudart.ScalarU32(uint32(blocks)), cudart.ScalarU32(uint32(a.Hidden))); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -166,7 +167,7 @@ type rmsFwdW struct {
 	mut, orig properties.RMSNormForwarder
 }
 
-func (w rmsFwdW) RMSNormForward(dev cudart.Device, a *kernels.RMSNormForwardArgs) error {
+func (w rmsFwdW) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error {
 	b := *a
 	b.Y, b.RMS = clone(a.Y), clone(a.RMS)
 	return w.tr.call("rmsnorm forward", dev,
@@ -181,7 +182,7 @@ type rmsBwdW struct {
 	mut, orig properties.RMSNormBackwarder
 }
 
-func (w rmsBwdW) RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBackwardArgs) error {
+func (w rmsBwdW) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
 	b := *a
 	b.DX, b.DGamma = clone(a.DX), clone(a.DGamma)
 	return w.tr.call("rmsnorm backward", dev,
@@ -196,7 +197,7 @@ type fusedW struct {
 	mut, orig properties.FusedResidualRMSNormer
 }
 
-func (w fusedW) FusedResidualRMSNorm(dev cudart.Device, a *kernels.FusedResidualRMSNormArgs) error {
+func (w fusedW) FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error {
 	b := *a
 	b.ResidualOut, b.Y = clone(a.ResidualOut), clone(a.Y)
 	return w.tr.call("fused residual rmsnorm", dev,
@@ -211,7 +212,7 @@ type lnFwdW struct {
 	mut, orig properties.LayerNormForwarder
 }
 
-func (w lnFwdW) LayerNormForward(dev cudart.Device, a *kernels.LayerNormForwardArgs) error {
+func (w lnFwdW) LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error {
 	b := *a
 	b.Y, b.Mean, b.Rstd = clone(a.Y), clone(a.Mean), clone(a.Rstd)
 	return w.tr.call("layernorm forward", dev,
@@ -226,7 +227,7 @@ type lnBwdW struct {
 	mut, orig properties.LayerNormBackwarder
 }
 
-func (w lnBwdW) LayerNormBackward(dev cudart.Device, a *kernels.LayerNormBackwardArgs) error {
+func (w lnBwdW) LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error {
 	b := *a
 	b.DX, b.DGamma, b.DBeta = clone(a.DX), clone(a.DGamma), clone(a.DBeta)
 	return w.tr.call("layernorm backward", dev,
@@ -241,7 +242,7 @@ type perHeadW struct {
 	mut, orig properties.PerHeadRMSNormer
 }
 
-func (w perHeadW) PerHeadRMSNorm(dev cudart.Device, a *kernels.PerHeadRMSNormArgs) error {
+func (w perHeadW) PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error {
 	b := *a
 	b.Y = clone(a.Y)
 	return w.tr.call("per-head rmsnorm", dev,
@@ -256,7 +257,7 @@ type ropeW struct {
 	mut, orig properties.RoPEForwarder
 }
 
-func (w ropeW) RoPEForward(dev cudart.Device, a *kernels.RoPEArgs) error {
+func (w ropeW) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
 	b := *a
 	b.Y = clone(a.Y)
 	return w.tr.call("rope forward", dev,
@@ -271,7 +272,7 @@ type ropeBwdW struct {
 	mut, orig properties.RoPEBackwarder
 }
 
-func (w ropeBwdW) RoPEBackward(dev cudart.Device, a *kernels.RoPEBackwardArgs) error {
+func (w ropeBwdW) RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error {
 	b := *a
 	b.DX = clone(a.DX)
 	return w.tr.call("rope backward", dev,
@@ -295,7 +296,7 @@ func (p pass) Kernels() []*kernels.Kernel {
 }
 
 // Reductions returns the wrapped implementation's sums, if it describes them.
-func (p pass) Reductions(s kernels.Shape) []kernels.Reduction {
+func (p pass) Reductions(s op.Shape) []op.Reduction {
 	if d, ok := p.inner.(properties.ReductionDescriber); ok {
 		return d.Reductions(s)
 	}

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 type benchShape struct{ rows, hidden int }
@@ -50,7 +51,7 @@ func f4(n ...int) int64 {
 func rmsBackwardBench(f rmsBackwardImpl) func(*testing.B, *deviceData, int, int) (func() error, int64) {
 	return func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
 		n := rows * h
-		r := rng(Shape{Rows: rows, Hidden: h}, 11)
+		r := rng(op.Shape{Rows: rows, Hidden: h}, 11)
 		rms := uniform(r, rows, 0.5, 2)
 		for i := range rms {
 			rms[i] = abs32(rms[i])
@@ -72,7 +73,7 @@ func abs32(v float32) float32 {
 
 var benchCases = []benchCase{
 	{name: "RMSNormFwd", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-		r := rng(Shape{Rows: rows, Hidden: h}, 10)
+		r := rng(op.Shape{Rows: rows, Hidden: h}, 10)
 		bb := RMSNormForwardBuffers{Rows: rows, Hidden: h, Eps: 1e-6, X: d.in("x", normals(r, rows, h, 0)), Gamma: d.in("gamma", uniform(r, h, 0.5, 1.5)),
 			Y: d.out("y", rows*h), RMS: d.out("rms", rows)}
 		dev := d.sc.dev
@@ -82,7 +83,7 @@ var benchCases = []benchCase{
 	{name: "RMSNormBwdWarp", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdWarp)},
 	{name: "RMSNormBwdBlock", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdBlock)},
 	{name: "FusedResidualRMSNorm", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-		r := rng(Shape{Rows: rows, Hidden: h}, 12)
+		r := rng(op.Shape{Rows: rows, Hidden: h}, 12)
 		res := d.in("residual", normals(r, rows, h, 0))
 		bb := FusedResidualRMSNormBuffers{Rows: rows, Hidden: h, Eps: 1e-6, Residual: res, X: d.in("x", normals(r, rows, h, 0)),
 			Gamma: d.in("gamma", uniform(r, h, 0.5, 1.5)), ResidualOut: d.out("residual_out", rows*h), Y: d.out("y", rows*h)}
@@ -90,14 +91,14 @@ var benchCases = []benchCase{
 		return func() error { return FusedResidualRMSNormFwd.Launch(dev, bb) }, f4(rows*h, rows*h, h, rows*h, rows*h)
 	}},
 	{name: "LayerNormFwd", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-		r := rng(Shape{Rows: rows, Hidden: h}, 13)
+		r := rng(op.Shape{Rows: rows, Hidden: h}, 13)
 		bb := LayerNormForwardBuffers{Rows: rows, Hidden: h, Eps: 1e-5, X: d.in("x", normals(r, rows, h, 1)), Gamma: d.in("gamma", uniform(r, h, 0.5, 1.5)),
 			Beta: d.in("beta", uniform(r, h, 0, 0.5)), Y: d.out("y", rows*h), Mean: d.out("mean", rows), Rstd: d.out("rstd", rows)}
 		dev := d.sc.dev
 		return func() error { return LayerNormFwd.Launch(dev, bb) }, f4(rows*h, h, h, rows*h, rows, rows)
 	}},
 	{name: "LayerNormBwd", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-		r := rng(Shape{Rows: rows, Hidden: h}, 14)
+		r := rng(op.Shape{Rows: rows, Hidden: h}, 14)
 		n, np := rows*h, LayerNormBwd.PartialRows(rows)*h
 		rstd := uniform(r, rows, 0.5, 2)
 		for i := range rstd {
@@ -110,7 +111,7 @@ var benchCases = []benchCase{
 		return func() error { return LayerNormBwd.Launch(dev, bb) }, f4(n, h, n, rows, rows, n, h, h)
 	}},
 	{name: "PerHeadRMSNorm", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-		r := rng(Shape{Rows: rows, Hidden: h}, 15)
+		r := rng(op.Shape{Rows: rows, Hidden: h}, 15)
 		bb := PerHeadRMSNormBuffers{Rows: rows, Heads: h / benchHeadDim, HeadDim: benchHeadDim, Eps: 1e-6, X: d.in("x", normals(r, rows, h, 0)),
 			Gamma: d.in("gamma", uniform(r, benchHeadDim, 0.5, 1.5)), Y: d.out("y", rows*h)}
 		dev := d.sc.dev
@@ -123,7 +124,7 @@ var benchCases = []benchCase{
 
 func ropeBench(launch func(cudart.Device, RoPEBuffers) error, batched bool) func(*testing.B, *deviceData, int, int) (func() error, int64) {
 	return func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-		r := rng(Shape{Rows: rows, Hidden: h}, 16)
+		r := rng(op.Shape{Rows: rows, Hidden: h}, 16)
 		pos := make([]uint32, rows)
 		for i := range pos {
 			pos[i] = uint32(i)

@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/ptxprop/ptxprop/cudart"
+import (
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
+)
 
 // ColumnSum runs colsum_f32, the fixed-order column sum every backward uses
 // for its weight gradients: out[c] = Σ_r partial[r][c].
@@ -31,7 +34,7 @@ func (f ColumnSum) Launch(dev cudart.Device, b ColumnSumBuffers) error {
 	if err := c.err(f.K.Name); err != nil {
 		return err
 	}
-	return f.K.Launch(dev, Shape{Rows: b.Rows, Hidden: b.Cols}, cudart.In(b.Partial), cudart.Out(b.Out),
+	return f.K.Launch(dev, op.Shape{Rows: b.Rows, Hidden: b.Cols}, cudart.In(b.Partial), cudart.Out(b.Out),
 		cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Cols)))
 }
 

@@ -1,5 +1,7 @@
 package kernels
 
+import "github.com/ptxprop/ptxprop/op"
+
 // Every implementation describes itself: Kernels lists the descriptors it
 // launches (static predictions read their PTX) and Reductions the float32
 // sums it computes for a shape (tolerances are derived from their depth).
@@ -8,7 +10,7 @@ package kernels
 func (f RMSNormForward) Kernels() []*Kernel { return []*Kernel{f.K, f.KRMS} }
 
 // Reductions returns the sums of rmsnorm_fwd_rms (rmsnorm_fwd's are the same).
-func (f RMSNormForward) Reductions(s Shape) []Reduction { return f.KRMS.Reductions(s) }
+func (f RMSNormForward) Reductions(s op.Shape) []op.Reduction { return f.KRMS.Reductions(s) }
 
 // Kernels returns the kernels f launches.
 func (f RMSNormBackwardWarp32) Kernels() []*Kernel { return []*Kernel{f.K, f.Reduce} }
@@ -23,13 +25,13 @@ func (f RMSNormBackwardChunk) Kernels() []*Kernel { return []*Kernel{f.K, f.Redu
 func (f FusedResidualRMSNorm) Kernels() []*Kernel { return []*Kernel{f.K} }
 
 // Reductions returns the sums of fused_residual_rmsnorm.
-func (f FusedResidualRMSNorm) Reductions(s Shape) []Reduction { return f.K.Reductions(s) }
+func (f FusedResidualRMSNorm) Reductions(s op.Shape) []op.Reduction { return f.K.Reductions(s) }
 
 // Kernels returns the kernels f launches.
 func (f LayerNormForward) Kernels() []*Kernel { return []*Kernel{f.K, f.KStats} }
 
 // Reductions returns the sums of layernorm_fwd_stats (layernorm_fwd's are the same).
-func (f LayerNormForward) Reductions(s Shape) []Reduction { return f.KStats.Reductions(s) }
+func (f LayerNormForward) Reductions(s op.Shape) []op.Reduction { return f.KStats.Reductions(s) }
 
 // Kernels returns the kernels f launches.
 func (f LayerNormBackward) Kernels() []*Kernel { return []*Kernel{f.K, f.Reduce} }
@@ -38,7 +40,7 @@ func (f LayerNormBackward) Kernels() []*Kernel { return []*Kernel{f.K, f.Reduce}
 func (f PerHeadRMSNorm) Kernels() []*Kernel { return []*Kernel{f.K} }
 
 // Reductions returns the sums of per_head_rmsnorm.
-func (f PerHeadRMSNorm) Reductions(s Shape) []Reduction { return f.K.Reductions(s) }
+func (f PerHeadRMSNorm) Reductions(s op.Shape) []op.Reduction { return f.K.Reductions(s) }
 
 // Kernels returns the kernels f launches.
 func (f RoPEForward) Kernels() []*Kernel { return []*Kernel{f.K} }

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 var (
@@ -70,7 +71,7 @@ func rowsFor(dev cudart.Device, width int) []int {
 	return out
 }
 
-func rng(s Shape, salt uint64) *rand.Rand {
+func rng(s op.Shape, salt uint64) *rand.Rand {
 	return rand.New(rand.NewPCG(uint64(s.Rows)<<32|uint64(s.Hidden), uint64(s.HeadDim)<<16|salt))
 }
 
@@ -191,7 +192,7 @@ func (d *deviceData) read(b cudart.Buffer) []float32 {
 	return v
 }
 
-func depthOf(r []Reduction, i int) int { return r[i].Depth() }
+func depthOf(r []op.Reduction, i int) int { return r[i].Depth() }
 
 // ---------------------------------------------------------------------------
 
@@ -199,7 +200,7 @@ func TestEdgeRMSNormForward(t *testing.T) {
 	dev := openDevice(t)
 	for _, h := range edgeHidden {
 		for _, rows := range rowsFor(dev, h) {
-			s := Shape{Rows: rows, Hidden: h}
+			s := op.Shape{Rows: rows, Hidden: h}
 			t.Run(s.String(), func(t *testing.T) {
 				r := rng(s, 1)
 				x, g := normals(r, rows, h, 0), uniform(r, h, 0.5, 1.5)
@@ -237,7 +238,7 @@ func TestEdgeRMSNormForward(t *testing.T) {
 // 16-byte alignment while hidden % 4 == 0: they must take the scalar path.
 func TestEdgeMisaligned(t *testing.T) {
 	dev := openDevice(t)
-	s := Shape{Rows: 3, Hidden: 256}
+	s := op.Shape{Rows: 3, Hidden: 256}
 	r := rng(s, 9)
 	x, g := normals(r, s.Rows, s.Hidden, 0), uniform(r, s.Hidden, 0.5, 1.5)
 	d := newDeviceData(t, dev)
@@ -261,7 +262,7 @@ func TestEdgeFusedResidualRMSNorm(t *testing.T) {
 	dev := openDevice(t)
 	for _, h := range edgeHidden {
 		for _, rows := range rowsFor(dev, h) {
-			s := Shape{Rows: rows, Hidden: h}
+			s := op.Shape{Rows: rows, Hidden: h}
 			t.Run(s.String(), func(t *testing.T) {
 				r := rng(s, 2)
 				res, x, g := normals(r, rows, h, 0), normals(r, rows, h, 0), uniform(r, h, 0.5, 1.5)
@@ -300,9 +301,9 @@ func TestEdgeFusedResidualRMSNorm(t *testing.T) {
 // rmsBackwardImpl is what the backward edge test needs of a design.
 type rmsBackwardImpl interface {
 	Launch(cudart.Device, RMSNormBackwardBuffers) error
-	RMSNormBackward(cudart.Device, *RMSNormBackwardArgs) error
+	RMSNormBackward(cudart.Device, *op.RMSNormBackwardArgs) error
 	PartialRows(int) int
-	Reductions(Shape) []Reduction
+	Reductions(op.Shape) []op.Reduction
 	impl() rmsBwd
 }
 
@@ -314,7 +315,7 @@ func TestEdgeRMSNormBackward(t *testing.T) {
 	}{{"warp32", RMSNormBwdWarp32}, {"warp", RMSNormBwdWarp}, {"block", RMSNormBwdBlock}}
 	for _, h := range edgeHidden {
 		for _, rows := range rowsFor(dev, h) {
-			s := Shape{Rows: rows, Hidden: h}
+			s := op.Shape{Rows: rows, Hidden: h}
 			r := rng(s, 3)
 			x, g, dy := normals(r, rows, h, 0), uniform(r, h, 0.5, 1.5), normals(r, rows, h, 0)
 			rms := make([]float32, rows)
@@ -357,7 +358,7 @@ func TestEdgeRMSNormBackward(t *testing.T) {
 					c.same("dx", dx1, d.read(b.DX))
 					c.same("dgamma", dg1, d.read(b.DGamma))
 					// The host-level path gives the same bits.
-					a := &RMSNormBackwardArgs{Rows: rows, Hidden: h, X: x, Gamma: g, RMS: rms, DY: dy, DX: make([]float32, rows*h), DGamma: make([]float32, h)}
+					a := &op.RMSNormBackwardArgs{Rows: rows, Hidden: h, X: x, Gamma: g, RMS: rms, DY: dy, DX: make([]float32, rows*h), DGamma: make([]float32, h)}
 					if err := ds.f.RMSNormBackward(dev, a); err != nil {
 						t.Fatal(err)
 					}
@@ -390,7 +391,7 @@ func TestEdgeColumnSum(t *testing.T) {
 			if onEmulator(dev) && rows*cols > emuBudget {
 				continue
 			}
-			s := Shape{Rows: rows, Hidden: cols}
+			s := op.Shape{Rows: rows, Hidden: cols}
 			r := rng(s, 4)
 			p := normals(r, rows, cols, 0)
 			want, wb := make([]float64, cols), make([]float64, cols)
@@ -419,7 +420,7 @@ func TestEdgeLayerNorm(t *testing.T) {
 	dev := openDevice(t)
 	for _, h := range edgeHidden {
 		for _, rows := range rowsFor(dev, h) {
-			s := Shape{Rows: rows, Hidden: h}
+			s := op.Shape{Rows: rows, Hidden: h}
 			t.Run(s.String(), func(t *testing.T) {
 				r := rng(s, 5)
 				// Rows 1 and 2 of every 3 are offset by 8 and 16: the mean is
@@ -505,7 +506,7 @@ func TestEdgePerHeadRMSNorm(t *testing.T) {
 	for _, hd := range headDims {
 		for _, heads := range headsSet {
 			for _, rows := range rowsFor(dev, hd*heads) {
-				s := Shape{Rows: rows, Hidden: heads * hd, Heads: heads, HeadDim: hd}
+				s := op.Shape{Rows: rows, Hidden: heads * hd, Heads: heads, HeadDim: hd}
 				r := rng(s, 6)
 				n := rows * heads * hd
 				x, g := normals(r, rows*heads, hd, 0), uniform(r, hd, 0.5, 1.5)
@@ -537,7 +538,7 @@ func TestEdgeRoPE(t *testing.T) {
 	for _, hd := range []int{2, 4, 6, 32, 64, 128, 256} {
 		for _, heads := range []int{1, 3, 14} {
 			for _, rows := range rowsFor(dev, hd*heads) {
-				s := Shape{Rows: rows, Hidden: heads * hd, Heads: heads, HeadDim: hd}
+				s := op.Shape{Rows: rows, Hidden: heads * hd, Heads: heads, HeadDim: hd}
 				r := rng(s, 7)
 				n := rows * heads * hd
 				theta := []float32{10000, 1e6}[rows%2]

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 // BenchmarkFMAD times the committed PTX (built with -fmad=false, so every
@@ -54,14 +55,14 @@ func BenchmarkFMAD(b *testing.B) {
 		for _, v := range variants {
 			cases := []benchCase{
 				{name: "RMSNormFwd", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-					r := rng(Shape{Rows: rows, Hidden: h}, 10)
+					r := rng(op.Shape{Rows: rows, Hidden: h}, 10)
 					bb := RMSNormForwardBuffers{Rows: rows, Hidden: h, Eps: 1e-6, X: d.in("x", normals(r, rows, h, 0)),
 						Gamma: d.in("gamma", uniform(r, h, 0.5, 1.5)), Y: d.out("y", rows*h), RMS: d.out("rms", rows)}
 					return func() error { return v.fwd.Launch(dev, bb) }, f4(rows*h, h, rows*h, rows)
 				}},
 				{name: "RMSNormBwdBlock", setup: rmsBackwardBench(v.bwd)},
 				{name: "LayerNormFwd", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
-					r := rng(Shape{Rows: rows, Hidden: h}, 12)
+					r := rng(op.Shape{Rows: rows, Hidden: h}, 12)
 					bb := LayerNormForwardBuffers{Rows: rows, Hidden: h, Eps: 1e-5, X: d.in("x", normals(r, rows, h, 0)),
 						Gamma: d.in("gamma", uniform(r, h, 0.5, 1.5)), Beta: d.in("beta", uniform(r, h, -1, 1)), Y: d.out("y", rows*h)}
 					return func() error { return v.ln.Launch(dev, bb) }, f4(rows*h, 2*h, rows*h)

@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/ptxprop/ptxprop/cudart"
+import (
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
+)
 
 // FusedResidualRMSNorm runs the fused residual add + RMSNorm forward
 // (src/fused_residual_rmsnorm.cu): residual_out = residual + x,
@@ -10,22 +13,6 @@ type FusedResidualRMSNorm struct{ K *Kernel }
 // FusedResidualRMSNormFwd is the fused residual + RMSNorm built from the
 // committed PTX.
 var FusedResidualRMSNormFwd = FusedResidualRMSNorm{K: kFusedResidualRMSNorm}
-
-// FusedResidualRMSNormArgs are the host-level arguments of
-// FusedResidualRMSNorm.
-type FusedResidualRMSNormArgs struct {
-	Rows, Hidden int
-	Eps          float32
-	Residual     []float32 // [Rows·Hidden]
-	X            []float32 // [Rows·Hidden]
-	Gamma        []float32 // [Hidden]
-	// Alias makes residual_out the same device buffer as residual (the
-	// in-place residual stream). The host slice Residual is never modified;
-	// ResidualOut receives the sum either way.
-	Alias       bool
-	ResidualOut []float32 // output [Rows·Hidden]: residual + x
-	Y           []float32 // output [Rows·Hidden]
-}
 
 // FusedResidualRMSNormBuffers are the device-level arguments.
 // ResidualOut may be the same Buffer as Residual (aliased, in place).
@@ -44,14 +31,14 @@ func (f FusedResidualRMSNorm) Launch(dev cudart.Device, b FusedResidualRMSNormBu
 	if err := c.err(f.K.Name); err != nil {
 		return err
 	}
-	return f.K.Launch(dev, Shape{Rows: b.Rows, Hidden: b.Hidden},
+	return f.K.Launch(dev, op.Shape{Rows: b.Rows, Hidden: b.Hidden},
 		cudart.In(b.Residual), cudart.In(b.X), cudart.In(b.Gamma), cudart.Out(b.ResidualOut), cudart.Out(b.Y),
 		cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Hidden)), cudart.ScalarF32(b.Eps))
 }
 
 // FusedResidualRMSNorm validates a, runs the kernel on dev and fills
 // a.ResidualOut and a.Y.
-func (f FusedResidualRMSNorm) FusedResidualRMSNorm(dev cudart.Device, a *FusedResidualRMSNormArgs) (err error) {
+func (f FusedResidualRMSNorm) FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) (err error) {
 	op := f.K.Name
 	var c argCheck
 	if checkRowsHidden(&c, a.Rows, a.Hidden) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 // fakeBackend is a cudart.Backend with memory but no processor: launches
@@ -100,16 +101,16 @@ func hostCalls(rows, hidden int) []hostCall {
 	heads, hd := 2, hidden/2
 	hd -= hd % 2
 	nh := rows * heads * hd
-	bwd := func() *RMSNormBackwardArgs {
-		return &RMSNormBackwardArgs{Rows: rows, Hidden: hidden, X: f32s(n), Gamma: f32s(hidden), RMS: f32s(rows), DY: f32s(n), DX: f32s(n), DGamma: f32s(hidden)}
+	bwd := func() *op.RMSNormBackwardArgs {
+		return &op.RMSNormBackwardArgs{Rows: rows, Hidden: hidden, X: f32s(n), Gamma: f32s(hidden), RMS: f32s(rows), DY: f32s(n), DX: f32s(n), DGamma: f32s(hidden)}
 	}
 	pos := make([]uint32, rows)
 	return []hostCall{
 		{"RMSNormFwd", func(d cudart.Device) error {
-			return RMSNormFwd.RMSNormForward(d, &RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Y: f32s(n)})
+			return RMSNormFwd.RMSNormForward(d, &op.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Y: f32s(n)})
 		}, []string{"rmsnorm_fwd"}},
 		{"RMSNormFwd+rms", func(d cudart.Device) error {
-			return RMSNormFwd.RMSNormForward(d, &RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Y: f32s(n), RMS: f32s(rows)})
+			return RMSNormFwd.RMSNormForward(d, &op.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Y: f32s(n), RMS: f32s(rows)})
 		}, []string{"rmsnorm_fwd_rms"}},
 		{"RMSNormBwdWarp32", func(d cudart.Device) error { return RMSNormBwdWarp32.RMSNormBackward(d, bwd()) },
 			[]string{"rmsnorm_bwd_warp32", "colsum_f32"}},
@@ -118,30 +119,30 @@ func hostCalls(rows, hidden int) []hostCall {
 		{"RMSNormBwdBlock", func(d cudart.Device) error { return RMSNormBwdBlock.RMSNormBackward(d, bwd()) },
 			[]string{"rmsnorm_bwd_chunk", "colsum_f32"}},
 		{"FusedResidualRMSNorm", func(d cudart.Device) error {
-			return FusedResidualRMSNormFwd.FusedResidualRMSNorm(d, &FusedResidualRMSNormArgs{Rows: rows, Hidden: hidden, Eps: 1e-6,
+			return FusedResidualRMSNormFwd.FusedResidualRMSNorm(d, &op.FusedResidualRMSNormArgs{Rows: rows, Hidden: hidden, Eps: 1e-6,
 				Residual: f32s(n), X: f32s(n), Gamma: f32s(hidden), ResidualOut: f32s(n), Y: f32s(n)})
 		}, []string{"fused_residual_rmsnorm"}},
 		{"LayerNormFwd", func(d cudart.Device) error {
-			return LayerNormFwd.LayerNormForward(d, &LayerNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Beta: f32s(hidden), Y: f32s(n)})
+			return LayerNormFwd.LayerNormForward(d, &op.LayerNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Beta: f32s(hidden), Y: f32s(n)})
 		}, []string{"layernorm_fwd"}},
 		{"LayerNormFwd+stats", func(d cudart.Device) error {
-			return LayerNormFwd.LayerNormForward(d, &LayerNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Beta: f32s(hidden), Y: f32s(n), Mean: f32s(rows), Rstd: f32s(rows)})
+			return LayerNormFwd.LayerNormForward(d, &op.LayerNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: f32s(n), Gamma: f32s(hidden), Beta: f32s(hidden), Y: f32s(n), Mean: f32s(rows), Rstd: f32s(rows)})
 		}, []string{"layernorm_fwd_stats"}},
 		{"LayerNormBwd", func(d cudart.Device) error {
-			return LayerNormBwd.LayerNormBackward(d, &LayerNormBackwardArgs{Rows: rows, Hidden: hidden, X: f32s(n), Gamma: f32s(hidden), DY: f32s(n),
+			return LayerNormBwd.LayerNormBackward(d, &op.LayerNormBackwardArgs{Rows: rows, Hidden: hidden, X: f32s(n), Gamma: f32s(hidden), DY: f32s(n),
 				Mean: f32s(rows), Rstd: f32s(rows), DX: f32s(n), DGamma: f32s(hidden), DBeta: f32s(hidden)})
 		}, []string{"layernorm_bwd_chunk", "colsum_f32", "colsum_f32"}},
 		{"PerHeadRMSNorm", func(d cudart.Device) error {
-			return PerHeadRMSNormFwd.PerHeadRMSNorm(d, &PerHeadRMSNormArgs{Rows: rows, Heads: heads, HeadDim: hd, Eps: 1e-6, X: f32s(nh), Gamma: f32s(hd), Y: f32s(nh)})
+			return PerHeadRMSNormFwd.PerHeadRMSNorm(d, &op.PerHeadRMSNormArgs{Rows: rows, Heads: heads, HeadDim: hd, Eps: 1e-6, X: f32s(nh), Gamma: f32s(hd), Y: f32s(nh)})
 		}, []string{"per_head_rmsnorm"}},
 		{"RoPEFwd", func(d cudart.Device) error {
-			return RoPEFwd.RoPEForward(d, &RoPEArgs{Rows: rows, Heads: heads, HeadDim: hd, Theta: 1e4, Pos: 3, X: f32s(nh), Y: f32s(nh)})
+			return RoPEFwd.RoPEForward(d, &op.RoPEForwardArgs{Rows: rows, Heads: heads, HeadDim: hd, Theta: 1e4, Pos: 3, X: f32s(nh), Y: f32s(nh)})
 		}, []string{"rope_neox_fwd"}},
 		{"RoPEFwdBatched", func(d cudart.Device) error {
-			return RoPEFwdBatched.RoPEForward(d, &RoPEArgs{Rows: rows, Heads: heads, HeadDim: hd, Theta: 1e4, Positions: pos, X: f32s(nh), Y: f32s(nh)})
+			return RoPEFwdBatched.RoPEForward(d, &op.RoPEForwardArgs{Rows: rows, Heads: heads, HeadDim: hd, Theta: 1e4, Positions: pos, X: f32s(nh), Y: f32s(nh)})
 		}, []string{"rope_neox_fwd_batched"}},
 		{"RoPEBwd", func(d cudart.Device) error {
-			return RoPEBwd.RoPEBackward(d, &RoPEBackwardArgs{Rows: rows, Heads: heads, HeadDim: hd, Theta: 1e4, Positions: pos, DY: f32s(nh), DX: f32s(nh)})
+			return RoPEBwd.RoPEBackward(d, &op.RoPEBackwardArgs{Rows: rows, Heads: heads, HeadDim: hd, Theta: 1e4, Positions: pos, DY: f32s(nh), DX: f32s(nh)})
 		}, []string{"rope_neox_bwd_batched"}},
 		{"ColSum", func(d cudart.Device) error {
 			return ColSum.ColumnSum(d, &ColumnSumArgs{Rows: rows, Cols: hidden, Partial: f32s(n), Out: f32s(hidden)})
@@ -206,10 +207,10 @@ func u32At(p []byte) uint32 { return binary.LittleEndian.Uint32(p) }
 // grid ChunkBlocks, chunk ChunkRows, shared memory by AccSharedMax, then
 // colsum over the block rows.
 func TestChunkedLaunch(t *testing.T) {
-	for _, s := range []Shape{{Rows: 1000, Hidden: 896}, {Rows: 100, Hidden: 8193}, {Rows: 3, Hidden: 33}} {
+	for _, s := range []op.Shape{{Rows: 1000, Hidden: 896}, {Rows: 100, Hidden: 8193}, {Rows: 3, Hidden: 33}} {
 		dev, fb := fakeDevice(t)
 		n := s.Rows * s.Hidden
-		err := RMSNormBwdBlock.RMSNormBackward(dev, &RMSNormBackwardArgs{Rows: s.Rows, Hidden: s.Hidden, X: f32s(n), Gamma: f32s(s.Hidden),
+		err := RMSNormBwdBlock.RMSNormBackward(dev, &op.RMSNormBackwardArgs{Rows: s.Rows, Hidden: s.Hidden, X: f32s(n), Gamma: f32s(s.Hidden),
 			RMS: f32s(s.Rows), DY: f32s(n), DX: f32s(n), DGamma: f32s(s.Hidden)})
 		if err != nil {
 			t.Fatal(err)
@@ -239,7 +240,7 @@ func TestFusedAlias(t *testing.T) {
 	for _, alias := range []bool{false, true} {
 		dev, fb := fakeDevice(t)
 		n := 4 * 8
-		err := FusedResidualRMSNormFwd.FusedResidualRMSNorm(dev, &FusedResidualRMSNormArgs{Rows: 4, Hidden: 8, Eps: 1e-6,
+		err := FusedResidualRMSNormFwd.FusedResidualRMSNorm(dev, &op.FusedResidualRMSNormArgs{Rows: 4, Hidden: 8, Eps: 1e-6,
 			Residual: f32s(n), X: f32s(n), Gamma: f32s(8), Alias: alias, ResidualOut: f32s(n), Y: f32s(n)})
 		if err != nil {
 			t.Fatal(err)
@@ -260,46 +261,46 @@ func TestHostValidation(t *testing.T) {
 		run        func(cudart.Device) error
 	}{
 		{"zero rows", "rows=0", func(d cudart.Device) error {
-			return RMSNormFwd.RMSNormForward(d, &RMSNormForwardArgs{Rows: 0, Hidden: 4, X: f32s(0), Gamma: f32s(4), Y: f32s(0)})
+			return RMSNormFwd.RMSNormForward(d, &op.RMSNormForwardArgs{Rows: 0, Hidden: 4, X: f32s(0), Gamma: f32s(4), Y: f32s(0)})
 		}},
 		{"short x", "len(X)=7", func(d cudart.Device) error {
-			return RMSNormFwd.RMSNormForward(d, &RMSNormForwardArgs{Rows: 2, Hidden: 4, X: f32s(7), Gamma: f32s(4), Y: f32s(8)})
+			return RMSNormFwd.RMSNormForward(d, &op.RMSNormForwardArgs{Rows: 2, Hidden: 4, X: f32s(7), Gamma: f32s(4), Y: f32s(8)})
 		}},
 		{"bad rms len", "len(RMS)=3", func(d cudart.Device) error {
-			return RMSNormFwd.RMSNormForward(d, &RMSNormForwardArgs{Rows: 2, Hidden: 4, X: f32s(8), Gamma: f32s(4), Y: f32s(8), RMS: f32s(3)})
+			return RMSNormFwd.RMSNormForward(d, &op.RMSNormForwardArgs{Rows: 2, Hidden: 4, X: f32s(8), Gamma: f32s(4), Y: f32s(8), RMS: f32s(3)})
 		}},
 		{"warp32 hidden 33", "hidden <= 32", func(d cudart.Device) error {
-			return RMSNormBwdWarp32.RMSNormBackward(d, &RMSNormBackwardArgs{Rows: 1, Hidden: 33, X: f32s(33), Gamma: f32s(33), RMS: f32s(1), DY: f32s(33), DX: f32s(33), DGamma: f32s(33)})
+			return RMSNormBwdWarp32.RMSNormBackward(d, &op.RMSNormBackwardArgs{Rows: 1, Hidden: 33, X: f32s(33), Gamma: f32s(33), RMS: f32s(1), DY: f32s(33), DX: f32s(33), DGamma: f32s(33)})
 		}},
 		{"missing dgamma", "len(DGamma)=0", func(d cudart.Device) error {
-			return RMSNormBwdBlock.RMSNormBackward(d, &RMSNormBackwardArgs{Rows: 1, Hidden: 4, X: f32s(4), Gamma: f32s(4), RMS: f32s(1), DY: f32s(4), DX: f32s(4)})
+			return RMSNormBwdBlock.RMSNormBackward(d, &op.RMSNormBackwardArgs{Rows: 1, Hidden: 4, X: f32s(4), Gamma: f32s(4), RMS: f32s(1), DY: f32s(4), DX: f32s(4)})
 		}},
 		{"huge", "elements", func(d cudart.Device) error {
-			return RMSNormFwd.RMSNormForward(d, &RMSNormForwardArgs{Rows: 1 << 20, Hidden: 1 << 12})
+			return RMSNormFwd.RMSNormForward(d, &op.RMSNormForwardArgs{Rows: 1 << 20, Hidden: 1 << 12})
 		}},
 		{"negative hidden", "hidden=-1", func(d cudart.Device) error {
-			return LayerNormFwd.LayerNormForward(d, &LayerNormForwardArgs{Rows: 1, Hidden: -1})
+			return LayerNormFwd.LayerNormForward(d, &op.LayerNormForwardArgs{Rows: 1, Hidden: -1})
 		}},
 		{"mean without rstd", "both nil or both set", func(d cudart.Device) error {
-			return LayerNormFwd.LayerNormForward(d, &LayerNormForwardArgs{Rows: 1, Hidden: 4, X: f32s(4), Gamma: f32s(4), Beta: f32s(4), Y: f32s(4), Mean: f32s(1)})
+			return LayerNormFwd.LayerNormForward(d, &op.LayerNormForwardArgs{Rows: 1, Hidden: 4, X: f32s(4), Gamma: f32s(4), Beta: f32s(4), Y: f32s(4), Mean: f32s(1)})
 		}},
 		{"odd head_dim", "odd", func(d cudart.Device) error {
-			return RoPEFwd.RoPEForward(d, &RoPEArgs{Rows: 1, Heads: 1, HeadDim: 3, X: f32s(3), Y: f32s(3)})
+			return RoPEFwd.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 3, X: f32s(3), Y: f32s(3)})
 		}},
 		{"positions on single", "Positions is set", func(d cudart.Device) error {
-			return RoPEFwd.RoPEForward(d, &RoPEArgs{Rows: 1, Heads: 1, HeadDim: 2, Positions: []uint32{1}, X: f32s(2), Y: f32s(2)})
+			return RoPEFwd.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, Positions: []uint32{1}, X: f32s(2), Y: f32s(2)})
 		}},
 		{"no positions on batched", "len(Positions)=0", func(d cudart.Device) error {
-			return RoPEFwdBatched.RoPEForward(d, &RoPEArgs{Rows: 1, Heads: 1, HeadDim: 2, X: f32s(2), Y: f32s(2)})
+			return RoPEFwdBatched.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, X: f32s(2), Y: f32s(2)})
 		}},
 		{"per-head gamma", "len(Gamma)=8", func(d cudart.Device) error {
-			return PerHeadRMSNormFwd.PerHeadRMSNorm(d, &PerHeadRMSNormArgs{Rows: 1, Heads: 2, HeadDim: 4, X: f32s(8), Gamma: f32s(8), Y: f32s(8)})
+			return PerHeadRMSNormFwd.PerHeadRMSNorm(d, &op.PerHeadRMSNormArgs{Rows: 1, Heads: 2, HeadDim: 4, X: f32s(8), Gamma: f32s(8), Y: f32s(8)})
 		}},
 		{"fused y", "len(Y)=1", func(d cudart.Device) error {
-			return FusedResidualRMSNormFwd.FusedResidualRMSNorm(d, &FusedResidualRMSNormArgs{Rows: 1, Hidden: 2, Residual: f32s(2), X: f32s(2), Gamma: f32s(2), ResidualOut: f32s(2), Y: f32s(1)})
+			return FusedResidualRMSNormFwd.FusedResidualRMSNorm(d, &op.FusedResidualRMSNormArgs{Rows: 1, Hidden: 2, Residual: f32s(2), X: f32s(2), Gamma: f32s(2), ResidualOut: f32s(2), Y: f32s(1)})
 		}},
 		{"layernorm bwd", "len(Rstd)=0", func(d cudart.Device) error {
-			return LayerNormBwd.LayerNormBackward(d, &LayerNormBackwardArgs{Rows: 1, Hidden: 2, X: f32s(2), Gamma: f32s(2), DY: f32s(2), Mean: f32s(1), DX: f32s(2), DGamma: f32s(2), DBeta: f32s(2)})
+			return LayerNormBwd.LayerNormBackward(d, &op.LayerNormBackwardArgs{Rows: 1, Hidden: 2, X: f32s(2), Gamma: f32s(2), DY: f32s(2), Mean: f32s(1), DX: f32s(2), DGamma: f32s(2), DBeta: f32s(2)})
 		}},
 	}
 	for _, c := range cases {
@@ -318,7 +319,7 @@ func TestHostValidation(t *testing.T) {
 // match the descriptor.
 func TestKernelCheckArgs(t *testing.T) {
 	dev, fb := fakeDevice(t)
-	s := Shape{Rows: 2, Hidden: 4}
+	s := op.Shape{Rows: 2, Hidden: 4}
 	x, _ := dev.Alloc(cudart.F32, 8)
 	g, _ := dev.Alloc(cudart.F32, 4)
 	y, _ := dev.Alloc(cudart.F32, 8)
@@ -372,7 +373,7 @@ func TestWithPTX(t *testing.T) {
 	y, _ := dev.Alloc(cudart.F32, 4)
 	args := []cudart.Param{cudart.In(x), cudart.In(g), cudart.Out(y), cudart.ScalarU32(1), cudart.ScalarU32(4), cudart.ScalarF32(0)}
 	for _, k := range []*Kernel{kRMSNormFwd, m, kRMSNormFwd, m} {
-		if err := k.Launch(dev, Shape{Rows: 1, Hidden: 4}, args...); err != nil {
+		if err := k.Launch(dev, op.Shape{Rows: 1, Hidden: 4}, args...); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,25 +7,8 @@ import (
 	"sync"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
-
-// Shape is the problem size a kernel is launched for. Rows and Hidden give
-// the [rows][hidden] tensor; per-head kernels and RoPE also set Heads and
-// HeadDim (Hidden = Heads·HeadDim). For colsum_f32, Rows is the number of
-// partial rows summed and Hidden the number of columns.
-type Shape struct {
-	Rows    int
-	Hidden  int
-	Heads   int // per-head kernels and RoPE only
-	HeadDim int // per-head kernels and RoPE only
-}
-
-func (s Shape) String() string {
-	if s.Heads != 0 || s.HeadDim != 0 {
-		return fmt.Sprintf("rows=%d heads=%d head_dim=%d", s.Rows, s.Heads, s.HeadDim)
-	}
-	return fmt.Sprintf("rows=%d hidden=%d", s.Rows, s.Hidden)
-}
 
 // ParamSpec describes one kernel parameter, in PTX order.
 type ParamSpec struct {
@@ -37,10 +20,10 @@ type ParamSpec struct {
 	// Elems, for a pointer, is the number of elements the kernel may access
 	// for a shape: the buffer (from the argument's offset on) must hold at
 	// least that many.
-	Elems func(Shape) int
+	Elems func(op.Shape) int
 	// Value, for a scalar that the shape determines (rows, hidden, chunk,
 	// …), is the value it must have; nil for free scalars (eps, theta, pos).
-	Value func(Shape) uint64
+	Value func(op.Shape) uint64
 }
 
 // IsPointer reports whether the parameter is a buffer pointer.
@@ -66,25 +49,6 @@ func (p ParamSpec) PTXType() string {
 	return "?"
 }
 
-// Reduction describes one float32 sum a kernel (or a chain of kernels)
-// computes, for a tolerance derivation. Terms is the number of terms. Each
-// term passes through at most Serial + Tree rounded additions on its way to
-// the result: Serial for the longest chain of serial accumulations a thread
-// performs (an fmaf accumulation rounds once per term and counts once), Tree
-// for the levels of pairwise combination after them (warp butterfly, tree
-// over warps, tree over row groups). A forward error bound is then
-// |ŝ − s| ≤ γ(Depth())·Σ|term| with γ(n) = n·u/(1 − n·u), u = 2⁻²⁴.
-// Serial is an upper bound over both the vector and the scalar path.
-type Reduction struct {
-	Name   string // what is summed, e.g. "Σx² per row"
-	Terms  int
-	Serial int
-	Tree   int
-}
-
-// Depth returns Serial + Tree.
-func (r Reduction) Depth() int { return r.Serial + r.Tree }
-
 // Kernel describes one PTX entry. The zero value is not usable; the
 // descriptors are built in this package (All) and copied with WithPTX.
 type Kernel struct {
@@ -96,12 +60,12 @@ type Kernel struct {
 	Params  []ParamSpec
 	// Geometry returns the launch configuration for a shape. It depends on
 	// the shape only, never on the device.
-	Geometry func(Shape) cudart.Geometry
+	Geometry func(op.Shape) cudart.Geometry
 	// Deterministic kernels produce the same bits on every launch: no
 	// floating-point atomics, reduction order fixed by the shape.
 	Deterministic bool
 	// Reductions lists the float32 sums the kernel computes for a shape.
-	Reductions func(Shape) []Reduction
+	Reductions func(op.Shape) []op.Reduction
 
 	// loaded remembers the module of the last device k was launched on, so
 	// that a launch loop (a benchmark) does not re-hash the PTX text every
@@ -153,7 +117,7 @@ func invalid(format string, args ...any) error {
 // CheckArgs checks args against the descriptor for shape s: their number,
 // each scalar's kind (and value, where the shape determines it), each
 // pointer's element kind, role and length.
-func (k *Kernel) CheckArgs(s Shape, args []cudart.Param) error {
+func (k *Kernel) CheckArgs(s op.Shape, args []cudart.Param) error {
 	if len(args) != len(k.Params) {
 		return invalid("%d arguments, want %d (%s)", len(args), len(k.Params), k.signature())
 	}
@@ -231,7 +195,7 @@ func (k *Kernel) String() string { return k.signature() }
 // Launch loads k's PTX on dev (the device caches modules by the SHA-256 of
 // the text; k remembers the module of the last device it used), checks args against the descriptor for shape s and launches
 // k.Entry with k.Geometry(s), waiting for completion.
-func (k *Kernel) Launch(dev cudart.Device, s Shape, args ...cudart.Param) error {
+func (k *Kernel) Launch(dev cudart.Device, s op.Shape, args ...cudart.Param) error {
 	if len(k.PTX) == 0 {
 		return fmt.Errorf("kernels: %s: %w", k.Name, invalid("no PTX text (%s missing from the build)", k.PTXFile))
 	}

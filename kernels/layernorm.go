@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/ptxprop/ptxprop/cudart"
+import (
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
+)
 
 // LayerNormForward runs the LayerNorm forward (src/layernorm.cu):
 // y = (x−mean)·rstd·γ + β per row, rstd = 1/sqrt(var+eps), two-pass variance.
@@ -11,17 +14,6 @@ type LayerNormForward struct {
 
 // LayerNormFwd is the LayerNorm forward built from the committed PTX.
 var LayerNormFwd = LayerNormForward{K: kLayerNormFwd, KStats: kLayerNormFwdStats}
-
-// LayerNormForwardArgs are the host-level arguments of LayerNormForward.
-// Mean and Rstd are optional outputs, both nil or both set.
-type LayerNormForwardArgs struct {
-	Rows, Hidden int
-	Eps          float32
-	X            []float32 // [Rows·Hidden]
-	Gamma, Beta  []float32 // [Hidden]
-	Y            []float32 // output [Rows·Hidden]
-	Mean, Rstd   []float32 // optional outputs [Rows]; rstd = 1/sqrt(var+eps)
-}
 
 // LayerNormForwardBuffers are the device-level arguments. Mean and Rstd are
 // both the zero Buffer (layernorm_fwd) or both valid (layernorm_fwd_stats).
@@ -43,7 +35,7 @@ func (f LayerNormForward) Launch(dev cudart.Device, b LayerNormForwardBuffers) e
 	if err := c.err(f.K.Name); err != nil {
 		return err
 	}
-	s := Shape{Rows: b.Rows, Hidden: b.Hidden}
+	s := op.Shape{Rows: b.Rows, Hidden: b.Hidden}
 	rows, hidden, eps := cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Hidden)), cudart.ScalarF32(b.Eps)
 	if b.Mean.Valid() {
 		return f.KStats.Launch(dev, s, cudart.In(b.X), cudart.In(b.Gamma), cudart.In(b.Beta), cudart.Out(b.Y),
@@ -54,7 +46,7 @@ func (f LayerNormForward) Launch(dev cudart.Device, b LayerNormForwardBuffers) e
 
 // LayerNormForward validates a, runs the forward on dev and fills a.Y (and
 // a.Mean, a.Rstd when set).
-func (f LayerNormForward) LayerNormForward(dev cudart.Device, a *LayerNormForwardArgs) (err error) {
+func (f LayerNormForward) LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) (err error) {
 	op := f.K.Name
 	if a.Mean != nil || a.Rstd != nil {
 		op = f.KStats.Name
@@ -112,18 +104,6 @@ type LayerNormBackward struct{ K, Reduce *Kernel }
 // LayerNormBwd is the LayerNorm backward built from the committed PTX.
 var LayerNormBwd = LayerNormBackward{K: kLayerNormBwdChunk, Reduce: kColSum}
 
-// LayerNormBackwardArgs are the host-level arguments of LayerNormBackward.
-// Mean and Rstd are the forward's (layernorm_fwd_stats), rstd including eps.
-type LayerNormBackwardArgs struct {
-	Rows, Hidden  int
-	X             []float32 // [Rows·Hidden] forward input
-	Gamma         []float32 // [Hidden]
-	DY            []float32 // [Rows·Hidden]
-	Mean, Rstd    []float32 // [Rows]
-	DX            []float32 // output [Rows·Hidden]
-	DGamma, DBeta []float32 // outputs [Hidden]
-}
-
 // LayerNormBackwardBuffers are the device-level arguments. PartialG and
 // PartialB are scratch of at least PartialRows(Rows)·Hidden elements each.
 type LayerNormBackwardBuffers struct {
@@ -145,7 +125,7 @@ func (f LayerNormBackward) Launch(dev cudart.Device, b LayerNormBackwardBuffers)
 		return err
 	}
 	rows, hidden := cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Hidden))
-	err := f.K.Launch(dev, Shape{Rows: b.Rows, Hidden: b.Hidden},
+	err := f.K.Launch(dev, op.Shape{Rows: b.Rows, Hidden: b.Hidden},
 		cudart.In(b.X), cudart.In(b.Gamma), cudart.In(b.DY), cudart.In(b.Mean), cudart.In(b.Rstd),
 		cudart.Out(b.DX), cudart.Out(b.PartialG), cudart.Out(b.PartialB), rows, hidden,
 		cudart.ScalarU32(uint32(ChunkRows(b.Rows))))
@@ -153,7 +133,7 @@ func (f LayerNormBackward) Launch(dev cudart.Device, b LayerNormBackwardBuffers)
 		return err
 	}
 	p := f.PartialRows(b.Rows)
-	ps := Shape{Rows: p, Hidden: b.Hidden}
+	ps := op.Shape{Rows: p, Hidden: b.Hidden}
 	if err := f.Reduce.Launch(dev, ps, cudart.In(b.PartialG), cudart.Out(b.DGamma), cudart.ScalarU32(uint32(p)), hidden); err != nil {
 		return err
 	}
@@ -162,7 +142,7 @@ func (f LayerNormBackward) Launch(dev cudart.Device, b LayerNormBackwardBuffers)
 
 // LayerNormBackward validates a, runs the backward on dev and fills a.DX,
 // a.DGamma and a.DBeta.
-func (f LayerNormBackward) LayerNormBackward(dev cudart.Device, a *LayerNormBackwardArgs) (err error) {
+func (f LayerNormBackward) LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) (err error) {
 	op := f.K.Name
 	var c argCheck
 	if checkRowsHidden(&c, a.Rows, a.Hidden) {
@@ -212,11 +192,11 @@ func (f LayerNormBackward) LayerNormBackward(dev cudart.Device, a *LayerNormBack
 // Reductions returns the float32 sums of the whole backward for s: the two
 // per-row sums and the dγ, dβ column sums (serial over the chunk, then
 // colsum_f32 over the blocks).
-func (f LayerNormBackward) Reductions(s Shape) []Reduction {
+func (f LayerNormBackward) Reductions(s op.Shape) []op.Reduction {
 	red := f.K.Reductions(s)
-	col := f.Reduce.Reductions(Shape{Rows: f.PartialRows(s.Rows), Hidden: s.Hidden})[0]
+	col := f.Reduce.Reductions(op.Shape{Rows: f.PartialRows(s.Rows), Hidden: s.Hidden})[0]
 	chunk := red[2].Serial
-	return []Reduction{red[0], red[1],
+	return []op.Reduction{red[0], red[1],
 		{Name: "dγ: Σ_rows dy·x̂ per column", Terms: s.Rows, Serial: chunk + col.Serial, Tree: col.Tree},
 		{Name: "dβ: Σ_rows dy per column", Terms: s.Rows, Serial: chunk + col.Serial, Tree: col.Tree},
 	}

@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/ptxprop/ptxprop/cudart"
+import (
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
+)
 
 // PerHeadRMSNorm runs the per-head RMSNorm (QK-norm, src/per_head_rmsnorm.cu):
 // every head of every row normalised on its own, γ [head_dim] shared by the
@@ -9,15 +12,6 @@ type PerHeadRMSNorm struct{ K *Kernel }
 
 // PerHeadRMSNormFwd is the per-head RMSNorm built from the committed PTX.
 var PerHeadRMSNormFwd = PerHeadRMSNorm{K: kPerHeadRMSNorm}
-
-// PerHeadRMSNormArgs are the host-level arguments of PerHeadRMSNorm.
-type PerHeadRMSNormArgs struct {
-	Rows, Heads, HeadDim int
-	Eps                  float32
-	X                    []float32 // [Rows·Heads·HeadDim]
-	Gamma                []float32 // [HeadDim]
-	Y                    []float32 // output [Rows·Heads·HeadDim]
-}
 
 // PerHeadRMSNormBuffers are the device-level arguments.
 type PerHeadRMSNormBuffers struct {
@@ -31,8 +25,8 @@ func checkHeads(c *argCheck, rows, heads, headDim int) bool {
 		c.elements("heads·head_dim", heads*headDim) && c.elements("rows·heads·head_dim", rows*heads*headDim)
 }
 
-func headShape(rows, heads, headDim int) Shape {
-	return Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim}
+func headShape(rows, heads, headDim int) op.Shape {
+	return op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim}
 }
 
 // Launch runs the kernel on device buffers.
@@ -47,7 +41,7 @@ func (f PerHeadRMSNorm) Launch(dev cudart.Device, b PerHeadRMSNormBuffers) error
 }
 
 // PerHeadRMSNorm validates a, runs the kernel on dev and fills a.Y.
-func (f PerHeadRMSNorm) PerHeadRMSNorm(dev cudart.Device, a *PerHeadRMSNormArgs) (err error) {
+func (f PerHeadRMSNorm) PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) (err error) {
 	op := f.K.Name
 	var c argCheck
 	if checkHeads(&c, a.Rows, a.Heads, a.HeadDim) {

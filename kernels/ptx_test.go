@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 // ptxEntry is one .entry of a PTX module as the static checks need it.
@@ -92,14 +93,14 @@ func entryOf(t *testing.T, k *Kernel) ptxEntry {
 }
 
 // edgeShapes are the shapes the static geometry checks run over.
-func edgeShapes() []Shape {
-	var out []Shape
+func edgeShapes() []op.Shape {
+	var out []op.Shape
 	for _, h := range []int{1, 2, 31, 32, 33, 255, 256, 257, 896, 1536, 4096, 4097, 8192, 8193, 16384} {
 		for _, r := range []int{1, 2, 7, 64, 1000, 2048, 4097, 16384, 100000} {
-			out = append(out, Shape{Rows: r, Hidden: h})
+			out = append(out, op.Shape{Rows: r, Hidden: h})
 			for _, hd := range []int{2, 64, 128} {
 				if h%hd == 0 {
-					out = append(out, Shape{Rows: r, Hidden: h, Heads: h / hd, HeadDim: hd})
+					out = append(out, op.Shape{Rows: r, Hidden: h, Heads: h / hd, HeadDim: hd})
 				}
 			}
 		}
@@ -382,17 +383,17 @@ func TestChunkPartition(t *testing.T) {
 // sources' documented bounds.
 func TestReductionsShape(t *testing.T) {
 	cases := []struct {
-		got  Reduction
-		want Reduction
+		got  op.Reduction
+		want op.Reduction
 	}{
-		{kRMSNormFwd.Reductions(Shape{Rows: 1, Hidden: 896})[0], Reduction{Terms: 896, Serial: 4, Tree: 8}},
-		{kRMSNormFwd.Reductions(Shape{Rows: 1, Hidden: 1536})[0], Reduction{Terms: 1536, Serial: 8, Tree: 8}},
-		{kRMSNormFwd.Reductions(Shape{Rows: 1, Hidden: 257})[0], Reduction{Terms: 257, Serial: 2, Tree: 8}},
-		{kColSum.Reductions(Shape{Rows: 1000, Hidden: 5})[0], Reduction{Terms: 1000, Serial: 125, Tree: 3}},
-		{kPerHeadRMSNorm.Reductions(Shape{Rows: 1, Heads: 2, HeadDim: 128, Hidden: 256})[0], Reduction{Terms: 128, Serial: 4, Tree: 5}},
-		{RMSNormBwdBlock.Reductions(Shape{Rows: 4096, Hidden: 896})[1], Reduction{Terms: 4096, Serial: 8 + 64, Tree: 3}},
-		{RMSNormBwdWarp.Reductions(Shape{Rows: 4096, Hidden: 896})[1], Reduction{Terms: 4096, Serial: 512, Tree: 3}},
-		{RMSNormBwdBlock.Reductions(Shape{Rows: 7, Hidden: 64})[0], Reduction{Terms: 64, Serial: 4, Tree: 5}},
+		{kRMSNormFwd.Reductions(op.Shape{Rows: 1, Hidden: 896})[0], op.Reduction{Terms: 896, Serial: 4, Tree: 8}},
+		{kRMSNormFwd.Reductions(op.Shape{Rows: 1, Hidden: 1536})[0], op.Reduction{Terms: 1536, Serial: 8, Tree: 8}},
+		{kRMSNormFwd.Reductions(op.Shape{Rows: 1, Hidden: 257})[0], op.Reduction{Terms: 257, Serial: 2, Tree: 8}},
+		{kColSum.Reductions(op.Shape{Rows: 1000, Hidden: 5})[0], op.Reduction{Terms: 1000, Serial: 125, Tree: 3}},
+		{kPerHeadRMSNorm.Reductions(op.Shape{Rows: 1, Heads: 2, HeadDim: 128, Hidden: 256})[0], op.Reduction{Terms: 128, Serial: 4, Tree: 5}},
+		{RMSNormBwdBlock.Reductions(op.Shape{Rows: 4096, Hidden: 896})[1], op.Reduction{Terms: 4096, Serial: 8 + 64, Tree: 3}},
+		{RMSNormBwdWarp.Reductions(op.Shape{Rows: 4096, Hidden: 896})[1], op.Reduction{Terms: 4096, Serial: 512, Tree: 3}},
+		{RMSNormBwdBlock.Reductions(op.Shape{Rows: 7, Hidden: 64})[0], op.Reduction{Terms: 64, Serial: 4, Tree: 5}},
 	}
 	for i, c := range cases {
 		c.got.Name = ""

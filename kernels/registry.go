@@ -4,6 +4,7 @@ import (
 	"embed"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 //go:embed ptx/*.ptx ptx/MANIFEST
@@ -92,14 +93,14 @@ func blockTree(T int) int { return 5 + ceilLog2(T/32) }
 
 // Geometry helpers.
 
-func rowPerBlock(s Shape) cudart.Geometry {
+func rowPerBlock(s op.Shape) cudart.Geometry {
 	return cudart.Geometry{Grid: cudart.D1(s.Rows), Block: cudart.D1(BlockThreads)}
 }
 
 // rowPerBlockCached is rowPerBlock with hidden*4 bytes of dynamic shared
 // memory for a copy of the row when hidden <= FwdSharedMax (the kernel reads
 // the amount it got from %dynamic_smem_size).
-func rowPerBlockCached(s Shape) cudart.Geometry {
+func rowPerBlockCached(s op.Shape) cudart.Geometry {
 	g := rowPerBlock(s)
 	if s.Hidden <= FwdSharedMax {
 		g.SharedBytes = 4 * s.Hidden
@@ -107,12 +108,12 @@ func rowPerBlockCached(s Shape) cudart.Geometry {
 	return g
 }
 
-func warpPerRow(s Shape) cudart.Geometry {
+func warpPerRow(s op.Shape) cudart.Geometry {
 	return cudart.Geometry{Grid: cudart.D1(ceilDiv(s.Rows, WarpsPerBlock)), Block: cudart.D1(BlockThreads)}
 }
 
-func chunked(accPerCol int) func(Shape) cudart.Geometry {
-	return func(s Shape) cudart.Geometry {
+func chunked(accPerCol int) func(op.Shape) cudart.Geometry {
+	return func(s op.Shape) cudart.Geometry {
 		g := cudart.Geometry{Grid: cudart.D1(ChunkBlocks(s.Rows)), Block: cudart.D1(ChunkThreads(s.Hidden))}
 		if accPerCol*s.Hidden <= AccSharedMax {
 			g.SharedBytes = 4 * accPerCol * s.Hidden
@@ -123,43 +124,43 @@ func chunked(accPerCol int) func(Shape) cudart.Geometry {
 
 // Parameter helpers.
 
-func rowsHidden(s Shape) int { return s.Rows * s.Hidden }
-func hiddenLen(s Shape) int  { return s.Hidden }
-func rowsLen(s Shape) int    { return s.Rows }
-func headDimLen(s Shape) int { return s.HeadDim }
-func chunkPartial(s Shape) int {
+func rowsHidden(s op.Shape) int { return s.Rows * s.Hidden }
+func hiddenLen(s op.Shape) int  { return s.Hidden }
+func rowsLen(s op.Shape) int    { return s.Rows }
+func headDimLen(s op.Shape) int { return s.HeadDim }
+func chunkPartial(s op.Shape) int {
 	return ChunkBlocks(s.Rows) * s.Hidden
 }
 
-func in(name string, elems func(Shape) int) ParamSpec {
+func in(name string, elems func(op.Shape) int) ParamSpec {
 	return ParamSpec{Name: name, Kind: cudart.F32, Role: cudart.RoleIn, Elems: elems}
 }
 
-func out(name string, elems func(Shape) int) ParamSpec {
+func out(name string, elems func(op.Shape) int) ParamSpec {
 	return ParamSpec{Name: name, Kind: cudart.F32, Role: cudart.RoleOut, Elems: elems}
 }
 
-func u32(name string, v func(Shape) int) ParamSpec {
-	return ParamSpec{Name: name, Kind: cudart.U32, Value: func(s Shape) uint64 { return uint64(v(s)) }}
+func u32(name string, v func(op.Shape) int) ParamSpec {
+	return ParamSpec{Name: name, Kind: cudart.U32, Value: func(s op.Shape) uint64 { return uint64(v(s)) }}
 }
 
 func freeU32(name string) ParamSpec { return ParamSpec{Name: name, Kind: cudart.U32} }
 func freeF32(name string) ParamSpec { return ParamSpec{Name: name, Kind: cudart.F32} }
 
 var (
-	pRows    = u32("rows", func(s Shape) int { return s.Rows })
-	pHidden  = u32("hidden", func(s Shape) int { return s.Hidden })
-	pHeads   = u32("heads", func(s Shape) int { return s.Heads })
-	pHeadDim = u32("head_dim", func(s Shape) int { return s.HeadDim })
-	pChunk   = u32("chunk", func(s Shape) int { return ChunkRows(s.Rows) })
+	pRows    = u32("rows", func(s op.Shape) int { return s.Rows })
+	pHidden  = u32("hidden", func(s op.Shape) int { return s.Hidden })
+	pHeads   = u32("heads", func(s op.Shape) int { return s.Heads })
+	pHeadDim = u32("head_dim", func(s op.Shape) int { return s.HeadDim })
+	pChunk   = u32("chunk", func(s op.Shape) int { return ChunkRows(s.Rows) })
 	pEps     = freeF32("eps")
 	pTheta   = freeF32("theta")
 )
 
 // Reduction helpers.
 
-func rowSum(name string, s Shape) Reduction {
-	return Reduction{Name: name, Terms: s.Hidden, Serial: serialTerms(s.Hidden, BlockThreads), Tree: blockTree(BlockThreads)}
+func rowSum(name string, s op.Shape) op.Reduction {
+	return op.Reduction{Name: name, Terms: s.Hidden, Serial: serialTerms(s.Hidden, BlockThreads), Tree: blockTree(BlockThreads)}
 }
 
 // The descriptors. Their doc comments live in the CUDA sources.
@@ -169,31 +170,31 @@ var (
 		PTX:      ptxText("rmsnorm_fwd"),
 		Params:   []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), out("y", rowsHidden), pRows, pHidden, pEps},
 		Geometry: rowPerBlockCached, Deterministic: true,
-		Reductions: func(s Shape) []Reduction { return []Reduction{rowSum("Σx² per row", s)} },
+		Reductions: func(s op.Shape) []op.Reduction { return []op.Reduction{rowSum("Σx² per row", s)} },
 	}
 	kRMSNormFwdRMS = &Kernel{
 		Name: "rmsnorm_fwd_rms", Entry: "rmsnorm_fwd_rms", Source: "src/rmsnorm_fwd.cu", PTXFile: "ptx/rmsnorm_fwd.ptx",
 		PTX:      ptxText("rmsnorm_fwd"),
 		Params:   []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), out("y", rowsHidden), out("rms", rowsLen), pRows, pHidden, pEps},
 		Geometry: rowPerBlockCached, Deterministic: true,
-		Reductions: func(s Shape) []Reduction { return []Reduction{rowSum("Σx² per row", s)} },
+		Reductions: func(s op.Shape) []op.Reduction { return []op.Reduction{rowSum("Σx² per row", s)} },
 	}
 
 	kColSum = &Kernel{
 		Name: "colsum_f32", Entry: "colsum_f32", Source: "src/colsum.cu", PTXFile: "ptx/colsum.ptx",
 		PTX: ptxText("colsum"),
 		Params: []ParamSpec{in("partial", rowsHidden), out("out", hiddenLen),
-			u32("nrows", func(s Shape) int { return s.Rows }), u32("ncols", func(s Shape) int { return s.Hidden })},
-		Geometry: func(s Shape) cudart.Geometry {
+			u32("nrows", func(s op.Shape) int { return s.Rows }), u32("ncols", func(s op.Shape) int { return s.Hidden })},
+		Geometry: func(s op.Shape) cudart.Geometry {
 			return cudart.Geometry{Grid: cudart.D1(ceilDiv(s.Hidden, ColSumCols)), Block: cudart.Dim3{X: ColSumCols, Y: ColSumGroups, Z: 1}}
 		},
 		Deterministic: true,
-		Reductions: func(s Shape) []Reduction {
-			return []Reduction{{Name: "Σ partial per column", Terms: s.Rows, Serial: ceilDiv(s.Rows, ColSumGroups), Tree: ceilLog2(ColSumGroups)}}
+		Reductions: func(s op.Shape) []op.Reduction {
+			return []op.Reduction{{Name: "Σ partial per column", Terms: s.Rows, Serial: ceilDiv(s.Rows, ColSumGroups), Tree: ceilLog2(ColSumGroups)}}
 		},
 	}
 
-	bwdParams = func(partial func(Shape) int, extra ...ParamSpec) []ParamSpec {
+	bwdParams = func(partial func(op.Shape) int, extra ...ParamSpec) []ParamSpec {
 		p := []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), in("rms", rowsLen), in("dy", rowsHidden),
 			out("dx", rowsHidden), out("partial", partial), pRows, pHidden}
 		return append(p, extra...)
@@ -204,8 +205,8 @@ var (
 		PTX:      ptxText("rmsnorm_bwd"),
 		Params:   bwdParams(rowsHidden),
 		Geometry: warpPerRow, Deterministic: true,
-		Reductions: func(s Shape) []Reduction {
-			return []Reduction{{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: 1, Tree: 5}}
+		Reductions: func(s op.Shape) []op.Reduction {
+			return []op.Reduction{{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: 1, Tree: 5}}
 		},
 	}
 	kRMSNormBwdRowWarp = &Kernel{
@@ -213,8 +214,8 @@ var (
 		PTX:      ptxText("rmsnorm_bwd"),
 		Params:   bwdParams(rowsHidden),
 		Geometry: warpPerRow, Deterministic: true,
-		Reductions: func(s Shape) []Reduction {
-			return []Reduction{{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: ceilDiv(s.Hidden, 32), Tree: 5}}
+		Reductions: func(s op.Shape) []op.Reduction {
+			return []op.Reduction{{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: ceilDiv(s.Hidden, 32), Tree: 5}}
 		},
 	}
 	kRMSNormBwdChunk = &Kernel{
@@ -222,9 +223,9 @@ var (
 		PTX:      ptxText("rmsnorm_bwd"),
 		Params:   bwdParams(chunkPartial, pChunk),
 		Geometry: chunked(1), Deterministic: true,
-		Reductions: func(s Shape) []Reduction {
+		Reductions: func(s op.Shape) []op.Reduction {
 			T := ChunkThreads(s.Hidden)
-			return []Reduction{
+			return []op.Reduction{
 				{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: serialTerms(s.Hidden, T), Tree: blockTree(T)},
 				{Name: "Σ dy·x̂ per column within a chunk", Terms: min(s.Rows, ChunkRows(s.Rows)), Serial: min(s.Rows, ChunkRows(s.Rows))},
 			}
@@ -237,7 +238,7 @@ var (
 		Params: []ParamSpec{in("residual", rowsHidden), in("x", rowsHidden), in("gamma", hiddenLen),
 			out("residual_out", rowsHidden), out("y", rowsHidden), pRows, pHidden, pEps},
 		Geometry: rowPerBlock, Deterministic: true,
-		Reductions: func(s Shape) []Reduction { return []Reduction{rowSum("Σs² per row, s = residual+x", s)} },
+		Reductions: func(s op.Shape) []op.Reduction { return []op.Reduction{rowSum("Σs² per row, s = residual+x", s)} },
 	}
 
 	kLayerNormFwd = &Kernel{
@@ -261,10 +262,10 @@ var (
 		Params: []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), in("dy", rowsHidden), in("mean", rowsLen), in("rstd", rowsLen),
 			out("dx", rowsHidden), out("partial_g", chunkPartial), out("partial_b", chunkPartial), pRows, pHidden, pChunk},
 		Geometry: chunked(2), Deterministic: true,
-		Reductions: func(s Shape) []Reduction {
+		Reductions: func(s op.Shape) []op.Reduction {
 			T := ChunkThreads(s.Hidden)
 			c := min(s.Rows, ChunkRows(s.Rows))
-			return []Reduction{
+			return []op.Reduction{
 				{Name: "Σ γ·dy per row", Terms: s.Hidden, Serial: serialTerms(s.Hidden, T), Tree: blockTree(T)},
 				{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: serialTerms(s.Hidden, T), Tree: blockTree(T)},
 				{Name: "Σ dy·x̂ per column within a chunk", Terms: c, Serial: c},
@@ -277,19 +278,19 @@ var (
 		Name: "per_head_rmsnorm", Entry: "per_head_rmsnorm", Source: "src/per_head_rmsnorm.cu", PTXFile: "ptx/per_head_rmsnorm.ptx",
 		PTX:    ptxText("per_head_rmsnorm"),
 		Params: []ParamSpec{in("x", rowsHidden), in("gamma", headDimLen), out("y", rowsHidden), pRows, pHeads, pHeadDim, pEps},
-		Geometry: func(s Shape) cudart.Geometry {
+		Geometry: func(s op.Shape) cudart.Geometry {
 			return cudart.Geometry{Grid: cudart.D1(ceilDiv(s.Rows*s.Heads, WarpsPerBlock)), Block: cudart.D1(BlockThreads)}
 		},
 		Deterministic: true,
-		Reductions: func(s Shape) []Reduction {
-			return []Reduction{{Name: "Σx² per head", Terms: s.HeadDim, Serial: serialTerms(s.HeadDim, 32), Tree: 5}}
+		Reductions: func(s op.Shape) []op.Reduction {
+			return []op.Reduction{{Name: "Σx² per head", Terms: s.HeadDim, Serial: serialTerms(s.HeadDim, 32), Tree: 5}}
 		},
 	}
 
-	ropeGeometry = func(s Shape) cudart.Geometry {
+	ropeGeometry = func(s op.Shape) cudart.Geometry {
 		return cudart.Geometry{Grid: cudart.D1(ceilDiv(s.Rows*(s.HeadDim/2), BlockThreads)), Block: cudart.D1(BlockThreads)}
 	}
-	noReductions = func(Shape) []Reduction { return nil }
+	noReductions = func(op.Shape) []op.Reduction { return nil }
 	positions    = ParamSpec{Name: "positions", Kind: cudart.U32, Role: cudart.RoleIn, Elems: rowsLen}
 
 	kRoPEFwd = &Kernel{
@@ -312,8 +313,8 @@ var (
 	}
 )
 
-func layerNormFwdReductions(s Shape) []Reduction {
-	return []Reduction{rowSum("Σx per row", s), rowSum("Σ(x−mean)² per row", s)}
+func layerNormFwdReductions(s op.Shape) []op.Reduction {
+	return []op.Reduction{rowSum("Σx per row", s), rowSum("Σ(x−mean)² per row", s)}
 }
 
 func init() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 )
 
 // ---------------------------------------------------------------------------
@@ -18,16 +19,6 @@ type RMSNormForward struct {
 
 // RMSNormFwd is the RMSNorm forward built from the committed PTX.
 var RMSNormFwd = RMSNormForward{K: kRMSNormFwd, KRMS: kRMSNormFwdRMS}
-
-// RMSNormForwardArgs are the host-level arguments of RMSNormForward.
-type RMSNormForwardArgs struct {
-	Rows, Hidden int
-	Eps          float32
-	X            []float32 // [Rows·Hidden]
-	Gamma        []float32 // [Hidden]
-	Y            []float32 // output [Rows·Hidden]
-	RMS          []float32 // optional output [Rows]: sqrt(mean(x²)+eps), eps included; nil: not computed
-}
 
 // RMSNormForwardBuffers are the device-level arguments of RMSNormForward.
 type RMSNormForwardBuffers struct {
@@ -48,7 +39,7 @@ func (f RMSNormForward) Launch(dev cudart.Device, b RMSNormForwardBuffers) error
 	if err := c.err(f.K.Name); err != nil {
 		return err
 	}
-	s := Shape{Rows: b.Rows, Hidden: b.Hidden}
+	s := op.Shape{Rows: b.Rows, Hidden: b.Hidden}
 	rows, hidden := cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Hidden))
 	if b.RMS.Valid() {
 		return f.KRMS.Launch(dev, s, cudart.In(b.X), cudart.In(b.Gamma), cudart.Out(b.Y), cudart.Out(b.RMS), rows, hidden, cudart.ScalarF32(b.Eps))
@@ -58,7 +49,7 @@ func (f RMSNormForward) Launch(dev cudart.Device, b RMSNormForwardBuffers) error
 
 // RMSNormForward validates a, runs the forward on dev and fills a.Y (and
 // a.RMS when it is not nil).
-func (f RMSNormForward) RMSNormForward(dev cudart.Device, a *RMSNormForwardArgs) (err error) {
+func (f RMSNormForward) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) (err error) {
 	op := f.K.Name
 	if a.RMS != nil {
 		op = f.KRMS.Name
@@ -112,19 +103,6 @@ func joinFree(err error, sc *scratch) error {
 // ---------------------------------------------------------------------------
 // Backward
 
-// RMSNormBackwardArgs are the host-level arguments of every RMSNorm backward
-// design. RMS is the forward's per-row rms, which INCLUDES eps
-// (rms = sqrt(mean(x²)+eps)); the backward takes no eps.
-type RMSNormBackwardArgs struct {
-	Rows, Hidden int
-	X            []float32 // [Rows·Hidden] forward input
-	Gamma        []float32 // [Hidden]
-	RMS          []float32 // [Rows] from the forward, eps included
-	DY           []float32 // [Rows·Hidden] upstream gradient ∂L/∂y
-	DX           []float32 // output [Rows·Hidden]: ∂L/∂x
-	DGamma       []float32 // output [Hidden]: ∂L/∂γ = Σ_rows dy·x/rms
-}
-
 // RMSNormBackwardBuffers are the device-level arguments of every RMSNorm
 // backward design. Partial is scratch of at least PartialRows(Rows)·Hidden
 // elements (its contents on return are unspecified).
@@ -165,7 +143,7 @@ func (r rmsBwd) launch(dev cudart.Device, b RMSNormBackwardBuffers) error {
 	if err := c.err(r.k.Name); err != nil {
 		return err
 	}
-	s := Shape{Rows: b.Rows, Hidden: b.Hidden}
+	s := op.Shape{Rows: b.Rows, Hidden: b.Hidden}
 	args := []cudart.Param{cudart.In(b.X), cudart.In(b.Gamma), cudart.In(b.RMS), cudart.In(b.DY),
 		cudart.Out(b.DX), cudart.Out(b.Partial), cudart.ScalarU32(uint32(b.Rows)), cudart.ScalarU32(uint32(b.Hidden))}
 	if r.chunked {
@@ -175,11 +153,11 @@ func (r rmsBwd) launch(dev cudart.Device, b RMSNormBackwardBuffers) error {
 		return err
 	}
 	p := r.partialRows(b.Rows)
-	return r.reduce.Launch(dev, Shape{Rows: p, Hidden: b.Hidden},
+	return r.reduce.Launch(dev, op.Shape{Rows: p, Hidden: b.Hidden},
 		cudart.In(b.Partial), cudart.Out(b.DGamma), cudart.ScalarU32(uint32(p)), cudart.ScalarU32(uint32(b.Hidden)))
 }
 
-func (r rmsBwd) run(dev cudart.Device, a *RMSNormBackwardArgs) (err error) {
+func (r rmsBwd) run(dev cudart.Device, a *op.RMSNormBackwardArgs) (err error) {
 	op := r.k.Name
 	var c argCheck
 	if r.check(&c, a.Rows, a.Hidden) {
@@ -220,11 +198,11 @@ func (r rmsBwd) run(dev cudart.Device, a *RMSNormBackwardArgs) (err error) {
 }
 
 // reductions combines the row kernel's sums with the column reduction.
-func (r rmsBwd) reductions(s Shape) []Reduction {
+func (r rmsBwd) reductions(s op.Shape) []op.Reduction {
 	p := r.partialRows(s.Rows)
-	red := r.k.Reductions(Shape{Rows: s.Rows, Hidden: s.Hidden})
-	col := r.reduce.Reductions(Shape{Rows: p, Hidden: s.Hidden})[0]
-	dg := Reduction{Name: "dγ: Σ_rows dy·x̂ per column", Terms: s.Rows, Serial: col.Serial, Tree: col.Tree}
+	red := r.k.Reductions(op.Shape{Rows: s.Rows, Hidden: s.Hidden})
+	col := r.reduce.Reductions(op.Shape{Rows: p, Hidden: s.Hidden})[0]
+	dg := op.Reduction{Name: "dγ: Σ_rows dy·x̂ per column", Terms: s.Rows, Serial: col.Serial, Tree: col.Tree}
 	if r.chunked {
 		dg.Serial += red[1].Serial // serial fmaf over the chunk, then colsum
 		red = red[:1]
@@ -258,17 +236,17 @@ func (f RMSNormBackwardRowWarp) impl() rmsBwd { return rmsBwd{k: f.K, reduce: f.
 func (f RMSNormBackwardChunk) impl() rmsBwd   { return rmsBwd{k: f.K, reduce: f.Reduce, chunked: true} }
 
 // RMSNormBackward validates a, runs the backward on dev and fills a.DX and a.DGamma.
-func (f RMSNormBackwardWarp32) RMSNormBackward(dev cudart.Device, a *RMSNormBackwardArgs) error {
+func (f RMSNormBackwardWarp32) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
 	return f.impl().run(dev, a)
 }
 
 // RMSNormBackward validates a, runs the backward on dev and fills a.DX and a.DGamma.
-func (f RMSNormBackwardRowWarp) RMSNormBackward(dev cudart.Device, a *RMSNormBackwardArgs) error {
+func (f RMSNormBackwardRowWarp) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
 	return f.impl().run(dev, a)
 }
 
 // RMSNormBackward validates a, runs the backward on dev and fills a.DX and a.DGamma.
-func (f RMSNormBackwardChunk) RMSNormBackward(dev cudart.Device, a *RMSNormBackwardArgs) error {
+func (f RMSNormBackwardChunk) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
 	return f.impl().run(dev, a)
 }
 
@@ -298,13 +276,13 @@ func (f RMSNormBackwardChunk) PartialRows(rows int) int { return f.impl().partia
 
 // Reductions returns the float32 sums of the whole backward for s: the
 // per-row Σγ·dy·x̂ and the dγ column sum (kernel plus colsum_f32).
-func (f RMSNormBackwardWarp32) Reductions(s Shape) []Reduction { return f.impl().reductions(s) }
+func (f RMSNormBackwardWarp32) Reductions(s op.Shape) []op.Reduction { return f.impl().reductions(s) }
 
 // Reductions returns the float32 sums of the whole backward for s: the
 // per-row Σγ·dy·x̂ and the dγ column sum (kernel plus colsum_f32).
-func (f RMSNormBackwardRowWarp) Reductions(s Shape) []Reduction { return f.impl().reductions(s) }
+func (f RMSNormBackwardRowWarp) Reductions(s op.Shape) []op.Reduction { return f.impl().reductions(s) }
 
 // Reductions returns the float32 sums of the whole backward for s: the
 // per-row Σγ·dy·x̂ and the dγ column sum (serial over the chunk, then
 // colsum_f32 over the blocks).
-func (f RMSNormBackwardChunk) Reductions(s Shape) []Reduction { return f.impl().reductions(s) }
+func (f RMSNormBackwardChunk) Reductions(s op.Shape) []op.Reduction { return f.impl().reductions(s) }

@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/ptxprop/ptxprop/cudart"
+import (
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
+)
 
 // RoPEForward runs the single-position RoPE NeoX forward (rope_neox_fwd):
 // every row rotated at the one position Pos.
@@ -20,28 +23,6 @@ var (
 	RoPEFwdBatched = RoPEForwardBatched{K: kRoPEFwdBatched}
 	RoPEBwd        = RoPEBackward{K: kRoPEBwdBatched}
 )
-
-// RoPEArgs are the host-level arguments of both RoPE forwards. Layout
-// [Rows][Heads·HeadDim]; within a head the pairs are (i, i+HeadDim/2) and
-// pair i turns by pos·Theta^(−2i/HeadDim). RoPEForward uses Pos and needs
-// Positions nil; RoPEForwardBatched uses Positions ([Rows]) and ignores Pos.
-type RoPEArgs struct {
-	Rows, Heads, HeadDim int // HeadDim even
-	Theta                float32
-	Pos                  uint32
-	Positions            []uint32
-	X                    []float32 // [Rows·Heads·HeadDim]
-	Y                    []float32 // output [Rows·Heads·HeadDim]
-}
-
-// RoPEBackwardArgs are the host-level arguments of RoPEBackward.
-type RoPEBackwardArgs struct {
-	Rows, Heads, HeadDim int // HeadDim even
-	Theta                float32
-	Positions            []uint32  // [Rows]
-	DY                   []float32 // [Rows·Heads·HeadDim] gradient w.r.t. the forward's output
-	DX                   []float32 // output [Rows·Heads·HeadDim]: R(angle)ᵀ·dy
-}
 
 // RoPEBuffers are the device-level arguments of all three. Positions is the
 // zero Buffer for RoPEForward; for RoPEBackward X holds dy and Y receives dx.
@@ -125,7 +106,7 @@ func (f RoPEForward) Launch(dev cudart.Device, b RoPEBuffers) error {
 }
 
 // RoPEForward validates a, runs the kernel on dev and fills a.Y.
-func (f RoPEForward) RoPEForward(dev cudart.Device, a *RoPEArgs) error {
+func (f RoPEForward) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
 	return ropeRun(f.K, dev, a.Rows, a.Heads, a.HeadDim, a.Theta, a.Pos, a.Positions, false, a.X, a.Y, "X", "Y")
 }
 
@@ -135,7 +116,7 @@ func (f RoPEForwardBatched) Launch(dev cudart.Device, b RoPEBuffers) error {
 }
 
 // RoPEForward validates a, runs the kernel on dev and fills a.Y.
-func (f RoPEForwardBatched) RoPEForward(dev cudart.Device, a *RoPEArgs) error {
+func (f RoPEForwardBatched) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
 	return ropeRun(f.K, dev, a.Rows, a.Heads, a.HeadDim, a.Theta, 0, a.Positions, true, a.X, a.Y, "X", "Y")
 }
 
@@ -145,6 +126,6 @@ func (f RoPEBackward) Launch(dev cudart.Device, b RoPEBuffers) error {
 }
 
 // RoPEBackward validates a, runs the kernel on dev and fills a.DX.
-func (f RoPEBackward) RoPEBackward(dev cudart.Device, a *RoPEBackwardArgs) error {
+func (f RoPEBackward) RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error {
 	return ropeRun(f.K, dev, a.Rows, a.Heads, a.HeadDim, a.Theta, 0, a.Positions, true, a.DY, a.DX, "DY", "DX")
 }

@@ -7,7 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
@@ -76,7 +76,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "rmsnorm_fwd", rows: c.rows, f32: [][]float32{c.x.Data}, f32Cols: []int{c.hidden},
 				outCols: c.hidden + 1, desc: c.String(),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.RMSNormForwardArgs{Rows: p.rows, Hidden: c.hidden, Eps: c.eps, X: p.f32[0], Gamma: c.gamma,
+					a := &op.RMSNormForwardArgs{Rows: p.rows, Hidden: c.hidden, Eps: c.eps, X: p.f32[0], Gamma: c.gamma,
 						Y: make([]float32, p.rows*c.hidden), RMS: make([]float32, p.rows)}
 					err := im.RMSNorm.RMSNormForward(dev, a)
 					return interleave(a.Y, c.hidden, a.RMS, 1, p.rows), err
@@ -91,7 +91,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "fused_residual_rmsnorm", rows: c.rows, f32: [][]float32{res.Data, c.x.Data},
 				f32Cols: []int{c.hidden, c.hidden}, outCols: 2 * c.hidden, desc: fmt.Sprintf("%v alias=%v", c, alias),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.FusedResidualRMSNormArgs{Rows: p.rows, Hidden: c.hidden, Eps: c.eps, Residual: p.f32[0],
+					a := &op.FusedResidualRMSNormArgs{Rows: p.rows, Hidden: c.hidden, Eps: c.eps, Residual: p.f32[0],
 						X: p.f32[1], Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, p.rows*c.hidden),
 						Y: make([]float32, p.rows*c.hidden)}
 					err := im.Fused.FusedResidualRMSNorm(dev, a)
@@ -105,7 +105,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "layernorm_fwd", rows: c.rows, f32: [][]float32{c.x.Data}, f32Cols: []int{c.hidden},
 				outCols: c.hidden + 2, desc: c.rmsCase.String(),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.LayerNormForwardArgs{Rows: p.rows, Hidden: c.hidden, Eps: c.eps, X: p.f32[0], Gamma: c.gamma,
+					a := &op.LayerNormForwardArgs{Rows: p.rows, Hidden: c.hidden, Eps: c.eps, X: p.f32[0], Gamma: c.gamma,
 						Beta: c.beta, Y: make([]float32, p.rows*c.hidden), Mean: make([]float32, p.rows), Rstd: make([]float32, p.rows)}
 					err := im.LayerNorm.LayerNormForward(dev, a)
 					return interleave(interleave(a.Y, c.hidden, a.Mean, 1, p.rows), c.hidden+1, a.Rstd, 1, p.rows), err
@@ -119,7 +119,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "per_head_rmsnorm", rows: c.rows, f32: [][]float32{c.x.Data}, f32Cols: []int{w},
 				outCols: w, desc: c.String(),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.PerHeadRMSNormArgs{Rows: p.rows, Heads: c.heads, HeadDim: c.headDim, Eps: c.eps, X: p.f32[0],
+					a := &op.PerHeadRMSNormArgs{Rows: p.rows, Heads: c.heads, HeadDim: c.headDim, Eps: c.eps, X: p.f32[0],
 						Gamma: c.gamma, Y: make([]float32, p.rows*w)}
 					return a.Y, im.PerHead.PerHeadRMSNorm(dev, a)
 				}}
@@ -132,7 +132,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "rope_neox_fwd_batched", rows: c.rows, f32: [][]float32{c.x.Data}, f32Cols: []int{w},
 				u32: [][]uint32{c.pos}, u32Cols: []int{1}, outCols: w, approxTol: ropeParityTol(c, 1), desc: c.String(),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.RoPEArgs{Rows: p.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: p.u32[0],
+					a := &op.RoPEForwardArgs{Rows: p.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: p.u32[0],
 						X: p.f32[0], Y: make([]float32, p.rows*w)}
 					return a.Y, im.RoPE.RoPEForward(dev, a)
 				}}
@@ -145,7 +145,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "rope_neox_bwd_batched", rows: c.rows, f32: [][]float32{c.x.Data}, f32Cols: []int{w},
 				u32: [][]uint32{c.pos}, u32Cols: []int{1}, outCols: w, approxTol: ropeParityTol(c, -1), desc: c.String(),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.RoPEBackwardArgs{Rows: p.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta,
+					a := &op.RoPEBackwardArgs{Rows: p.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta,
 						Positions: p.u32[0], DY: p.f32[0], DX: make([]float32, p.rows*w)}
 					return a.DX, im.RoPEBack.RoPEBackward(dev, a)
 				}}
@@ -159,7 +159,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "rmsnorm_bwd", rows: c.rows, f32: [][]float32{c.x.Data, c.dy.Data, rms},
 				f32Cols: []int{c.hidden, c.hidden, 1}, outCols: c.hidden, desc: fmt.Sprintf("%v dy=%v", c.rmsCase, c.dy),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.RMSNormBackwardArgs{Rows: p.rows, Hidden: c.hidden, X: p.f32[0], Gamma: c.gamma, RMS: p.f32[2],
+					a := &op.RMSNormBackwardArgs{Rows: p.rows, Hidden: c.hidden, X: p.f32[0], Gamma: c.gamma, RMS: p.f32[2],
 						DY: p.f32[1], DX: make([]float32, p.rows*c.hidden), DGamma: make([]float32, c.hidden)}
 					err := im.RMSBackward.RMSNormBackward(dev, a)
 					return append(a.DX, a.DGamma...), err
@@ -186,7 +186,7 @@ func (im Impls) families(lim Limits) []func(rt *rapid.T) problem {
 			return problem{family: "layernorm_bwd", rows: c.rows, f32: [][]float32{c.x.Data, dy.Data, mean, rstd},
 				f32Cols: []int{c.hidden, c.hidden, 1, 1}, outCols: c.hidden, desc: fmt.Sprintf("%v dy=%v", c, dy),
 				run: func(dev cudart.Device, p problem) ([]float32, error) {
-					a := &kernels.LayerNormBackwardArgs{Rows: p.rows, Hidden: c.hidden, X: p.f32[0], Gamma: c.gamma, DY: p.f32[1],
+					a := &op.LayerNormBackwardArgs{Rows: p.rows, Hidden: c.hidden, X: p.f32[0], Gamma: c.gamma, DY: p.f32[1],
 						Mean: p.f32[2], Rstd: p.f32[3], DX: make([]float32, p.rows*c.hidden), DGamma: make([]float32, c.hidden),
 						DBeta: make([]float32, c.hidden)}
 					err := im.LNBackward.LayerNormBackward(dev, a)

@@ -1,15 +1,15 @@
 package properties_test
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"testing"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 // cpuForward is a forward "kernel" that runs on the CPU and ignores the
@@ -17,7 +17,7 @@ import (
 // It lets BenchmarkHarness measure what a check costs outside the kernel.
 type cpuForward struct{}
 
-func (cpuForward) RMSNormForward(_ cudart.Device, a *kernels.RMSNormForwardArgs) error {
+func (cpuForward) RMSNormForward(_ cudart.Device, a *op.RMSNormForwardArgs) error {
 	oracle.RMSNormForward32Naive(a.Y, a.RMS, a.X, a.Gamma, a.Rows, a.Hidden, a.Eps)
 	return nil
 }
@@ -26,7 +26,7 @@ func (cpuForward) RMSNormForward(_ cudart.Device, a *kernels.RMSNormForwardArgs)
 // (the bound's V2 with ri = 1/rms).
 type cpuBackward struct{}
 
-func (cpuBackward) RMSNormBackward(_ cudart.Device, a *kernels.RMSNormBackwardArgs) error {
+func (cpuBackward) RMSNormBackward(_ cudart.Device, a *op.RMSNormBackwardArgs) error {
 	n := a.Hidden
 	for i := range a.DGamma {
 		a.DGamma[i] = 0
@@ -65,7 +65,7 @@ func BenchmarkHarness(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("fake/value/%dx%d", rows, hidden), func(b *testing.B) {
 			x := properties.MakeTensor(properties.Normal, 0, 1, rows, hidden).Data
-			a := &kernels.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: x,
+			a := &op.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: x,
 				Gamma: properties.MakeTensor(properties.Normal, 0, 2, 1, hidden).Data,
 				Y:     make([]float32, rows*hidden), RMS: make([]float32, rows)}
 			for b.Loop() {
@@ -73,7 +73,7 @@ func BenchmarkHarness(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("fake/gradient/%dx%d", rows, hidden), func(b *testing.B) {
-			a := &kernels.RMSNormBackwardArgs{Rows: rows, Hidden: hidden,
+			a := &op.RMSNormBackwardArgs{Rows: rows, Hidden: hidden,
 				X:     properties.MakeTensor(properties.Normal, 0, 1, rows, hidden).Data,
 				Gamma: properties.MakeTensor(properties.Normal, 0, 2, 1, hidden).Data,
 				RMS:   make([]float32, rows),
@@ -92,13 +92,13 @@ func BenchmarkHarness(b *testing.B) {
 // runChecks runs b.N checks of one contract in one rapid run and reports
 // the CPU time per check in ms.
 func runChecks(b *testing.B, f func(properties.TB)) {
-	old := flag.Lookup("rapid.checks").Value.String()
-	defer flag.Set("rapid.checks", old)
-	flag.Set("rapid.checks", "2")
-	f(b) // warm up
-	flag.Set("rapid.checks", fmt.Sprint(b.N))
+	tb := suite.T(b)
+	restore := suite.SetRapid(suite.Rapid{Checks: 2})
+	f(tb) // warm up
+	restore()
+	defer suite.SetRapid(suite.Rapid{Checks: b.N})()
 	b.ReportAllocs()
 	b.ResetTimer()
-	f(b)
+	f(tb)
 	b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/check")
 }

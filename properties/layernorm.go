@@ -8,23 +8,23 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
 // LayerNormForwarder runs the LayerNorm forward.
 type LayerNormForwarder interface {
-	LayerNormForward(dev cudart.Device, a *kernels.LayerNormForwardArgs) error
+	LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error
 }
 
 // LayerNormBackwarder runs the LayerNorm backward.
 type LayerNormBackwarder interface {
-	LayerNormBackward(dev cudart.Device, a *kernels.LayerNormBackwardArgs) error
+	LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error
 }
 
 // PerHeadRMSNormer runs the per-head RMSNorm (QK-norm).
 type PerHeadRMSNormer interface {
-	PerHeadRMSNorm(dev cudart.Device, a *kernels.PerHeadRMSNormArgs) error
+	PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error
 }
 
 // Prediction IDs of LayerNorm and per-head RMSNorm.
@@ -74,9 +74,9 @@ func drawLNCase(rt *rapid.T, lim Limits, dists ...Dist) lnCase {
 	return c
 }
 
-func runLN(o *Obs, dev cudart.Device, impl LayerNormForwarder, c lnCase, x []float32, stats bool) *kernels.LayerNormForwardArgs {
+func runLN(o *Obs, dev cudart.Device, impl LayerNormForwarder, c lnCase, x []float32, stats bool) *op.LayerNormForwardArgs {
 	o.rt.Helper()
-	a := &kernels.LayerNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: x, Gamma: c.gamma, Beta: c.beta,
+	a := &op.LayerNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: x, Gamma: c.gamma, Beta: c.beta,
 		Y: make([]float32, len(x))}
 	if stats {
 		a.Mean, a.Rstd = make([]float32, c.rows), make([]float32, c.rows)
@@ -91,7 +91,7 @@ func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tol
 	want, mean, rstd = make([]float64, n), make([]float64, c.rows), make([]float64, c.rows)
 	tol, tolMean, tolRstd = make([]float64, n), make([]float64, c.rows), make([]float64, c.rows)
 	oracle.LayerNormForward(want, mean, rstd, xf, g, b, c.rows, c.hidden, float64(c.eps))
-	row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+	row, _ := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 	oracle.LayerNormForwardTol(tol, tolMean, tolRstd, xf, g, b, c.rows, c.hidden, float64(c.eps), row, oracle.TwoPassVariance)
 	return
 }
@@ -100,7 +100,7 @@ func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tol
 func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNForward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNForward, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim)
 		o.Context(c.hidden, "%v", c.rmsCase)
@@ -121,7 +121,7 @@ func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNShift)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNShift, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, Normal, MixedScale, Constant)
 		e := rapid.IntRange(-30, 10).Draw(rt, "grid.exp")
@@ -160,7 +160,7 @@ func maxAbs(x []float32) float64 {
 func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNMoments)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNMoments, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, Normal, MixedScale)
 		for i := range c.gamma {
@@ -205,7 +205,7 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNBackward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		dyT := Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
@@ -219,13 +219,13 @@ func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 		for i := range m32 {
 			m32[i], r32[i] = float32(mean[i]), float32(rstd[i])
 		}
-		a := &kernels.LayerNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, DY: dyT.Data,
+		a := &op.LayerNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, DY: dyT.Data,
 			Mean: m32, Rstd: r32, DX: make([]float32, n), DGamma: make([]float32, c.hidden), DBeta: make([]float32, c.hidden)}
 		o.Check("layernorm backward", impl.LayerNormBackward(dev, a))
 		dx, dg, db := make([]float64, n), make([]float64, c.hidden), make([]float64, c.hidden)
 		oracle.LayerNormBackward(dx, dg, db, x, g, dy, c.rows, c.hidden, float64(c.eps))
 		tdx, tdg, tdb := make([]float64, n), make([]float64, c.hidden), make([]float64, c.hidden)
-		row, rows := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+		row, rows := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 		oracle.LayerNormBackwardTol(tdx, tdg, tdb, x, g, dy, c.rows, c.hidden, float64(c.eps), row, rows)
 		o.Within("dx", a.DX, dx, tdx)
 		o.cols = 0
@@ -255,7 +255,7 @@ func (c qknCase) String() string {
 
 func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []float32) []float32 {
 	o.rt.Helper()
-	a := &kernels.PerHeadRMSNormArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Eps: c.eps, X: x, Gamma: c.gamma,
+	a := &op.PerHeadRMSNormArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Eps: c.eps, X: x, Gamma: c.gamma,
 		Y: make([]float32, len(x))}
 	o.Check("per-head rmsnorm", impl.PerHeadRMSNorm(dev, a))
 	return a.Y
@@ -265,14 +265,14 @@ func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []flo
 func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, QKNForward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, QKNForward, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		o.Context(c.heads*c.headDim, "%v", c)
 		y := runQKN(o, dev, impl, c, c.x.Data)
 		x, g := scratchWiden(c.x.Data), scratchWiden(c.gamma)
 		want, tol := scratch64.get(len(x)), scratch64.get(len(x))
-		row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.heads * c.headDim, Heads: c.heads, HeadDim: c.headDim}, c.headDim)
+		row, _ := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.heads * c.headDim, Heads: c.heads, HeadDim: c.headDim}, c.headDim)
 		// oracle.PerHeadRMSNorm and PerHeadRMSNormTol are RMSNormForward and
 		// its bound over rows·heads rows of headDim: in one pass.
 		oracle.RMSNormForwardWithTol(want, nil, tol, nil, x, g, c.rows*c.heads, c.headDim, float64(c.eps), row)
@@ -290,7 +290,7 @@ func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, QKNHeads)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, QKNHeads, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		r := rapid.IntRange(0, c.rows-1).Draw(rt, "row")

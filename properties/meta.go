@@ -10,7 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
@@ -56,7 +56,7 @@ func init() {
 func BatchIndependenceContract(t TB, im Impls) {
 	t.Helper()
 	dev := DeviceFor(t, BatchIndependence)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, BatchIndependence, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		r := rapid.IntRange(0, p.rows-1).Draw(rt, "row")
@@ -73,7 +73,7 @@ func BatchIndependenceContract(t TB, im Impls) {
 func RowPermutationContract(t TB, im Impls) {
 	t.Helper()
 	dev := DeviceFor(t, RowPermutation)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, RowPermutation, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		perm := rapid.Permutation(seq(p.rows)).Draw(rt, "perm")
@@ -102,7 +102,7 @@ func seq(n int) []int {
 func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, ScaleInvariance)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, ScaleInvariance, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim, Normal, MixedScale, Constant)
 		k := rapid.IntRange(-20, 20).Draw(rt, "log2(alpha)")
@@ -133,7 +133,7 @@ func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, Determinism)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	fresh := freshDevice(dev)
 	Check(t, Determinism, func(rt *rapid.T, o *Obs) {
 		if err := staticNoFloatAtomics(impl); err != nil {
@@ -142,7 +142,7 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 		c := drawBwdCase(rt, lim)
 		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
 		run := func(d cudart.Device, what string) ([]float32, []float32) {
-			a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
+			a := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
 				DY: c.dy.Data, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden)}
 			o.Check(what, impl.RMSNormBackward(d, a))
 			return a.DX, a.DGamma
@@ -151,7 +151,7 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 		seed := rapid.Int64().Draw(rt, "schedule.seed")
 		setSchedule(dev, seed)
 		other := drawBwdCase(rt, lim) // interleaved launch of another shape
-		a := &kernels.RMSNormBackwardArgs{Rows: other.rows, Hidden: other.hidden, X: other.x.Data, Gamma: other.gamma,
+		a := &op.RMSNormBackwardArgs{Rows: other.rows, Hidden: other.hidden, X: other.x.Data, Gamma: other.gamma,
 			RMS: other.rms32, DY: other.dy.Data, DX: make([]float32, other.rows*other.hidden), DGamma: make([]float32, other.hidden)}
 		o.Check("interleaved launch", impl.RMSNormBackward(dev, a))
 		dx2, dg2 := run(dev, "second launch")
@@ -266,14 +266,14 @@ func DimIndependenceContract(t TB, impl RMSNormForwarder) {
 	}
 	// A private device: its module count moves only with this contract's
 	// launches, whatever runs in parallel.
-	dev, err := cudart.Open(shared.Info().Backend, cudart.DefaultOptions())
+	dev, err := t.Config().open(shared.Info().Backend)
 	if err != nil {
-		Record(Outcome{ID: DimIndependence, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
+		t.Config().Recorder.Record(Outcome{ID: DimIndependence, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
 		t.Fatalf("%s: opening a private device: %v", DimIndependence, err)
 		return
 	}
 	defer dev.Close()
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, DimIndependence, func(rt *rapid.T, o *Obs) {
 		if err := staticParamsRead(impl); err != nil {
 			o.Fatalf("%v", err)
@@ -326,11 +326,11 @@ func (r *launchRecorder) differs() string {
 func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, Robustness)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, Robustness, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim, Zero, Subnormal, Huge, Special, Constant)
 		o.Context(c.hidden, "%v", c)
-		a := &kernels.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
+		a := &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
 			Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}
 		o.Check("rmsnorm forward", fwd.RMSNormForward(dev, a))
 		x, g := F64(c.x.Data), F64(c.gamma)
@@ -339,7 +339,7 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 		switch c.x.Dist {
 		case Zero, Subnormal, Constant:
 			tol := make([]float64, len(x))
-			row, _ := reductions(fwd, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+			row, _ := reductions(fwd, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 			oracle.RMSNormForwardTol(tol, nil, x, g, c.rows, c.hidden, float64(c.eps), row)
 			o.Within("y", a.Y, want, tol)
 		default:
@@ -352,7 +352,7 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 			for i, v := range rms {
 				rms32[i] = float32(v)
 			}
-			b := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms32,
+			b := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms32,
 				DY: dy.Data, DX: make([]float32, len(x)), DGamma: make([]float32, c.hidden)}
 			o.Check("rmsnorm backward", bwd.RMSNormBackward(dev, b))
 			for i, v := range b.DX {
@@ -399,7 +399,7 @@ func ParityContract(t TB, im Impls) {
 		Skip(t, Parity, "needs a GPU to compare the emulator with (this run's backend is "+dev.Info().Backend+")")
 		return
 	}
-	emu, err := cudart.Open("emu", cudart.DefaultOptions())
+	emu, err := t.Config().open("emu")
 	if err != nil {
 		Skip(t, Parity, fmt.Sprintf("emulator unavailable: %v", err))
 		return

@@ -7,23 +7,23 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
 // RMSNormForwarder runs the RMSNorm forward.
 type RMSNormForwarder interface {
-	RMSNormForward(dev cudart.Device, a *kernels.RMSNormForwardArgs) error
+	RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error
 }
 
 // RMSNormBackwarder runs an RMSNorm backward (any design).
 type RMSNormBackwarder interface {
-	RMSNormBackward(dev cudart.Device, a *kernels.RMSNormBackwardArgs) error
+	RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error
 }
 
 // FusedResidualRMSNormer runs the fused residual add + RMSNorm forward.
 type FusedResidualRMSNormer interface {
-	FusedResidualRMSNorm(dev cudart.Device, a *kernels.FusedResidualRMSNormArgs) error
+	FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error
 }
 
 // Prediction IDs of the RMSNorm family.
@@ -96,9 +96,9 @@ type rmsForward struct {
 // checkRMSForward runs impl on c and compares y and rms with the oracle.
 func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase) rmsForward {
 	o.rt.Helper()
-	s := kernels.Shape{Rows: c.rows, Hidden: c.hidden}
+	s := op.Shape{Rows: c.rows, Hidden: c.hidden}
 	n := c.rows * c.hidden
-	a := &kernels.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma}
+	a := &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma}
 	if c.keep {
 		a.Y = make([]float32, n)
 	} else {
@@ -162,7 +162,7 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RMSFwd)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, RMSFwd, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		o.Context(c.hidden, "%v", c)
@@ -176,7 +176,7 @@ func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 func EpsParityContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, EpsParity)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, EpsParity, func(rt *rapid.T, o *Obs) {
 		hidden := Hidden(lim).Draw(rt, "hidden")
 		rows := Rows(lim, hidden).Draw(rt, "rows")
@@ -282,7 +282,7 @@ func drawBwdCaseAt(rt *rapid.T, lim Limits, rows, hidden int) bwdCase {
 func checkRMSBackward(o *Obs, dev cudart.Device, impl RMSNormBackwarder, c bwdCase) (dx, dg []float32) {
 	o.rt.Helper()
 	n := c.rows * c.hidden
-	a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
+	a := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
 		DY: c.dy.Data, DGamma: make([]float32, c.hidden)}
 	if c.fd != nil { // checkDirectional reads dx, then recycles it with the case
 		scratch32.put(c.fd.dx)
@@ -300,7 +300,7 @@ func checkRMSBackward(o *Obs, dev cudart.Device, impl RMSNormBackwarder, c bwdCa
 		serial = scratch64.get(n)
 		c.fd.serialTolDX = serial
 	}
-	row, rows := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+	row, rows := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 	oracle.RMSNormBackwardWithTol(wantDX, wantDG, tolDX, tolDG, serial, c.x64, c.gamma64, c.dy64, c.rows, c.hidden, float64(c.eps), row, rows)
 	o.Within("dx", a.DX, wantDX, tolDX)
 	o.cols = 0
@@ -324,7 +324,7 @@ func meanSquare(x []float64) float64 {
 func RMSNormBackwardWarpContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RMSBackWarp)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	lim.MaxHidden = 32
 	Check(t, RMSBackWarp, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
@@ -401,7 +401,7 @@ func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, BRMSBack)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, BRMSBack, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
 		c.fd = nil // no finite differences follow
@@ -415,13 +415,13 @@ func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, BRMSBackFD)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	lim.MaxElements = min(lim.MaxElements, 1<<14) // FD costs 10 forwards a row
 	Check(t, BRMSBackFD, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
 		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
 		n := c.rows * c.hidden
-		a := &kernels.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
+		a := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
 			DY: c.dy.Data, DX: make([]float32, n), DGamma: make([]float32, c.hidden)}
 		o.Check("rmsnorm backward", impl.RMSNormBackward(dev, a))
 		checkDirectional(rt, o, c, a.DX)
@@ -432,16 +432,16 @@ func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, FusedRMSNorm)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, FusedRMSNorm, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		res := Values(rt, "residual", c.rows, c.hidden)
 		alias := rapid.Bool().Draw(rt, "alias")
 		o.Context(c.hidden, "%v residual=%v alias=%v", c, res, alias)
 		n := c.rows * c.hidden
-		a := &kernels.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
+		a := &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
 			Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, n), Y: make([]float32, n)}
-		err := cudart.Watch(WatchdogLimit, "fused residual rmsnorm", func() error { return impl.FusedResidualRMSNorm(dev, a) })
+		err := cudart.Watch(t.Config().WatchdogLimit(), "fused residual rmsnorm", func() error { return impl.FusedResidualRMSNorm(dev, a) })
 		o.Check("fused residual rmsnorm", err)
 		sum := make([]float32, n)
 		for i := range sum {
@@ -452,7 +452,7 @@ func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 		s, y := make([]float64, n), make([]float64, n)
 		oracle.FusedResidualRMSNorm(s, y, nil, r, x, g, c.rows, c.hidden, float64(c.eps))
 		tolS, tolY := make([]float64, n), make([]float64, n)
-		row, _ := reductions(impl, kernels.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+		row, _ := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 		oracle.FusedResidualRMSNormTol(tolS, tolY, nil, r, x, g, c.rows, c.hidden, float64(c.eps), row)
 		o.Within("y", a.Y, y, tolY)
 	})

@@ -7,25 +7,25 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
 // RoPEForwarder runs a RoPE NeoX forward (single position or batched).
 type RoPEForwarder interface {
-	RoPEForward(dev cudart.Device, a *kernels.RoPEArgs) error
+	RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error
 }
 
 // RoPEBackwarder runs the RoPE NeoX backward.
 type RoPEBackwarder interface {
-	RoPEBackward(dev cudart.Device, a *kernels.RoPEBackwardArgs) error
+	RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error
 }
 
 // Positions says how a RoPE forward takes its positions.
 type Positions int
 
-// Position modes: one position for every row (RoPEArgs.Pos), or one per row
-// (RoPEArgs.Positions).
+// Position modes: one position for every row (op.RoPEForwardArgs.Pos), or one per row
+// (op.RoPEForwardArgs.Positions).
 const (
 	SharedPosition Positions = iota
 	PerRowPositions
@@ -102,7 +102,7 @@ func (c ropeCase) posF64() []float64 {
 // runRoPE runs impl on c (positions per mode) and returns y.
 func runRoPE(o *Obs, dev cudart.Device, impl RoPEForwarder, mode Positions, c ropeCase, theta float32) []float32 {
 	o.rt.Helper()
-	a := &kernels.RoPEArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: theta, X: c.x.Data,
+	a := &op.RoPEForwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: theta, X: c.x.Data,
 		Y: make([]float32, len(c.x.Data))}
 	if mode == SharedPosition {
 		a.Pos = c.pos[0]
@@ -144,7 +144,7 @@ func refutedBy[T float32 | float64](got []T, want, tol []float64) float64 {
 func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 	t.Helper()
 	dev := DeviceFor(t, RoPEThetaCache)
-	lim := ShapeLimits().Cap(1 << 16) // seven launches and oracles a check
+	lim := ShapeLimits(t).Cap(1 << 16) // seven launches and oracles a check
 	inseparable := 0
 	Check(t, RoPEThetaCache, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
@@ -173,7 +173,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 		}
 	})
 	if n := inseparable; n > 0 {
-		Record(Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
+		t.Config().Recorder.Record(Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
 	}
 }
 
@@ -182,7 +182,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RoPEBasis)
-	lim := ShapeLimits().Cap(1 << 16) // four launches and oracles a check
+	lim := ShapeLimits(t).Cap(1 << 16) // four launches and oracles a check
 	Check(t, RoPEBasis, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
 		o.Context(c.heads*c.headDim, "%v", c)
@@ -260,7 +260,7 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 
 func runRoPEBackward(o *Obs, dev cudart.Device, bwd RoPEBackwarder, c ropeCase, dy []float32) []float32 {
 	o.rt.Helper()
-	a := &kernels.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: c.pos,
+	a := &op.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: c.pos,
 		DY: dy, DX: make([]float32, len(dy))}
 	o.Check("rope backward", bwd.RoPEBackward(dev, a))
 	return a.DX
@@ -278,7 +278,7 @@ func ropeBackwardOracle(c ropeCase, dy []float32) (want, tol []float64) {
 func RoPEBackwardContract(t TB, bwd RoPEBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RoPEBackward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, RoPEBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
 		o.Context(c.heads*c.headDim, "%v", c)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
@@ -13,7 +14,7 @@ import (
 // that does not describe itself they assume the worst case, the naive serial
 // order, which bounds every order (atomics included) but is looser.
 type ReductionDescriber interface {
-	Reductions(s kernels.Shape) []kernels.Reduction
+	Reductions(s op.Shape) []op.Reduction
 }
 
 // KernelLister is implemented by implementations that can show the kernels
@@ -26,7 +27,7 @@ type KernelLister interface {
 // reductions returns the oracle reduction shapes of impl at s: row is the
 // deepest per-row sum over n terms, rows the deepest sum over rows (the
 // weight gradients). Unknown implementations get the serial worst case.
-func reductions(impl any, s kernels.Shape, n int) (row, rows oracle.Reduction) {
+func reductions(impl any, s op.Shape, n int) (row, rows oracle.Reduction) {
 	row, rows = oracle.SerialReduction(), oracle.SerialReduction()
 	d, ok := impl.(ReductionDescriber)
 	if !ok {

@@ -1,0 +1,374 @@
+package op
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// Role says whether an operation reads or writes a tensor.
+type Role uint8
+
+// The roles.
+const (
+	In Role = iota + 1
+	Out
+)
+
+func (r Role) String() string {
+	switch r {
+	case In:
+		return "in"
+	case Out:
+		return "out"
+	}
+	return "?"
+}
+
+// Layout says how a tensor depends on the rows of the problem. Every
+// operation here is row-wise: row r of each Row output depends on row r of
+// the Row inputs and on the Shared inputs only, so a batch may be split,
+// permuted or run one row at a time. A ColumnSum output is a sum over all
+// rows, the one dependence across rows (the weight gradients dγ, dβ).
+type Layout uint8
+
+// The layouts.
+const (
+	Row       Layout = iota + 1 // [Rows][cols], one row per problem row
+	Shared                      // [cols], the same for every row (γ, β)
+	ColumnSum                   // output [cols]: a sum over all rows
+)
+
+func (l Layout) String() string {
+	switch l {
+	case Row:
+		return "row"
+	case Shared:
+		return "shared"
+	case ColumnSum:
+		return "column-sum"
+	}
+	return "?"
+}
+
+// Cols is the extent of a tensor along its columns: per row for a Row
+// tensor, in all for a Shared or ColumnSum one.
+type Cols uint8
+
+// The column extents.
+const (
+	Hidden  Cols = iota + 1 // Shape.Hidden (Heads·HeadDim for per-head operations)
+	HeadDim                 // Shape.HeadDim
+	One                     // one value (a per-row statistic or position)
+)
+
+// Of returns the extent for s.
+func (c Cols) Of(s Shape) int {
+	switch c {
+	case Hidden:
+		return s.Hidden
+	case HeadDim:
+		return s.HeadDim
+	case One:
+		return 1
+	}
+	return 0
+}
+
+func (c Cols) String() string {
+	switch c {
+	case Hidden:
+		return "hidden"
+	case HeadDim:
+		return "head_dim"
+	case One:
+		return "1"
+	}
+	return "?"
+}
+
+// Tensor describes one slice field of an operation's arguments.
+type Tensor struct {
+	Name   string // role name, e.g. "x", "dgamma", "residual_out"
+	Field  string // the Go field of the argument struct, e.g. "DGamma"
+	Kind   string // element type: "f32" or "u32"
+	Role   Role
+	Layout Layout
+	Cols   Cols
+	// Optional tensors may be nil: an output that is then not computed, an
+	// input that is then not used (RoPE's Positions with one shared Pos).
+	Optional bool
+}
+
+// Len returns the number of elements the tensor has for s.
+func (t Tensor) Len(s Shape) int {
+	n := t.Cols.Of(s)
+	if t.Layout == Row {
+		n *= s.Rows
+	}
+	return n
+}
+
+// Op is one operation with argument type A: its name and the tensors of A
+// in the order they are listed in the table.
+type Op[A any] struct {
+	name                         string
+	tensors                      []Tensor
+	field                        []int // index of each tensor's field in A
+	rows, hidden, heads, headDim int   // field indices in A; -1 when absent
+}
+
+// Operation is what every Op has, whatever its argument type.
+type Operation interface {
+	Name() string
+	Tensors() []Tensor
+	// Args returns the argument type's name, e.g. "RMSNormForwardArgs".
+	Args() string
+}
+
+// Name returns the operation's name, e.g. "rmsnorm.forward".
+func (o *Op[A]) Name() string { return o.name }
+
+// Tensors returns the operation's tensors in table order.
+func (o *Op[A]) Tensors() []Tensor { return append([]Tensor(nil), o.tensors...) }
+
+// Args returns the argument type's name.
+func (o *Op[A]) Args() string { return reflect.TypeFor[A]().Name() }
+
+func (o *Op[A]) String() string { return o.name }
+
+// define builds an Op from its tensors, resolving each Field in A. A table
+// row that names a missing field, or one of the wrong type, is a
+// programming error and panics at init.
+func define[A any](name string, tensors ...Tensor) *Op[A] {
+	t := reflect.TypeFor[A]()
+	o := &Op[A]{name: name, tensors: tensors}
+	index := func(f string) int {
+		sf, ok := t.FieldByName(f)
+		if !ok {
+			return -1
+		}
+		if sf.Type.Kind() != reflect.Int {
+			panic(fmt.Sprintf("op: %s: %s.%s is %v, want int", name, t.Name(), f, sf.Type))
+		}
+		return sf.Index[0]
+	}
+	o.rows, o.hidden, o.heads, o.headDim = index("Rows"), index("Hidden"), index("Heads"), index("HeadDim")
+	if o.rows < 0 || (o.hidden < 0) == (o.heads < 0 || o.headDim < 0) {
+		panic(fmt.Sprintf("op: %s: %s needs Rows and either Hidden or Heads and HeadDim", name, t.Name()))
+	}
+	for _, x := range tensors {
+		sf, ok := t.FieldByName(x.Field)
+		want := map[string]reflect.Type{"f32": reflect.TypeFor[[]float32](), "u32": reflect.TypeFor[[]uint32]()}[x.Kind]
+		if !ok || want == nil || sf.Type != want || (x.Role == Out && x.Kind != "f32") {
+			panic(fmt.Sprintf("op: %s: tensor %q: no %s field %s.%s", name, x.Name, x.Kind, t.Name(), x.Field))
+		}
+		o.field = append(o.field, sf.Index[0])
+	}
+	return o
+}
+
+func (o *Op[A]) int(a *A, i int) int {
+	if i < 0 {
+		return 0
+	}
+	return int(reflect.ValueOf(a).Elem().Field(i).Int())
+}
+
+// Shape returns a's problem size. For per-head operations Hidden is
+// Heads·HeadDim.
+func (o *Op[A]) Shape(a *A) Shape {
+	s := Shape{Rows: o.int(a, o.rows), Hidden: o.int(a, o.hidden), Heads: o.int(a, o.heads), HeadDim: o.int(a, o.headDim)}
+	if o.hidden < 0 {
+		s.Hidden = s.Heads * s.HeadDim
+	}
+	return s
+}
+
+// F32 returns a pointer to the float32 slice of tensor i (table order).
+func (o *Op[A]) F32(a *A, i int) *[]float32 {
+	return reflect.ValueOf(a).Elem().Field(o.field[i]).Addr().Interface().(*[]float32)
+}
+
+// U32 returns a pointer to the uint32 slice of tensor i (table order).
+func (o *Op[A]) U32(a *A, i int) *[]uint32 {
+	return reflect.ValueOf(a).Elem().Field(o.field[i]).Addr().Interface().(*[]uint32)
+}
+
+// Len returns the length of tensor i's slice in a.
+func (o *Op[A]) Len(a *A, i int) int {
+	return reflect.ValueOf(a).Elem().Field(o.field[i]).Len()
+}
+
+// IsNil reports whether tensor i's slice in a is nil.
+func (o *Op[A]) IsNil(a *A, i int) bool {
+	return reflect.ValueOf(a).Elem().Field(o.field[i]).IsNil()
+}
+
+// Lengths returns one line for every tensor of a whose length does not
+// match a's shape ("len(X)=7, want 8"; an optional one may also be nil).
+func (o *Op[A]) Lengths(a *A) []string {
+	s := o.Shape(a)
+	var bad []string
+	for i, t := range o.tensors {
+		got, want := o.Len(a, i), t.Len(s)
+		switch {
+		case t.Optional && o.IsNil(a, i), got == want:
+		case t.Optional:
+			bad = append(bad, fmt.Sprintf("len(%s)=%d, want %d or nil", t.Field, got, want))
+		default:
+			bad = append(bad, fmt.Sprintf("len(%s)=%d, want %d", t.Field, got, want))
+		}
+	}
+	return bad
+}
+
+// Outputs returns a's output slices in table order (nil where an optional
+// output is not requested).
+func (o *Op[A]) Outputs(a *A) [][]float32 {
+	var out [][]float32
+	for i, t := range o.tensors {
+		if t.Role == Out {
+			out = append(out, *o.F32(a, i))
+		}
+	}
+	return out
+}
+
+// Fresh returns a copy of a that shares its inputs and has new zeroed
+// outputs of the same lengths (nil stays nil).
+func (o *Op[A]) Fresh(a *A) *A {
+	b := *a
+	for i, t := range o.tensors {
+		if p := o.F32(&b, i); t.Role == Out && *p != nil {
+			*p = make([]float32, len(*p))
+		}
+	}
+	return &b
+}
+
+// SelectRows returns a problem of len(idx) rows: row j of every Row input
+// is row idx[j] of a's, Shared inputs are a's, and every output a
+// requests is new and sized for the new shape.
+func (o *Op[A]) SelectRows(a *A, idx []int) *A {
+	b := *a
+	reflect.ValueOf(&b).Elem().Field(o.rows).SetInt(int64(len(idx)))
+	s := o.Shape(&b)
+	for i, t := range o.tensors {
+		if o.IsNil(a, i) {
+			continue
+		}
+		c := t.Cols.Of(s)
+		switch {
+		case t.Role == Out:
+			*o.F32(&b, i) = make([]float32, t.Len(s))
+		case t.Layout == Row && t.Kind == "u32":
+			*o.U32(&b, i) = gather(*o.U32(a, i), c, idx)
+		case t.Layout == Row:
+			*o.F32(&b, i) = gather(*o.F32(a, i), c, idx)
+		}
+	}
+	return &b
+}
+
+func gather[T any](data []T, cols int, idx []int) []T {
+	out := make([]T, 0, len(idx)*cols)
+	for _, r := range idx {
+		out = append(out, data[r*cols:(r+1)*cols]...)
+	}
+	return out
+}
+
+// ByRow returns a's outputs as one slice: for every row, the row of each
+// requested Row output in table order (cols values per row in all),
+// followed by the ColumnSum outputs.
+func (o *Op[A]) ByRow(a *A) (out []float32, cols int) {
+	s := o.Shape(a)
+	var rowOut, colOut [][]float32
+	var widths []int
+	for i, t := range o.tensors {
+		if t.Role != Out || o.IsNil(a, i) {
+			continue
+		}
+		if t.Layout == Row {
+			rowOut, widths = append(rowOut, *o.F32(a, i)), append(widths, t.Cols.Of(s))
+			cols += t.Cols.Of(s)
+		} else {
+			colOut = append(colOut, *o.F32(a, i))
+		}
+	}
+	for r := 0; r < s.Rows; r++ {
+		for j, d := range rowOut {
+			out = append(out, d[r*widths[j]:(r+1)*widths[j]]...)
+		}
+	}
+	for _, d := range colOut {
+		out = append(out, d...)
+	}
+	return out, cols
+}
+
+// The table: every operation once; its tensors, inputs before outputs.
+var (
+	RMSNormForward = define[RMSNormForwardArgs]("rmsnorm.forward",
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "gamma", Field: "Gamma", Kind: "f32", Role: In, Layout: Shared, Cols: Hidden},
+		Tensor{Name: "y", Field: "Y", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden},
+		Tensor{Name: "rms", Field: "RMS", Kind: "f32", Role: Out, Layout: Row, Cols: One, Optional: true})
+	RMSNormBackward = define[RMSNormBackwardArgs]("rmsnorm.backward",
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "gamma", Field: "Gamma", Kind: "f32", Role: In, Layout: Shared, Cols: Hidden},
+		Tensor{Name: "rms", Field: "RMS", Kind: "f32", Role: In, Layout: Row, Cols: One},
+		Tensor{Name: "dy", Field: "DY", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "dx", Field: "DX", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden},
+		Tensor{Name: "dgamma", Field: "DGamma", Kind: "f32", Role: Out, Layout: ColumnSum, Cols: Hidden})
+	FusedResidualRMSNorm = define[FusedResidualRMSNormArgs]("fused_residual_rmsnorm",
+		Tensor{Name: "residual", Field: "Residual", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "gamma", Field: "Gamma", Kind: "f32", Role: In, Layout: Shared, Cols: Hidden},
+		Tensor{Name: "y", Field: "Y", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden},
+		Tensor{Name: "residual_out", Field: "ResidualOut", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden})
+	LayerNormForward = define[LayerNormForwardArgs]("layernorm.forward",
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "gamma", Field: "Gamma", Kind: "f32", Role: In, Layout: Shared, Cols: Hidden},
+		Tensor{Name: "beta", Field: "Beta", Kind: "f32", Role: In, Layout: Shared, Cols: Hidden},
+		Tensor{Name: "y", Field: "Y", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden},
+		Tensor{Name: "mean", Field: "Mean", Kind: "f32", Role: Out, Layout: Row, Cols: One, Optional: true},
+		Tensor{Name: "rstd", Field: "Rstd", Kind: "f32", Role: Out, Layout: Row, Cols: One, Optional: true})
+	LayerNormBackward = define[LayerNormBackwardArgs]("layernorm.backward",
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "gamma", Field: "Gamma", Kind: "f32", Role: In, Layout: Shared, Cols: Hidden},
+		Tensor{Name: "dy", Field: "DY", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "mean", Field: "Mean", Kind: "f32", Role: In, Layout: Row, Cols: One},
+		Tensor{Name: "rstd", Field: "Rstd", Kind: "f32", Role: In, Layout: Row, Cols: One},
+		Tensor{Name: "dx", Field: "DX", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden},
+		Tensor{Name: "dgamma", Field: "DGamma", Kind: "f32", Role: Out, Layout: ColumnSum, Cols: Hidden},
+		Tensor{Name: "dbeta", Field: "DBeta", Kind: "f32", Role: Out, Layout: ColumnSum, Cols: Hidden})
+	PerHeadRMSNorm = define[PerHeadRMSNormArgs]("per_head_rmsnorm",
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "gamma", Field: "Gamma", Kind: "f32", Role: In, Layout: Shared, Cols: HeadDim},
+		Tensor{Name: "y", Field: "Y", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden})
+	RoPEForward = define[RoPEForwardArgs]("rope.neox.forward",
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "positions", Field: "Positions", Kind: "u32", Role: In, Layout: Row, Cols: One, Optional: true},
+		Tensor{Name: "y", Field: "Y", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden})
+	RoPEBackward = define[RoPEBackwardArgs]("rope.neox.backward",
+		Tensor{Name: "dy", Field: "DY", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "positions", Field: "Positions", Kind: "u32", Role: In, Layout: Row, Cols: One},
+		Tensor{Name: "dx", Field: "DX", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden})
+)
+
+// All lists the operations in table order.
+func All() []Operation {
+	return []Operation{RMSNormForward, RMSNormBackward, FusedResidualRMSNorm, LayerNormForward,
+		LayerNormBackward, PerHeadRMSNorm, RoPEForward, RoPEBackward}
+}
+
+// Lookup returns the operation called name.
+func Lookup(name string) (Operation, bool) {
+	for _, o := range All() {
+		if o.Name() == name {
+			return o, true
+		}
+	}
+	return nil, false
+}

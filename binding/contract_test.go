@@ -1,6 +1,12 @@
 package binding_test
 
 import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ptxprop/ptxprop/binding"
@@ -28,4 +34,104 @@ func TestOwnRMSNormForward(t *testing.T) {
 func TestOwnRMSNormBackwardChunk(t *testing.T) {
 	b := load(t, "testdata/rmsnorm_bwd_chunk.yaml")
 	properties.RMSNormBackwardContract(t, b.Impl().(properties.RMSNormBackwarder))
+}
+
+// recorder is a rapid.TB that keeps a contract's failure instead of
+// failing the test: the wrong bindings below must be falsified.
+type recorder struct {
+	mu     sync.Mutex
+	failed bool
+	msgs   []string
+}
+
+func (r *recorder) Helper()      {}
+func (r *recorder) Name() string { return "wrong-binding" }
+func (r *recorder) Logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Log(args ...any)                   { r.Logf("%s", fmt.Sprint(args...)) }
+func (r *recorder) Skipf(format string, args ...any)  { r.Logf(format, args...); runtime.Goexit() }
+func (r *recorder) Skip(args ...any)                  { r.Log(args...); runtime.Goexit() }
+func (r *recorder) SkipNow()                          { runtime.Goexit() }
+func (r *recorder) Errorf(format string, args ...any) { r.Logf(format, args...); r.Fail() }
+func (r *recorder) Error(args ...any)                 { r.Log(args...); r.Fail() }
+func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); runtime.Goexit() }
+func (r *recorder) Fatal(args ...any)                 { r.Error(args...); runtime.Goexit() }
+func (r *recorder) FailNow()                          { r.Fail(); runtime.Goexit() }
+func (r *recorder) Fail()                             { r.mu.Lock(); r.failed = true; r.mu.Unlock() }
+func (r *recorder) Failed() bool                      { r.mu.Lock(); defer r.mu.Unlock(); return r.failed }
+
+// falsified runs contract against a recorder and returns its log, failing
+// t if the contract held.
+func falsified(t *testing.T, contract func(properties.TB)) string {
+	t.Helper()
+	if err := flag.Set("rapid.nofailfile", "true"); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		contract(r)
+	}()
+	<-done
+	if !r.Failed() {
+		t.Fatalf("the contract held for a wrong binding")
+	}
+	log := strings.Join(r.msgs, "\n")
+	t.Logf("falsified as it must be:\n%.600s", log)
+	return log
+}
+
+// rewrite loads a testdata binding with one substitution made.
+func rewrite(t *testing.T, path, old, new string) *binding.Binding {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(src), old, new, 1)
+	if s == string(src) {
+		t.Fatalf("%q not in %s", old, path)
+	}
+	b, err := binding.Parse(path, []byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestWrongSavedFormFalsified: the kernel writes rms, but the binding says
+// it saves rstd, so the harness hands the contract 1/rms.
+func TestWrongSavedFormFalsified(t *testing.T) {
+	b2, err := binding.Parse("testdata/rmsnorm_fwd.yaml", []byte(strings.NewReplacer(
+		"saved: rms_eps", "saved: rstd", "[x, gamma, y, rms,", "[x, gamma, y, rstd,").Replace(mustRead(t, "testdata/rmsnorm_fwd.yaml"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := falsified(t, func(tb properties.TB) {
+		properties.RMSNormForwardContract(tb, b2.Impl().(properties.RMSNormForwarder))
+	})
+	if !strings.Contains(log, "rms") {
+		t.Errorf("the failure does not name rms:\n%s", log)
+	}
+}
+
+// TestSwappedParamsFalsified: x and dy swapped in the backward's launch.
+func TestSwappedParamsFalsified(t *testing.T) {
+	b := rewrite(t, "testdata/rmsnorm_bwd_chunk.yaml", "[x, gamma, rms, dy,", "[dy, gamma, rms, x,")
+	falsified(t, func(tb properties.TB) {
+		properties.RMSNormBackwardContract(tb, b.Impl().(properties.RMSNormBackwarder))
+	})
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
 }

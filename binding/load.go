@@ -190,6 +190,23 @@ func Load(path string) (*Binding, error) {
 	return Parse(path, src)
 }
 
+// yamlError turns yaml.v3's "yaml: line N: msg" into file:N: msg.
+func yamlError(path string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	var line int
+	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return &Error{File: path, Line: line, Msg: msg}
+	}
+	return &Error{File: path, Msg: msg}
+}
+
 func unwrapPath(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -204,7 +221,7 @@ func Parse(path string, src []byte) (*Binding, error) {
 	l := &loader{path: path}
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, &Error{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, yamlError(path, err)
 	}
 	if root.Kind == 0 {
 		return nil, &Error{File: path, Msg: "empty file"}
@@ -214,7 +231,7 @@ func Parse(path string, src []byte) (*Binding, error) {
 	}
 	var f file
 	if err := root.Decode(&f); err != nil {
-		return nil, &Error{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		return nil, yamlError(path, err)
 	}
 	b := l.compile(&f)
 	if err := l.err(); err != nil {

@@ -26,16 +26,6 @@ func load(t *testing.T, path string) *binding.Binding {
 	return b
 }
 
-func TestOwnRMSNormForward(t *testing.T) {
-	b := load(t, "testdata/rmsnorm_fwd.yaml")
-	properties.RMSNormForwardContract(t, b.Impl().(properties.RMSNormForwarder))
-}
-
-func TestOwnRMSNormBackwardChunk(t *testing.T) {
-	b := load(t, "testdata/rmsnorm_bwd_chunk.yaml")
-	properties.RMSNormBackwardContract(t, b.Impl().(properties.RMSNormBackwarder))
-}
-
 // recorder is a rapid.TB that keeps a contract's failure instead of
 // failing the test: the wrong bindings below must be falsified.
 type recorder struct {
@@ -134,4 +124,16 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(src)
+}
+
+// TestOwnBindingsDischarge runs every prediction Jobs lists for each of
+// our own kernels bound by a file.
+func TestOwnBindingsDischarge(t *testing.T) {
+	for _, path := range []string{"rmsnorm_fwd", "rmsnorm_bwd_chunk", "fused_residual_rmsnorm", "layernorm_fwd",
+		"layernorm_bwd_chunk", "per_head_rmsnorm", "rope_fwd", "rope_bwd"} {
+		b := load(t, "testdata/"+path+".yaml")
+		for _, j := range binding.Jobs(b) {
+			t.Run(path+"/"+j.ID, func(t *testing.T) { j.Contract(t) })
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -106,14 +107,14 @@ func Record(path string, results []Result, replace reports.MutantKind, info cuda
 	var unproven []string
 	err := reports.Update(path, func(r *reports.Report) error {
 		if r.Run.Start.IsZero() {
-			r.Run = properties.NewRun(info, start)
+			r.Run = suite.NewRun(info, start)
 		}
 		for _, p := range properties.All() {
-			// As properties.WriteReport: self-tests never, benchmarks only when run.
+			// As the suite's report: self-tests never, benchmarks only when run.
 			if strings.HasPrefix(p.ID, "TEST-") || strings.HasPrefix(p.ID, "BENCH-") || r.Prediction(p.ID) != nil {
 				continue
 			}
-			r.UpsertPrediction(properties.PredictionReport(p, properties.Outcome{}, false,
+			r.UpsertPrediction(suite.PredictionReport(p, properties.Outcome{}, false,
 				"not run by the process that recorded the mutants (falsify runs contracts on mutants only)"))
 		}
 		if replace != "" {

@@ -100,7 +100,7 @@ func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tol
 func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNForward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNForward, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim)
 		o.Context(c.hidden, "%v", c.rmsCase)
@@ -121,7 +121,7 @@ func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNShift)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNShift, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, Normal, MixedScale, Constant)
 		e := rapid.IntRange(-30, 10).Draw(rt, "grid.exp")
@@ -160,7 +160,7 @@ func maxAbs(x []float32) float64 {
 func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNMoments)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNMoments, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, Normal, MixedScale)
 		for i := range c.gamma {
@@ -205,7 +205,7 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNBackward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		dyT := Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
@@ -265,7 +265,7 @@ func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []flo
 func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, QKNForward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, QKNForward, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		o.Context(c.heads*c.headDim, "%v", c)
@@ -290,7 +290,7 @@ func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, QKNHeads)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, QKNHeads, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		r := rapid.IntRange(0, c.rows-1).Draw(rt, "row")

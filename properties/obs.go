@@ -17,6 +17,8 @@ type Obs struct {
 	ctx   string
 	cols  int
 	stats ErrorStats
+	// failRatio is |err|/tol of the comparison that failed the check.
+	failRatio float64
 }
 
 // Context sets the description printed with every failure of this check, e.g.
@@ -95,6 +97,7 @@ func (o *Obs) withinNaive(name string, got, naive []float32, want, tol []float64
 		}
 		err := math.Abs(g - w)
 		if math.IsNaN(g) || math.IsInf(g, 0) || !(err <= t) {
+			o.failRatio = err / t
 			o.Fatalf("%s: %s: got %g, want %.17g, |err| %.3g > bound %.3g (ratio %.3g)",
 				name, o.where(off+i), g, w, err, t, err/t)
 		}
@@ -266,6 +269,7 @@ func (o *Obs) Identical(name string, got, want []float32) {
 func (o *Obs) Ratio(name string, err, tol float64) {
 	o.rt.Helper()
 	if math.IsNaN(err) || !(err <= tol) {
+		o.failRatio = err / tol
 		o.Fatalf("%s: |err| %.3g > bound %.3g (ratio %.3g)", name, err, tol, err/tol)
 	}
 	o.stats.Compared++

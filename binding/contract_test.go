@@ -11,11 +11,43 @@ import (
 
 	"github.com/ptxprop/ptxprop/binding"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 // ptxprop's own PTX, bound by files alone: every prediction of the claimed
 // contracts must discharge through the binding path as it does through
 // package kernels.
+
+// cfg is what the contracts see: the device of PTXPROP_BACKEND (the
+// emulator unless a GPU build finds a GPU) and the run's limits.
+var cfg properties.Config
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	c, err := suite.Load(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	dev, note, err := suite.OpenDevice(c)
+	if note != "" {
+		fmt.Fprintln(os.Stderr, note)
+	}
+	cfg = suite.ContractConfig(c, dev)
+	if err != nil {
+		cfg.NoDevice = err.Error()
+	}
+	code := m.Run()
+	if dev != nil {
+		dev.Close()
+	}
+	os.Exit(code)
+}
+
+// tb gives a test's contracts the run's Config.
+type tb struct{ testing.TB }
+
+func (tb) Config() *properties.Config { return &cfg }
 
 func load(t *testing.T, path string) *binding.Binding {
 	t.Helper()
@@ -34,8 +66,9 @@ type recorder struct {
 	msgs   []string
 }
 
-func (r *recorder) Helper()      {}
-func (r *recorder) Name() string { return "wrong-binding" }
+func (r *recorder) Helper()                    {}
+func (r *recorder) Config() *properties.Config { return &cfg }
+func (r *recorder) Name() string               { return "wrong-binding" }
 func (r *recorder) Logf(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -60,6 +93,7 @@ func falsified(t *testing.T, contract func(properties.TB)) string {
 	if err := flag.Set("rapid.nofailfile", "true"); err != nil {
 		t.Fatal(err)
 	}
+	defer flag.Set("rapid.nofailfile", "false")
 	r := &recorder{}
 	done := make(chan struct{})
 	go func() {
@@ -133,7 +167,7 @@ func TestOwnBindingsDischarge(t *testing.T) {
 		"layernorm_bwd_chunk", "per_head_rmsnorm", "rope_fwd", "rope_bwd"} {
 		b := load(t, "testdata/"+path+".yaml")
 		for _, j := range binding.Jobs(b) {
-			t.Run(path+"/"+j.ID, func(t *testing.T) { j.Contract(t) })
+			t.Run(path+"/"+j.ID, func(t *testing.T) { j.Contract(tb{t}) })
 		}
 	}
 }

@@ -143,8 +143,9 @@ type scratchBuf struct {
 
 // loader collects the problems of one file so that Load reports them all.
 type loader struct {
-	path string
-	errs []error
+	path       string
+	errs       []error
+	unresolved bool // some launch's .entry could not be read
 }
 
 func (l *loader) errf(line int, format string, args ...any) {
@@ -440,7 +441,9 @@ func (l *loader) compile(f *file) *Binding {
 	for i := range f.Launches {
 		b.launches = append(b.launches, l.launch(b, f, &f.Launches[i], modules, texts))
 	}
-	l.roles(b, f)
+	if !l.unresolved {
+		l.roles(b, f) // without every signature, missing roles are noise
+	}
 	l.aliases(b, f)
 	l.reductionDecls(b, f)
 	if f.Forward.Set {
@@ -581,6 +584,14 @@ func (l *loader) expr(b *Binding, p pos[string], what string) expr {
 	return e
 }
 
+// relative resolves a path written in the binding file at file.
+func relative(file, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(file), p)
+}
+
 // ptxKind returns the cudart kind of a PTX parameter type, or false for a
 // type no role can be passed as.
 func ptxKind(t string) (cudart.Kind, bool) {
@@ -607,7 +618,7 @@ func (l *loader) launch(b *Binding, f *file, d *launchDecl, modules map[string]*
 	if d.PTX.Set {
 		ptxPath = d.PTX
 	}
-	ln.ptxPath = filepath.Join(filepath.Dir(l.path), ptxPath.V)
+	ln.ptxPath = relative(l.path, ptxPath.V)
 	dims := func(ds []pos[string], what string) [3]expr {
 		var r [3]expr
 		for i := range r {
@@ -638,6 +649,7 @@ func (l *loader) launch(b *Binding, f *file, d *launchDecl, modules map[string]*
 	}
 	ln.ptx = texts[ln.ptxPath]
 	if m == nil {
+		l.unresolved = true
 		return ln
 	}
 	var fn *ptx.Function
@@ -652,6 +664,7 @@ func (l *loader) launch(b *Binding, f *file, d *launchDecl, modules map[string]*
 			names = append(names, e.Name)
 		}
 		l.errf(d.Entry.Line, "entry %q not in %s (its entries: %s)", d.Entry.V, ptxPath.V, strings.Join(names, ", "))
+		l.unresolved = true
 		return ln
 	}
 	if m.AddressSize == 32 {
@@ -883,7 +896,7 @@ func (l *loader) forward(b *Binding, f *file) {
 		l.errf(f.Forward.Line, "forward: %s consumes no forward's statistics", b.Contract)
 		return
 	}
-	path := filepath.Join(filepath.Dir(l.path), f.Forward.V)
+	path := relative(l.path, f.Forward.V)
 	fw, err := Load(path)
 	if err != nil {
 		l.errf(f.Forward.Line, "forward: %v", err)

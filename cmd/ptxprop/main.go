@@ -8,6 +8,7 @@
 //	ptxprop diff old.json new.json              list status changes between two reports
 //	ptxprop validate report.json...             check reports against the schema version and rules
 //	ptxprop merge -o out.json shard.json...     combine the reports of shards of one run (reports.Merge)
+//	ptxprop verify [-ptxprop.X=…] BINDING...    run the claimed contracts on kernels bound by files (package binding)
 //
 // Exit status: 0 success, 1 a report says something failed (or differs, for
 // diff), 2 usage error or unreadable report.
@@ -31,7 +32,8 @@ func usage(w io.Writer) {
   ptxprop check [report.json]
   ptxprop diff old.json new.json
   ptxprop validate report.json...
-  ptxprop merge -o out.json shard.json...`)
+  ptxprop merge -o out.json shard.json...
+  ptxprop verify [-ptxprop.X=…] BINDING...`)
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -48,6 +50,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
+	}
+	if args[0] == "verify" {
+		return verify(args[1:], stdout, stderr)
 	}
 	err := dispatch(args[0], args[1:], stdout)
 	if err == nil {

@@ -1,0 +1,67 @@
+package binding_test
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties"
+)
+
+// TestBF16StorageRMSNormForward runs a bfloat16-storage kernel through its
+// binding: inputs drawn in float32 are rounded to bf16 first (the values
+// the kernel holds, and so the ones the oracle must see), y comes back
+// widened from bf16 and must lie within the float32 bound plus the storage
+// bound oracle.StorageTol; rms comes from the kernel's float32 rstd.
+//
+// The contracts of package properties draw float32 inputs and use float32
+// bounds, so they cannot judge a 16-bit kernel until their generators round
+// to the binding's InputStorage and their output bounds add StorageTol.
+func TestBF16StorageRMSNormForward(t *testing.T) {
+	b := load(t, "testdata/bf16/rmsnorm_fwd_bf16.yaml")
+	if b.InputStorage() != oracle.StorageBFloat16 {
+		t.Fatalf("storage %v", b.InputStorage())
+	}
+	impl := b.Impl().(properties.RMSNormForwarder)
+	st := oracle.StorageBFloat16
+	dev := cfg.Device
+	if dev == nil {
+		t.Skip(cfg.NoDevice)
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		rows := rapid.IntRange(1, 70).Draw(rt, "rows")
+		hidden := rapid.IntRange(1, 300).Draw(rt, "hidden")
+		scale := math.Pow(10, rapid.Float64Range(-3, 3).Draw(rt, "log10scale"))
+		eps := float32(rapid.SampledFrom([]float64{1e-6, 1e-5, 1e-3}).Draw(rt, "eps"))
+		x := make([]float32, rows*hidden)
+		for i := range x {
+			x[i] = st.Round(float32(scale * rapid.Float64Range(-2, 2).Draw(rt, "x")))
+		}
+		gamma := make([]float32, hidden)
+		for i := range gamma {
+			gamma[i] = st.Round(float32(rapid.Float64Range(-2, 2).Draw(rt, "gamma")))
+		}
+		a := &op.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: eps, X: x, Gamma: gamma,
+			Y: make([]float32, rows*hidden), RMS: make([]float32, rows)}
+		if err := impl.RMSNormForward(dev, a); err != nil {
+			rt.Fatal(err)
+		}
+		want, rms := make([]float64, len(x)), make([]float64, rows)
+		tol, tolRMS := make([]float64, len(x)), make([]float64, rows)
+		oracle.RMSNormForwardWithTol(want, rms, tol, tolRMS, properties.F64(x), properties.F64(gamma), rows, hidden, float64(eps), oracle.SerialReduction())
+		for i, y := range a.Y {
+			bound := tol[i] + oracle.StorageTol(st, want[i], tol[i])
+			if e := math.Abs(float64(y) - want[i]); !(e <= bound) {
+				rt.Fatalf("y[%d] (row %d) = %g, want %g: |err| %.3g > bound %.3g", i, i/hidden, y, want[i], e, bound)
+			}
+		}
+		for r, v := range a.RMS {
+			if e := math.Abs(float64(v) - rms[r]); !(e <= tolRMS[r]) {
+				rt.Fatalf("rms[%d] = %g, want %g: |err| %.3g > bound %.3g", r, v, rms[r], e, tolRMS[r])
+			}
+		}
+	})
+}

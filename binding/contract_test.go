@@ -164,7 +164,7 @@ func mustRead(t *testing.T, path string) string {
 // our own kernels bound by a file.
 func TestOwnBindingsDischarge(t *testing.T) {
 	for _, path := range []string{"rmsnorm_fwd", "rmsnorm_bwd_chunk", "fused_residual_rmsnorm", "layernorm_fwd",
-		"layernorm_bwd_chunk", "per_head_rmsnorm", "rope_fwd", "rope_bwd"} {
+		"layernorm_bwd_chunk", "per_head_rmsnorm", "rope_fwd", "rope_bwd", "rope_bwd_inplace", "example"} {
 		b := load(t, "testdata/"+path+".yaml")
 		for _, j := range binding.Jobs(b) {
 			t.Run(path+"/"+j.ID, func(t *testing.T) { j.Contract(tb{t}) })

@@ -146,3 +146,17 @@ func TestConstraintRefusesShape(t *testing.T) {
 		t.Fatalf("plan at hidden=2048: %v", err)
 	}
 }
+
+// TestJSONBinding: JSON is YAML, so a binding may be written in JSON.
+func TestJSONBinding(t *testing.T) {
+	src := `{"ptxprop_binding": 1, "contract": "rmsnorm.forward", "ptx": "../../kernels/ptx/rmsnorm_fwd.ptx",
+	  "launches": [{"entry": "rmsnorm_fwd", "grid": ["rows"], "block": [256],
+	    "params": ["x", "gamma", "y", "rows", "hidden", "eps"]}]}`
+	b, err := Parse("testdata/case.json", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Contract != "rmsnorm.forward" || b.Saved != "" || len(b.launches) != 1 {
+		t.Fatalf("loaded %+v", b)
+	}
+}

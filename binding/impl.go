@@ -74,7 +74,7 @@ func (b *Binding) Impl() any {
 // AcceptShape reports whether the binding handles s (its constraints); the
 // error names the constraint s fails and its line. Generators that honour
 // it draw only such shapes.
-func (b *Binding) AcceptShape(s op.Shape) error { return b.Accepts(s) }
+func (b *Binding) AcceptShape(s op.Shape) error { return b.accepts(s) }
 
 // InputStorage returns the storage format of the binding's data tensors.
 // A contract's oracle must see the inputs as the kernel does: rounded to

@@ -65,9 +65,9 @@ func (b *Binding) env(s Shape, stack []string) func(string) (int64, error) {
 	return look
 }
 
-// Accepts reports whether s meets every constraint of the binding; the
+// accepts reports whether s meets every constraint of the binding; the
 // error names the first one it fails, with its line.
-func (b *Binding) Accepts(s Shape) error {
+func (b *Binding) accepts(s Shape) error {
 	env := b.env(s, nil)
 	for _, c := range b.constraints {
 		v, err := c.e.eval(env)
@@ -90,7 +90,7 @@ func (b *Binding) smallestShape() (Shape, bool) {
 			if perHead(b.Contract) {
 				s = Shape{Rows: r, Hidden: 2 * h, Heads: 1, HeadDim: 2 * h}
 			}
-			if b.Accepts(s) == nil {
+			if b.accepts(s) == nil {
 				return s, true
 			}
 		}
@@ -118,7 +118,7 @@ func (b *Binding) evalAt(s Shape, e expr, line int, what string) (int64, error) 
 // plan checks s against the constraints and evaluates the binding at s;
 // every geometry is checked against the hardware limits before any launch.
 func (b *Binding) plan(s Shape) (*plan, error) {
-	if err := b.Accepts(s); err != nil {
+	if err := b.accepts(s); err != nil {
 		return nil, err
 	}
 	p := &plan{shape: s}

@@ -310,7 +310,7 @@ func writeStored(dev cudart.Device, t *deviceTensor, v []float32) error {
 	if t.storage == oracle.StorageFloat32 {
 		return dev.Write(t.buf, v)
 	}
-	return dev.Write(t.buf, Pack16(t.storage, v))
+	return dev.Write(t.buf, pack16(t.storage, v))
 }
 
 func readStored(dev cudart.Device, t *deviceTensor) ([]float32, error) {
@@ -322,13 +322,13 @@ func readStored(dev cudart.Device, t *deviceTensor) ([]float32, error) {
 	if err := dev.Read(w, t.buf); err != nil {
 		return nil, err
 	}
-	return Unpack16(t.storage, w, t.n), nil
+	return unpack16(t.storage, w, t.n), nil
 }
 
-// Pack16 rounds v to a 16-bit storage format and packs it two to a word,
+// pack16 rounds v to a 16-bit storage format and packs it two to a word,
 // element 2i in the low half of word i (the little-endian layout of a
 // 16-bit array).
-func Pack16(s oracle.Storage, v []float32) []uint32 {
+func pack16(s oracle.Storage, v []float32) []uint32 {
 	w := make([]uint32, (len(v)+1)/2)
 	for i, x := range v {
 		w[i/2] |= s.Bits(x) << (16 * (i % 2))
@@ -336,8 +336,8 @@ func Pack16(s oracle.Storage, v []float32) []uint32 {
 	return w
 }
 
-// Unpack16 widens n packed 16-bit elements to float32, exactly.
-func Unpack16(s oracle.Storage, w []uint32, n int) []float32 {
+// unpack16 widens n packed 16-bit elements to float32, exactly.
+func unpack16(s oracle.Storage, w []uint32, n int) []float32 {
 	v := make([]float32, n)
 	for i := range v {
 		v[i] = s.FromBits(w[i/2] >> (16 * (i % 2)) & 0xffff)

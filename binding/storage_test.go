@@ -65,3 +65,38 @@ func TestBF16StorageRMSNormForward(t *testing.T) {
 		}
 	})
 }
+
+// TestAliasSharesBuffer: with alias {dx: dy} the backward runs in place,
+// on one buffer fewer, and gives the same dx.
+func TestAliasSharesBuffer(t *testing.T) {
+	dev := cfg.Device
+	if dev == nil {
+		t.Skip(cfg.NoDevice)
+	}
+	run := func(path string) ([]float32, int) {
+		b := load(t, path)
+		a := &op.RoPEBackwardArgs{Rows: 3, Heads: 2, HeadDim: 8, Theta: 10000, Positions: []uint32{0, 5, 900},
+			DY: make([]float32, 48), DX: make([]float32, 48)}
+		for i := range a.DY {
+			a.DY[i] = float32(i) - 20
+		}
+		before := dev.Stats().Allocs
+		if err := b.Impl().(properties.RoPEBackwarder).RoPEBackward(dev, a); err != nil {
+			t.Fatal(err)
+		}
+		if a.DY[47] != 27 {
+			t.Fatalf("the caller's dy changed: %v", a.DY[47])
+		}
+		return a.DX, dev.Stats().Allocs - before
+	}
+	dx, n := run("testdata/rope_bwd.yaml")
+	dxIn, nIn := run("testdata/rope_bwd_inplace.yaml")
+	if nIn != n-1 {
+		t.Errorf("in place: %d allocations, out of place %d; want one fewer", nIn, n)
+	}
+	for i := range dx {
+		if dx[i] != dxIn[i] {
+			t.Fatalf("dx[%d]: %v out of place, %v in place", i, dx[i], dxIn[i])
+		}
+	}
+}

@@ -154,3 +154,20 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 		fs.Var(&configFlag{c: c, s: s, val: s.def}, "ptxprop."+s.name, s.usage+" ($"+EnvName(s.name)+")")
 	}
 }
+
+// Setting describes one setting: its flag -ptxprop.Name, its environment
+// twin Env, its default and what it does.
+type Setting struct{ Name, Env, Default, Usage string }
+
+// Settings lists every setting, in the order of the package documentation.
+func Settings() []Setting {
+	out := make([]Setting, len(settings))
+	for i, s := range settings {
+		def := s.def
+		if def == "" {
+			def = `""`
+		}
+		out[i] = Setting{Name: s.name, Env: EnvName(s.name), Default: def, Usage: s.usage}
+	}
+	return out
+}

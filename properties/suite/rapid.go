@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -25,6 +26,7 @@ type Rapid struct {
 // setting at a time: callers that need different settings run one after
 // the other.
 func SetRapid(r Rapid) (restore func()) {
+	userRapid()
 	saved := map[string]string{}
 	set := func(name, v string) {
 		f := flag.Lookup(name)
@@ -55,13 +57,20 @@ func SetRapid(r Rapid) (restore func()) {
 	}
 }
 
+// userRapid is the set of rapid's flags the user gave on the command line,
+// noted before this package sets any (flag.Visit cannot tell them apart
+// afterwards).
+var userRapid = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+})
+
 // rapidGiven reports whether rapid's setting name (e.g. "checks") was given
 // on the command line (-rapid.checks) or in the environment (RAPID_CHECKS).
 func rapidGiven(name string, lookup func(string) (string, bool)) bool {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid."+name })
 	_, env := lookup("RAPID_" + upper(name))
-	return given || env
+	return userRapid()["rapid."+name] || env
 }
 
 func upper(s string) string {

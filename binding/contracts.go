@@ -26,7 +26,15 @@ func Jobs(bs ...*Binding) []Job {
 
 func (b *Binding) jobs() []Job {
 	im := b.Impl()
-	j := func(id string, f func(t properties.TB)) Job { return Job{ID: id, Binding: b.Name, Contract: f} }
+	j := func(id string, f func(t properties.TB)) Job {
+		return Job{ID: id, Binding: b.Name, Contract: func(t properties.TB) {
+			t.Helper()
+			if !b.prepared(t, id) {
+				return
+			}
+			f(t)
+		}}
+	}
 	switch b.Contract {
 	case "rmsnorm.forward":
 		f := im.(properties.RMSNormForwarder)
@@ -85,6 +93,29 @@ func (b *Binding) jobs() []Job {
 		return js
 	}
 	return nil
+}
+
+// prepared loads the binding's modules (and its forward's) on the run's
+// device before prediction id runs. A module the backend cannot load (an
+// instruction the emulator does not execute) is the harness's failure,
+// recorded as an error with the backend's reason, not a falsification.
+func (b *Binding) prepared(t properties.TB, id string) bool {
+	t.Helper()
+	cfg := t.Config()
+	if cfg.Device == nil {
+		return true // the contract skips with the reason
+	}
+	for _, x := range []*Binding{b, b.Forward} {
+		if x == nil {
+			continue
+		}
+		if err := x.Prepare(cfg.Device); err != nil {
+			cfg.Recorder.Record(properties.Outcome{ID: id, Status: properties.Errored, Reason: err.Error(), Runs: []string{t.Name()}})
+			t.Fatalf("%s: %v", id, err)
+			return false
+		}
+	}
+	return true
 }
 
 // positionMode says how a bound RoPE forward takes its positions.

@@ -40,6 +40,8 @@ func TestErrorsBeforeLaunch(t *testing.T) {
 	}{
 		{"missing ptx file", "ptx: ../../kernels/ptx/rmsnorm_fwd.ptx", "ptx: nope.ptx",
 			[]string{"testdata/case.yaml:3: ptx: cannot read testdata/nope.ptx: no such file or directory"}},
+		{"no ptx at all", "ptx: ../../kernels/ptx/rmsnorm_fwd.ptx\n", "",
+			[]string{"testdata/case.yaml:7: rmsnorm_fwd_rms: no PTX file: set ptx at the top of the file or in this launch"}},
 		{"missing entry", "entry: rmsnorm_fwd_rms", "entry: rmsnorm_fwd_rmz",
 			[]string{`testdata/case.yaml:8: entry "rmsnorm_fwd_rmz" not in ../../kernels/ptx/rmsnorm_fwd.ptx (its entries: rmsnorm_fwd, rmsnorm_fwd_rms)`}},
 		{"too few params", "params: [x, gamma, y, rms, rows, hidden, eps]", "params: [x, gamma, y, rms, rows, hidden]",

@@ -618,6 +618,11 @@ func (l *loader) launch(b *Binding, f *file, d *launchDecl, modules map[string]*
 	if d.PTX.Set {
 		ptxPath = d.PTX
 	}
+	if !ptxPath.Set {
+		l.errf(d.Line, "%s: no PTX file: set ptx at the top of the file or in this launch", d.Entry.V)
+		l.unresolved = true
+		return ln
+	}
 	ln.ptxPath = relative(l.path, ptxPath.V)
 	dims := func(ds []pos[string], what string) [3]expr {
 		var r [3]expr

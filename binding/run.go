@@ -204,6 +204,7 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 	}
 
 	mods := map[string]cudart.Module{}
+	written := map[string]bool{} // outputs an earlier launch wrote: read-write from then on
 	for li, ln := range b.launches {
 		m, ok := mods[ln.ptxPath]
 		if !ok {
@@ -217,7 +218,11 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			switch pr.kind {
 			case pTensor:
 				t := tensors[pr.name]
-				args[i] = cudart.Param{Buf: t.buf, Role: t.role}
+				role := t.role
+				if role == cudart.RoleOut && written[pr.name] {
+					role = cudart.RoleInOut // e.g. zeroed by one launch, accumulated by the next
+				}
+				args[i] = cudart.Param{Buf: t.buf, Role: role}
 			case pScratch:
 				args[i] = cudart.InOut(scratch[pr.name])
 			case pScalar:
@@ -241,6 +246,11 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 		}
 		if err := dev.Launch(m, ln.entry, p.geometry[li], args...); err != nil {
 			return fmt.Errorf("binding %s: launch %d (%s) at %v: %w", b.Name, li, ln.entry, c.shape, err)
+		}
+		for _, pr := range ln.params {
+			if pr.kind == pTensor {
+				written[pr.name] = true
+			}
 		}
 	}
 
@@ -267,6 +277,23 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			return fmt.Errorf("binding %s: %s: the caller's slice holds %d elements, the kernel wrote %d: %w", b.Name, cr, len(dst), len(v), ErrInvalid)
 		}
 		copy(dst, v)
+	}
+	return nil
+}
+
+// Prepare loads every module of the binding on dev, so that what the
+// backend cannot run (an instruction the emulator lacks) is reported before
+// any launch. The device caches modules: the launches reuse them.
+func (b *Binding) Prepare(dev cudart.Device) error {
+	seen := map[string]bool{}
+	for _, ln := range b.launches {
+		if seen[ln.ptxPath] {
+			continue
+		}
+		seen[ln.ptxPath] = true
+		if _, err := dev.Load(b.Name, ln.ptx); err != nil {
+			return fmt.Errorf("binding %s: %s does not load on %s: %w", b.Name, ln.ptxPath, dev.Info().Backend, err)
+		}
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func (b *Binding) jobs() []Job {
 			if !b.prepared(t, id) {
 				return
 			}
-			f(t)
+			f(b.narrow(t))
 		}}
 	}
 	switch b.Contract {
@@ -116,6 +116,35 @@ func (b *Binding) prepared(t properties.TB, id string) bool {
 		}
 	}
 	return true
+}
+
+// narrowed is a TB whose Config narrows the generators to the shapes a
+// binding's constraints allow.
+type narrowed struct {
+	properties.TB
+	cfg properties.Config
+}
+
+func (n *narrowed) Config() *properties.Config { return &n.cfg }
+
+// narrow returns t with its generators limited by MaxShape (the
+// constraints of the forms rows <= N and hidden <= N). Other constraints
+// ("hidden % 8 == 0") are not yet honoured by the generators: a shape that
+// fails them is refused, and the prediction fails with the constraint.
+func (b *Binding) narrow(t properties.TB) properties.TB {
+	rows, hidden := b.MaxShape()
+	if rows == 0 && hidden == 0 {
+		return t
+	}
+	c := *t.Config()
+	pick := func(cur, lim int) int {
+		if lim > 0 && (cur == 0 || lim < cur) {
+			return lim
+		}
+		return cur
+	}
+	c.MaxRows, c.MaxHidden = pick(c.MaxRows, rows), pick(c.MaxHidden, hidden)
+	return &narrowed{TB: t, cfg: c}
 }
 
 // positionMode says how a bound RoPE forward takes its positions.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ptxprop/ptxprop/properties"
 )
 
 // base is a correct binding of rmsnorm_fwd_rms; each case below breaks one
@@ -144,6 +146,20 @@ func TestConstraintRefusesShape(t *testing.T) {
 	if r, h := b.MaxShape(); r != 0 || h != 1024 {
 		t.Fatalf("MaxShape = %d, %d; want 0, 1024", r, h)
 	}
+	// Bounds written with constants count; bounds that depend on the shape
+	// do not.
+	src2 := strings.Replace(base, "saved: rms_eps", "saved: rms_eps\nconstraints: [\"hidden <= threads * 4\", \"rows < 100\", \"rows <= hidden\"]", 1)
+	b2, err := Parse(basePath, []byte(src2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, h := b2.MaxShape(); r != 99 || h != 1024 {
+		t.Fatalf("MaxShape = %d, %d; want 99, 1024", r, h)
+	}
+	n := b2.narrow(stubTB{}).Config()
+	if n.MaxRows != 99 || n.MaxHidden != 1024 {
+		t.Fatalf("narrowed config: rows %d hidden %d", n.MaxRows, n.MaxHidden)
+	}
 	if _, err := b.plan(Shape{Rows: 3, Hidden: 2048}); err == nil || !strings.Contains(err.Error(), `outside the constraint "hidden <= 1024"`) {
 		t.Fatalf("plan at hidden=2048: %v", err)
 	}
@@ -162,3 +178,8 @@ func TestJSONBinding(t *testing.T) {
 		t.Fatalf("loaded %+v", b)
 	}
 }
+
+// stubTB is a properties.TB with an empty Config, for narrow.
+type stubTB struct{ properties.TB }
+
+func (stubTB) Config() *properties.Config { return &properties.Config{MaxHidden: 4096} }

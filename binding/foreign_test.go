@@ -11,9 +11,17 @@ import (
 
 // falsifiedForeign are the predictions the committed foreign kernels must
 // fail: the Triton backward that sums dγ with float atomics is not
-// deterministic. Every other prediction must be discharged.
+// deterministic. Every other prediction must be discharged, except those in
+// mayFalsify.
 var falsifiedForeign = map[string]bool{
 	"triton-rmsnorm-bwd-atomic/" + properties.Determinism: true,
+}
+
+// mayFalsify are predictions a kernel fails only on some draws: the atomic
+// backward's atom.add.f32 flushes subnormal sums to zero (as the PTX ISA
+// specifies), so dγ of subnormal inputs is wrong when a check draws them.
+var mayFalsify = map[string]string{
+	"triton-rmsnorm-bwd-atomic/" + properties.BRMSBack: "dgamma",
 }
 
 // TestForeignBindings runs every prediction of the committed foreign
@@ -47,7 +55,9 @@ func TestForeignBindings(t *testing.T) {
 				if falsifiedForeign[b.Name+"/"+j.ID] {
 					want = properties.Falsified
 				}
-				if o.Status != want {
+				if why, ok := mayFalsify[b.Name+"/"+j.ID]; ok && o.Status == properties.Falsified && strings.Contains(o.Reason, why) {
+					t.Logf("%s: falsified as it may be: %s", j.ID, o.Reason)
+				} else if o.Status != want {
 					t.Errorf("%s: %s (%s), want %s\n%s", j.ID, o.Status, o.Reason, want, strings.Join(q.Logs(), "\n"))
 				} else {
 					t.Logf("%s: %s after %d checks", j.ID, o.Status, o.Checks)

@@ -94,11 +94,13 @@ func (b *Binding) MaxShape() (rows, hidden int) {
 			continue
 		}
 		n, okName := e.x.(nameExpr)
-		v, okNum := e.y.(numExpr)
-		if !okName || !okNum {
+		if !okName || !b.constant(e.y) {
 			continue
 		}
-		lim := v.v
+		lim, err := e.y.eval(b.env(op.Shape{}, nil))
+		if err != nil {
+			continue
+		}
 		switch e.op {
 		case "<":
 			lim--
@@ -119,6 +121,23 @@ func (b *Binding) MaxShape() (rows, hidden int) {
 		}
 	}
 	return rows, hidden
+}
+
+// constant reports whether e depends on no shape name (through lets too).
+func (b *Binding) constant(e expr) bool {
+	ok := true
+	var visit func(expr, int)
+	visit = func(e expr, depth int) {
+		e.names(func(n string) {
+			if _, shape := shapeValue(op.Shape{}, n); shape {
+				ok = false
+			} else if l, let := b.lets[n]; let && depth < 64 {
+				visit(l, depth+1)
+			}
+		})
+	}
+	visit(e, 0)
+	return ok
 }
 
 // describer gives the declared reduction orders in the form

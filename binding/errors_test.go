@@ -36,10 +36,7 @@ func TestBaseBindingLoads(t *testing.T) {
 // found at load time (nothing is launched: no device exists here), wraps
 // ErrInvalid, and says what and where.
 func TestErrorsBeforeLaunch(t *testing.T) {
-	cases := []struct {
-		name, old, new string
-		want           []string
-	}{
+	cases := []errorCase{
 		{"missing ptx file", "ptx: ../../kernels/ptx/rmsnorm_fwd.ptx", "ptx: nope.ptx",
 			[]string{"testdata/case.yaml:3: ptx: cannot read testdata/nope.ptx: no such file or directory"}},
 		{"no ptx at all", "ptx: ../../kernels/ptx/rmsnorm_fwd.ptx\n", "",
@@ -94,13 +91,17 @@ func TestErrorsBeforeLaunch(t *testing.T) {
 			[]string{`no shape with rows, hidden ≤ 64 meets the constraints: hidden > 100`}},
 		{"alias of a non-input", "saved: rms_eps", "saved: rms_eps\nalias: {y: rms}",
 			[]string{`testdata/case.yaml:7: alias: "rms" is not an input tensor of rmsnorm.forward`}},
+		{"block over .maxntid", "block: [256]", "block: [512]",
+			[]string{"testdata/case.yaml:6: rms_norm_f32 at rows=1 hidden=1: impossible launch: block = (512, 1, 1) is 512 threads, but the entry allows .maxntid 256, 1, 1"}},
+		{"block not .reqntid", "block: [128]", "block: [256]",
+			[]string{"testdata/case.yaml:6: rmsnorm_fwd_kernel at rows=1 hidden=1: impossible launch: block = (256, 1, 1), but the entry requires .reqntid 128"}},
 		{"scratch not declared", "[x, gamma, y, rms, rows, hidden, eps]", "[x, gamma, y, {scratch: tmp}, rows, hidden, eps]",
 			[]string{`rmsnorm_fwd_rms param 3 (rmsnorm_fwd_rms_param_3 .u64): scratch "tmp" is not declared`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			src := strings.Replace(base, c.old, c.new, 1)
-			if src == base {
+			src := strings.Replace(c.base(), c.old, c.new, 1)
+			if src == c.base() {
 				t.Fatalf("the case changes nothing: %q not in the base", c.old)
 			}
 			_, err := Parse(basePath, []byte(src))
@@ -118,6 +119,47 @@ func TestErrorsBeforeLaunch(t *testing.T) {
 		})
 	}
 }
+
+type errorCase struct {
+	name, old, new string
+	want           []string
+}
+
+// sources are the bindings some cases break instead of base.
+var sources = map[string]string{"block over .maxntid": nvcc13, "block not .reqntid": triton}
+
+func (c errorCase) base() string {
+	if s, ok := sources[c.name]; ok {
+		return s
+	}
+	return base
+}
+
+// nvcc13 is the foreign nvcc 13 binding (.maxntid 256, 1, 1), moved to
+// testdata/case.yaml.
+const nvcc13 = `ptxprop_binding: 1
+contract: rmsnorm.forward
+ptx: foreign/nvcc13/rms_norm.ptx
+saved: rstd
+launches:
+  - entry: rms_norm_f32
+    grid: [rows]
+    block: [256]
+    params: [y, rstd, x, gamma, eps, hidden, {stride: x}, {stride: y}]
+`
+
+// triton is the Triton 3.6 forward (.reqntid 128).
+const triton = `ptxprop_binding: 1
+contract: rmsnorm.forward
+ptx: foreign/triton/rmsnorm_fwd.ptx
+saved: rstd
+launches:
+  - entry: rmsnorm_fwd_kernel
+    grid: [rows]
+    block: [128]
+    shared: 2048
+    params: [x, y, gamma, rstd, {stride: x}, {stride: y}, hidden, eps, {ignore: 0}, {ignore: 0}]
+`
 
 func TestMissingBindingFile(t *testing.T) {
 	_, err := Load("testdata/nope.yaml")

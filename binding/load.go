@@ -102,11 +102,13 @@ type launch struct {
 	ptxPath string
 	ptx     []byte
 	static  int // static shared bytes the entry declares
-	grid    [3]expr
-	block   [3]expr
-	shared  expr
-	params  []*param
-	line    int
+	// reqntid, maxntid are the entry's .reqntid and .maxntid (nil: none).
+	reqntid, maxntid []int64
+	grid             [3]expr
+	block            [3]expr
+	shared           expr
+	params           []*param
+	line             int
 }
 
 // paramKind says what a launch parameter passes.
@@ -676,6 +678,14 @@ func (l *loader) launch(b *Binding, f *file, d *launchDecl, modules map[string]*
 		l.errf(ptxPath.Line, "ptx: %s uses 32-bit addresses; ptxprop binds 64-bit PTX only", ptxPath.V)
 	}
 	ln.static = staticShared(m, fn)
+	for _, d := range fn.Directives {
+		switch d.Name {
+		case "reqntid":
+			ln.reqntid = d.Args
+		case "maxntid":
+			ln.maxntid = d.Args
+		}
+	}
 	if len(d.Params) != len(fn.Params) {
 		l.errf(d.Line, "%s: %d params bound, but the .entry (%s:%d) declares %d: %s", d.Entry.V, len(d.Params), ptxPath.V, fn.Line, len(fn.Params), signature(fn))
 	}

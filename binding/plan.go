@@ -210,10 +210,45 @@ func (b *Binding) checkGeometry(ln *launch, s Shape, d [6]int64, shared int64) e
 		return bad("block.z = %d, more than %d", d[5], maxBlockZ)
 	case d[3]*d[4]*d[5] > MaxBlockThreads:
 		return bad("block = (%d, %d, %d) is %d threads, more than %d", d[3], d[4], d[5], d[3]*d[4]*d[5], MaxBlockThreads)
+	case ln.reqntid != nil && !sameDims(ln.reqntid, d[3:]):
+		return bad("block = (%d, %d, %d), but the entry requires .reqntid %s", d[3], d[4], d[5], dimList(ln.reqntid))
+	case ln.maxntid != nil && d[3]*d[4]*d[5] > product(ln.maxntid):
+		return bad("block = (%d, %d, %d) is %d threads, but the entry allows .maxntid %s", d[3], d[4], d[5], d[3]*d[4]*d[5], dimList(ln.maxntid))
 	case shared < 0:
 		return bad("shared = %d bytes", shared)
 	case shared+int64(ln.static) > MaxSharedBytes:
 		return bad("%d bytes of dynamic shared memory plus %d static are more than %d", shared, ln.static, MaxSharedBytes)
 	}
 	return nil
+}
+
+// sameDims reports whether a directive's extents (missing ones are 1) are
+// the block's.
+func sameDims(dir []int64, block []int64) bool {
+	for i := range 3 {
+		want := int64(1)
+		if i < len(dir) {
+			want = dir[i]
+		}
+		if block[i] != want {
+			return false
+		}
+	}
+	return true
+}
+
+func product(dir []int64) int64 {
+	n := int64(1)
+	for _, v := range dir {
+		n *= v
+	}
+	return n
+}
+
+func dimList(dir []int64) string {
+	var s []string
+	for _, v := range dir {
+		s = append(s, fmt.Sprint(v))
+	}
+	return strings.Join(s, ", ")
 }

@@ -11,22 +11,32 @@ import (
 	"github.com/ptxprop/ptxprop/properties"
 )
 
-// TestBF16StorageRMSNormForward runs a bfloat16-storage kernel through its
-// binding: inputs drawn in float32 are rounded to bf16 first (the values
-// the kernel holds, and so the ones the oracle must see), y comes back
-// widened from bf16 and must lie within the float32 bound plus the storage
-// bound oracle.StorageTol; rms comes from the kernel's float32 rstd.
+// TestStorage16RMSNormForward runs bfloat16- and float16-storage kernels
+// through their bindings: inputs drawn in float32 are rounded to the format
+// first (the values the kernel holds, and so the ones the oracle must see),
+// y comes back widened and must lie within the float32 bound plus the
+// storage bound oracle.StorageTol; rms comes from the kernel's float32 rstd.
+// The float16 kernel converts with cvt.f32.f16 and cvt.rn.f16.f32, so the
+// emulator's conversions are checked against oracle.Storage's as well.
 //
 // The contracts of package properties draw float32 inputs and use float32
 // bounds, so they cannot judge a 16-bit kernel until their generators round
 // to the binding's InputStorage and their output bounds add StorageTol.
-func TestBF16StorageRMSNormForward(t *testing.T) {
-	b := load(t, "testdata/bf16/rmsnorm_fwd_bf16.yaml")
-	if b.InputStorage() != oracle.StorageBFloat16 {
-		t.Fatalf("storage %v", b.InputStorage())
+func TestStorage16RMSNormForward(t *testing.T) {
+	for path, st := range map[string]oracle.Storage{
+		"testdata/bf16/rmsnorm_fwd_bf16.yaml": oracle.StorageBFloat16,
+		"testdata/f16/rmsnorm_fwd_f16.yaml":   oracle.StorageFloat16,
+	} {
+		t.Run(st.String(), func(t *testing.T) { checkStorage16(t, path, st) })
+	}
+}
+
+func checkStorage16(t *testing.T, path string, st oracle.Storage) {
+	b := load(t, path)
+	if b.InputStorage() != st {
+		t.Fatalf("storage %v, want %v", b.InputStorage(), st)
 	}
 	impl := b.Impl().(properties.RMSNormForwarder)
-	st := oracle.StorageBFloat16
 	dev := cfg.Device
 	if dev == nil {
 		t.Skip(cfg.NoDevice)

@@ -2,10 +2,12 @@ package binding_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
+	"github.com/ptxprop/ptxprop/binding"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
@@ -109,4 +111,47 @@ func TestAliasSharesBuffer(t *testing.T) {
 			t.Fatalf("dx[%d]: %v out of place, %v in place", i, dx[i], dxIn[i])
 		}
 	}
+}
+
+// TestScratchInit: a launch that reads scratch no launch wrote sees zeros
+// when it is declared zeroed and NaN when uninitialized — so a kernel that
+// depends on scratch it never wrote is caught. The chunked backward gets a
+// third launch that sums a scratch buffer nothing writes into dγ.
+func TestScratchInit(t *testing.T) {
+	dev := cfg.Device
+	if dev == nil {
+		t.Skip(cfg.NoDevice)
+	}
+	src := mustRead(t, "testdata/rmsnorm_bwd_chunk.yaml")
+	for _, init := range []string{"zeroed", "uninitialized"} {
+		s := strings.Replace(src, "scratch:\n", "scratch:\n  - {name: unwritten, size: 4 * hidden, init: "+init+"}\n", 1) + `  - entry: colsum_f32
+    ptx: ../../kernels/ptx/colsum.ptx
+    grid: ["cdiv(hidden, 32)"]
+    block: [32, 8, 1]
+    params: [{scratch: unwritten}, dgamma, {value: 4}, hidden]
+`
+		b, err := binding.Parse("testdata/rmsnorm_bwd_chunk.yaml", []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, hidden := 5, 40
+		a := &op.RMSNormBackwardArgs{Rows: rows, Hidden: hidden, X: ones(rows * hidden), Gamma: ones(hidden),
+			RMS: ones(rows), DY: ones(rows * hidden), DX: make([]float32, rows*hidden), DGamma: make([]float32, hidden)}
+		if err := b.Impl().(properties.RMSNormBackwarder).RMSNormBackward(dev, a); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range a.DGamma {
+			if init == "zeroed" && v != 0 || init == "uninitialized" && !math.IsNaN(float64(v)) {
+				t.Fatalf("%s scratch: dgamma[%d] = %v", init, i, v)
+			}
+		}
+	}
+}
+
+func ones(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/binding"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/suite"
 )
@@ -169,5 +170,25 @@ func TestOwnBindingsDischarge(t *testing.T) {
 		for _, j := range binding.Jobs(b) {
 			t.Run(path+"/"+j.ID, func(t *testing.T) { j.Contract(tb{t}) })
 		}
+	}
+}
+
+// TestDeclaredReductions: the declared order is what the contracts read
+// through properties.ReductionDescriber. The example's row sum at
+// hidden=1000 (256 threads) is 4 serial float4 terms and a tree of 8; a
+// binding that declares no order does not describe one (the contracts then
+// use the serial worst case).
+func TestDeclaredReductions(t *testing.T) {
+	b := load(t, "testdata/example.yaml")
+	d, ok := b.Impl().(properties.ReductionDescriber)
+	if !ok {
+		t.Fatal("the example's implementation does not describe its reductions")
+	}
+	rs := d.Reductions(op.Shape{Rows: 3, Hidden: 1000})
+	if len(rs) != 1 || rs[0].Terms != 1000 || rs[0].Serial != 4 || rs[0].Tree != 8 {
+		t.Fatalf("Reductions = %+v", rs)
+	}
+	if _, ok := load(t, "testdata/rmsnorm_bwd_chunk.yaml").Impl().(properties.ReductionDescriber); ok {
+		t.Fatal("a binding that declares no order describes one")
 	}
 }

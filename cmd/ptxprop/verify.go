@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,61 +15,68 @@ import (
 	"github.com/ptxprop/ptxprop/reports"
 )
 
-// verify runs `ptxprop verify [flags] BINDING...`: every prediction of the
-// contracts the binding files claim, against the bound kernels, as one run
-// with the -ptxprop.X settings (or their PTXPROP_X twins). Exit 0 when all
-// are discharged or skipped, 1 when one is not (or the run failed), 2 on a
-// usage error or a binding file with a problem (nothing is launched then),
-// 130 when interrupted.
-func verify(args []string, stdout, stderr io.Writer) int {
-	c, err := suite.Load(os.LookupEnv)
-	if err != nil {
-		fmt.Fprintln(stderr, "ptxprop verify:", err)
-		return 2
-	}
+// exitInterrupted is verify's status when SIGINT or SIGTERM ended the run.
+const exitInterrupted = suite.ExitInterrupted
+
+// verifyCommand is verify's entry in commands.
+var verifyCommand = &command{name: "verify", synopsis: "[-ptxprop.X=…] BINDING...",
+	short: "run the contracts a binding file claims on the kernel it binds",
+	long: `Verify loads each binding file (package binding: a PTX kernel, or a
+sequence of launches, described as implementing one of the contracts) and
+runs every prediction of the claimed contracts against it as one run: on
+the device -ptxprop.backend names, with the check budget, deadline,
+progress and report the -ptxprop.X settings (or their PTXPROP_X twins)
+give. It prints the report's summary.
+Exit status 0 when every prediction that ran is discharged; 1 when one is
+falsified, inconclusive or an error, or none ran; 2 on bad usage or a
+binding file with a problem (then nothing is launched); 130 when
+interrupted (the report holds what was done).`,
+	setup: verifyCmd}
+
+func verifyCmd(fs *flag.FlagSet) func(e *env, args []string) error {
+	c, loadErr := suite.Load(os.LookupEnv)
 	c.Summary = true
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	suite.RegisterFlags(fs, &c)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ptxprop verify [-ptxprop.X=…] BINDING.yaml...")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	return func(e *env, args []string) error {
+		if loadErr != nil {
+			return &exitError{exitUsage, loadErr}
 		}
-		return 2
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2
-	}
-	// rapid reads testing.Short, which panics unless the testing flags are
-	// registered and parsed: outside go test they must be made here.
-	testing.Init()
-	if err := flag.CommandLine.Parse(nil); err != nil {
-		fmt.Fprintln(stderr, "ptxprop verify:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	rep, err := binding.Verify(ctx, c, fs.Args()...)
-	switch {
-	case errors.Is(err, binding.ErrInvalid):
-		fmt.Fprintln(stderr, err)
-		return 2
-	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "ptxprop verify:", err)
-		return 130
-	case err != nil:
-		fmt.Fprintln(stderr, "ptxprop verify:", err)
-		return 1
-	}
-	for _, p := range rep.Predictions {
-		if p.Status != reports.Discharged && p.Status != reports.Skipped {
-			return 1
+		if len(args) == 0 {
+			return usageErr(lookup("verify"), "verify: no binding file")
 		}
+		// rapid reads testing.Short, which panics unless the testing flags
+		// are registered and parsed: outside go test they are made here.
+		testing.Init()
+		if err := flag.CommandLine.Parse(nil); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		rep, err := binding.Verify(ctx, c, args...)
+		switch {
+		case errors.Is(err, binding.ErrInvalid):
+			return &exitError{exitUsage, err}
+		case ctx.Err() != nil:
+			return &exitError{exitInterrupted, err}
+		case err != nil:
+			return &exitError{exitFinding, err}
+		}
+		ran, bad := 0, 0
+		for _, p := range rep.Predictions {
+			switch p.Status {
+			case reports.Discharged:
+				ran++
+			case reports.Falsified, reports.Inconclusive, reports.Error:
+				ran++
+				bad++
+			}
+		}
+		switch {
+		case ran == 0:
+			return &exitError{exitFinding, errors.New("verify: no prediction ran")}
+		case bad > 0:
+			return &exitError{exitFinding, fmt.Errorf("verify: %d of %d predictions not discharged", bad, ran)}
+		}
+		return nil
 	}
-	return 0
 }

@@ -39,7 +39,7 @@ func TestVerifyExitCodes(t *testing.T) {
 		code int
 		err  string
 	}{
-		{"help", []string{"-h"}, 0, "usage: ptxprop verify"},
+		{"help", []string{"-h"}, 0, ""},
 		{"no binding", nil, 2, "usage: ptxprop verify"},
 		{"missing binding", []string{filepath.Join(dir, "nope.yaml")}, 2, "nope.yaml: cannot read the binding file: no such file or directory"},
 		{"discharged", []string{abs(good)}, 0, ""},

@@ -30,6 +30,18 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	// The binding tests run some 40 contracts over the emulator: 25 checks
+	// each keep the package under a minute on two cores. -rapid.checks,
+	// RAPID_CHECKS or PTXPROP_CHECKS set another number.
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid.checks" })
+	if _, env := os.LookupEnv("RAPID_CHECKS"); !given && !env {
+		checks := 25
+		if c.Checks > 0 {
+			checks = c.Checks
+		}
+		flag.Set("rapid.checks", fmt.Sprint(checks))
+	}
 	dev, note, err := suite.OpenDevice(c)
 	if note != "" {
 		fmt.Fprintln(os.Stderr, note)

@@ -31,6 +31,10 @@
 // roles bound twice or missing, and the geometry at the smallest shape the
 // constraints allow. Its errors name the file and line and wrap ErrInvalid.
 //
+// With row_stride, the tensors passed with their stride are laid out with
+// rows that far apart, the gaps filled with NaN: a kernel that ignores its
+// stride reads NaN, one that writes between rows is reported.
+//
 // Tensors are stored as dtype says: float32, or bfloat16/float16 (rounded
 // to nearest even on upload, two to a 32-bit word, widened exactly on the
 // way back); compute is the kernel's, in float32. Saved statistics are

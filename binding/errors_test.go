@@ -2,9 +2,11 @@ package binding
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -95,6 +97,10 @@ func TestErrorsBeforeLaunch(t *testing.T) {
 			[]string{"testdata/case.yaml:6: rms_norm_f32 at rows=1 hidden=1: impossible launch: block = (512, 1, 1) is 512 threads, but the entry allows .maxntid 256, 1, 1"}},
 		{"block not .reqntid", "block: [128]", "block: [256]",
 			[]string{"testdata/case.yaml:6: rmsnorm_fwd_kernel at rows=1 hidden=1: impossible launch: block = (256, 1, 1), but the entry requires .reqntid 128"}},
+		{"row stride without strides", "saved: rms_eps", "saved: rms_eps\nrow_stride: hidden + 4",
+			[]string{"testdata/case.yaml:7: row_stride: no launch passes a row tensor's stride ({stride: T}), so every tensor must be contiguous"}},
+		{"row stride below hidden", "saved: rstd", "saved: rstd\nrow_stride: hidden - 1",
+			[]string{"testdata/case.yaml:5: row_stride = 0 at rows=1 hidden=1, want hidden..2^31-1"}},
 		{"scratch not declared", "[x, gamma, y, rms, rows, hidden, eps]", "[x, gamma, y, {scratch: tmp}, rows, hidden, eps]",
 			[]string{`rmsnorm_fwd_rms param 3 (rmsnorm_fwd_rms_param_3 .u64): scratch "tmp" is not declared`}},
 	}
@@ -126,7 +132,7 @@ type errorCase struct {
 }
 
 // sources are the bindings some cases break instead of base.
-var sources = map[string]string{"block over .maxntid": nvcc13, "block not .reqntid": triton}
+var sources = map[string]string{"block over .maxntid": nvcc13, "block not .reqntid": triton, "row stride below hidden": nvcc13}
 
 func (c errorCase) base() string {
 	if s, ok := sources[c.name]; ok {
@@ -225,3 +231,22 @@ func TestJSONBinding(t *testing.T) {
 type stubTB struct{ properties.TB }
 
 func (stubTB) Config() *properties.Config { return &properties.Config{MaxHidden: 4096} }
+
+// TestPadUnpad: a padded tensor's rows land stride apart with NaN between
+// them, come back as they were, and a write into a gap is named.
+func TestPadUnpad(t *testing.T) {
+	tt := &deviceTensor{storage: oracle.StorageFloat32, rows: 2, cols: 3, stride: 5, n: 10}
+	p := tt.pad([]float32{1, 2, 3, 4, 5, 6})
+	if len(p) != 10 || p[0] != 1 || p[5] != 4 || p[7] != 6 || !math.IsNaN(float64(p[3])) || !math.IsNaN(float64(p[9])) {
+		t.Fatalf("pad: %v", p)
+	}
+	bits := func(i int) uint32 { return math.Float32bits(p[i]) }
+	v, err := tt.unpad(p, bits, "y")
+	if err != nil || len(v) != 6 || v[3] != 4 || v[5] != 6 {
+		t.Fatalf("unpad: %v, %v", v, err)
+	}
+	p[8] = 0
+	if _, err := tt.unpad(p, bits, "y"); err == nil || err.Error() != "y: the kernel wrote between rows: element 0 of the gap after row 1 (row stride 5, hidden 3)" {
+		t.Fatalf("a write into the gap: %v", err)
+	}
+}

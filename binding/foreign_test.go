@@ -66,3 +66,15 @@ func TestForeignBindings(t *testing.T) {
 		})
 	}
 }
+
+// TestPaddedRowStride: the nvcc 13 kernel takes its rows' strides, so it
+// is run on rows hidden+8 apart, the gaps filled with NaN; it must read
+// only its rows and leave the gaps of y alone.
+func TestPaddedRowStride(t *testing.T) {
+	src := strings.Replace(mustRead(t, "testdata/foreign/nvcc13/rms_norm.binding.yaml"), "saved: rstd", "saved: rstd\nrow_stride: hidden + 8", 1)
+	b, err := binding.Parse("testdata/foreign/nvcc13/rms_norm.binding.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	properties.RMSNormForwardContract(tb{t}, b.Impl().(properties.RMSNormForwarder))
+}

@@ -27,6 +27,7 @@ type file struct {
 	Launches    []launchDecl      `yaml:"launches"`
 	Scratch     []scratchDecl     `yaml:"scratch"`
 	Alias       yaml.Node         `yaml:"alias"`
+	RowStride   pos[string]       `yaml:"row_stride"`
 	Reductions  []reductionDecl   `yaml:"reductions"`
 }
 

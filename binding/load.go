@@ -89,6 +89,9 @@ type Binding struct {
 	reductions  []reductionDecl
 	redExprs    [][2]expr
 	bound       map[string]bool // roles bound by some launch
+	strided     map[string]bool // row tensors some launch passes a {stride: T} of
+	rowStride   expr            // row stride of the strided tensors; nil: hidden
+	rowLine     int
 }
 
 type constraint struct {
@@ -361,7 +364,7 @@ func storageOf(s string) (oracle.Storage, bool) {
 func (l *loader) compile(f *file) *Binding {
 	b := &Binding{Name: f.Name, Path: l.path, consts: map[string]int64{}, lets: map[string]expr{},
 		letSrc: map[string]string{}, storage: map[string]oracle.Storage{}, alias: map[string]string{},
-		aliasOf: map[string]string{}, bound: map[string]bool{}}
+		aliasOf: map[string]string{}, bound: map[string]bool{}, strided: map[string]bool{}}
 	if b.Name == "" {
 		b.Name = strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
 	}
@@ -447,6 +450,7 @@ func (l *loader) compile(f *file) *Binding {
 		l.roles(b, f) // without every signature, missing roles are noise
 	}
 	l.aliases(b, f)
+	l.strides(b, f)
 	l.reductionDecls(b, f)
 	if f.Forward.Set {
 		l.forward(b, f)
@@ -880,6 +884,35 @@ func (l *loader) aliases(b *Binding, f *file) {
 			l.errf(line, "alias: %s is already written over by %s", in, b.aliasOf[in])
 		default:
 			b.alias[out], b.aliasOf[in] = in, out
+		}
+	}
+}
+
+// strides records the tensors passed with their row stride and checks
+// row_stride against them.
+func (l *loader) strides(b *Binding, f *file) {
+	for _, ln := range b.launches {
+		for _, p := range ln.params {
+			if p.kind == pStride && b.op.tensors[p.name].size == rowsHidden {
+				b.strided[p.name] = true
+			}
+		}
+	}
+	if !f.RowStride.Set {
+		return
+	}
+	b.rowStride, b.rowLine = l.expr(b, f.RowStride, "row_stride"), f.RowStride.Line
+	if len(b.strided) == 0 {
+		l.errf(f.RowStride.Line, "row_stride: no launch passes a row tensor's stride ({stride: T}), so every tensor must be contiguous")
+	}
+	for out, in := range b.alias {
+		if b.strided[out] != b.strided[in] {
+			l.errf(f.RowStride.Line, "row_stride: %s is written over %s, but only one of them is passed with its stride", out, in)
+		}
+	}
+	for _, r := range sortedKeys(b.strided) {
+		if !b.bound[r] {
+			l.errf(f.RowStride.Line, "row_stride: the stride of %s is passed, but %s itself is not", r, r)
 		}
 	}
 }

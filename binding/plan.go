@@ -105,6 +105,7 @@ type plan struct {
 	geometry []cudart.Geometry
 	values   [][]uint64 // per launch, per param: the integer value (pValue, pStride, pScalar ints)
 	scratch  []int
+	stride   int // row stride of the strided tensors
 }
 
 func (b *Binding) evalAt(s Shape, e expr, line int, what string) (int64, error) {
@@ -121,7 +122,17 @@ func (b *Binding) plan(s Shape) (*plan, error) {
 	if err := b.accepts(s); err != nil {
 		return nil, err
 	}
-	p := &plan{shape: s}
+	p := &plan{shape: s, stride: s.Hidden}
+	if b.rowStride != nil {
+		v, err := b.evalAt(s, b.rowStride, b.rowLine, "row_stride")
+		if err != nil {
+			return nil, err
+		}
+		if v < int64(s.Hidden) || v > 1<<31-1 {
+			return nil, &Error{File: b.Path, Line: b.rowLine, Msg: fmt.Sprintf("row_stride = %d at %v, want hidden..2^31-1", v, s)}
+		}
+		p.stride = int(v)
+	}
 	for _, sc := range b.scratch {
 		n, err := b.evalAt(s, sc.size, sc.line, "scratch "+sc.name+" size")
 		if err != nil {
@@ -165,7 +176,7 @@ func (b *Binding) plan(s Shape) (*plan, error) {
 					return nil, err
 				}
 			case pStride:
-				v = int64(s.Hidden) // contracts' tensors are contiguous rows
+				v = int64(p.stride)
 				if b.op.tensors[pr.name].size != rowsHidden {
 					v = 0 // a vector's stride: it has one row
 				}

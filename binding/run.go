@@ -61,8 +61,63 @@ const uninitializedBits = 0x7fc0dead
 type deviceTensor struct {
 	buf     cudart.Buffer
 	storage oracle.Storage
-	n       int // elements (16-bit ones are packed two to a 32-bit word)
+	n       int // elements on the device (16-bit ones are packed two to a 32-bit word)
 	role    cudart.Role
+	// rows, cols, stride lay out a padded row tensor: row r at r·stride,
+	// the stride−cols elements after it a gap that must keep gapBits.
+	// stride == cols: contiguous.
+	rows, cols, stride int
+}
+
+// gapBits fill the gaps between padded rows and the outputs before a
+// launch: a quiet NaN (float32) or all ones (a NaN in bf16 and f16).
+func gapBits(s oracle.Storage) uint32 {
+	if s == oracle.StorageFloat32 {
+		return uninitializedBits
+	}
+	return 0xffff
+}
+
+// pad lays rows of cols values out at stride, the gaps filled with NaN.
+func (t *deviceTensor) pad(v []float32) []float32 {
+	if t.stride == t.cols {
+		return v
+	}
+	g := gap(t.storage)
+	out := make([]float32, t.n)
+	for i := range out {
+		out[i] = g
+	}
+	for r := 0; r < t.rows; r++ {
+		copy(out[r*t.stride:], v[r*t.cols:(r+1)*t.cols])
+	}
+	return out
+}
+
+func gap(s oracle.Storage) float32 {
+	if s == oracle.StorageFloat32 {
+		return math.Float32frombits(uninitializedBits)
+	}
+	return s.FromBits(0xffff)
+}
+
+// unpad returns the rows of a padded tensor, and an error naming the first
+// gap element the kernel wrote (bits holds the stored encodings).
+func (t *deviceTensor) unpad(v []float32, bits func(i int) uint32, name string) ([]float32, error) {
+	if t.stride == t.cols {
+		return v, nil
+	}
+	want := gapBits(t.storage)
+	out := make([]float32, t.rows*t.cols)
+	for r := 0; r < t.rows; r++ {
+		copy(out[r*t.cols:], v[r*t.stride:r*t.stride+t.cols])
+		for c := t.cols; c < t.stride && r*t.stride+c < t.n; c++ {
+			if i := r*t.stride + c; bits(i) != want {
+				return nil, fmt.Errorf("%s: the kernel wrote between rows: element %d of the gap after row %d (row stride %d, hidden %d)", name, c-t.cols, r, t.stride, t.cols)
+			}
+		}
+	}
+	return out, nil
 }
 
 // run executes the launch sequence for c on dev and fills c.out.
@@ -107,21 +162,25 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			return err
 		}
 		n := int(n64)
-		t := &deviceTensor{storage: b.storage[role], n: n}
+		t := &deviceTensor{storage: b.storage[role], n: n, rows: 1, cols: n, stride: n}
+		if b.strided[role] && spec.size == rowsHidden {
+			t.rows, t.cols, t.stride = c.shape.Rows, c.shape.Hidden, p.stride
+			t.n = t.rows * t.stride
+		}
 		kind := cudart.F32
-		words := n
+		words := t.n
 		if spec.positions {
 			kind = cudart.U32
 		} else if t.storage != oracle.StorageFloat32 {
-			kind, words = cudart.U32, (n+1)/2
+			kind, words = cudart.U32, (t.n+1)/2
 		}
 		if _, ok := aliasOf[role]; ok && spec.input {
 			t.role = cudart.RoleInOut // an output is written over it
 		} else if spec.input {
 			t.role = cudart.RoleIn
-		} else if t.storage != oracle.StorageFloat32 {
-			// 16-bit outputs are written here with a NaN pattern in both
-			// halves; the device's own poison is 32-bit.
+		} else if t.storage != oracle.StorageFloat32 || t.stride != t.cols {
+			// Filled here with NaN: the device's poison is 32-bit, and a
+			// padded output's gaps must keep their pattern.
 			t.role = cudart.RoleInOut
 		} else {
 			t.role = cudart.RoleOut
@@ -151,11 +210,17 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			if err2 != nil {
 				return err2
 			}
-			err = writeStored(dev, t, v)
+			err = writeStored(dev, t, t.pad(v))
 		case t.storage != oracle.StorageFloat32:
 			fill := make([]uint32, words)
 			for i := range fill {
 				fill[i] = 0xffffffff // NaN in both halves (bf16 and f16)
+			}
+			err = dev.Write(t.buf, fill)
+		case t.stride != t.cols:
+			fill := make([]float32, words)
+			for i := range fill {
+				fill[i] = gap(t.storage)
 			}
 			err = dev.Write(t.buf, fill)
 		}
@@ -266,9 +331,12 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			continue
 		}
 		t := tensors[role]
-		v, err := readStored(dev, t)
+		v, bits, err := readStored(dev, t)
 		if err != nil {
 			return fmt.Errorf("binding %s: read %s: %w", b.Name, role, err)
+		}
+		if v, err = t.unpad(v, bits, role); err != nil {
+			return fmt.Errorf("binding %s at %v: %v", b.Name, c.shape, err)
 		}
 		if recip {
 			v = reciprocal(v)
@@ -340,16 +408,19 @@ func writeStored(dev cudart.Device, t *deviceTensor, v []float32) error {
 	return dev.Write(t.buf, pack16(t.storage, v))
 }
 
-func readStored(dev cudart.Device, t *deviceTensor) ([]float32, error) {
+// readStored reads t back, widened to float32, with the stored encoding of
+// each element.
+func readStored(dev cudart.Device, t *deviceTensor) ([]float32, func(int) uint32, error) {
 	if t.storage == oracle.StorageFloat32 {
 		v := make([]float32, t.n)
-		return v, dev.Read(v, t.buf)
+		err := dev.Read(v, t.buf)
+		return v, func(i int) uint32 { return math.Float32bits(v[i]) }, err
 	}
 	w := make([]uint32, (t.n+1)/2)
 	if err := dev.Read(w, t.buf); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return unpack16(t.storage, w, t.n), nil
+	return unpack16(t.storage, w, t.n), func(i int) uint32 { return w[i/2] >> (16 * (i % 2)) & 0xffff }, nil
 }
 
 // pack16 rounds v to a 16-bit storage format and packs it two to a word,

@@ -204,3 +204,13 @@ func TestDeclaredReductions(t *testing.T) {
 		t.Fatal("a binding that declares no order describes one")
 	}
 }
+
+// TestConstraintsNarrowDraws: a binding that handles only hidden % 8 == 0
+// (and hidden <= 4096) is judged on those shapes: the narrowed limits and
+// the refused draws keep the contracts from calling it elsewhere.
+func TestConstraintsNarrowDraws(t *testing.T) {
+	b := rewrite(t, "testdata/rmsnorm_fwd.yaml", "saved: rms_eps", "saved: rms_eps\nconstraints: [\"hidden % 8 == 0\", \"hidden <= 4096\"]")
+	for _, j := range binding.Jobs(b) {
+		t.Run(j.ID, func(t *testing.T) { j.Contract(tb{t}) })
+	}
+}

@@ -127,13 +127,17 @@ type narrowed struct {
 
 func (n *narrowed) Config() *properties.Config { return &n.cfg }
 
-// narrow returns t with its generators limited by MaxShape (the
-// constraints of the forms rows <= N and hidden <= N). Other constraints
-// ("hidden % 8 == 0") are not yet honoured by the generators: a shape that
-// fails them is refused, and the prediction fails with the constraint.
+// narrow returns t with its generators limited by MaxShape (constraints
+// rows <= N, hidden <= N) and HiddenMultiple (hidden % N == 0). A shape
+// that still fails a constraint is refused with properties.ErrShapeRefused:
+// an invalid draw.
 func (b *Binding) narrow(t properties.TB) properties.TB {
 	rows, hidden := b.MaxShape()
-	if rows == 0 && hidden == 0 {
+	mult := b.HiddenMultiple()
+	if perHead(b.Contract) {
+		mult = 1 // head_dim is drawn apart from hidden there
+	}
+	if rows == 0 && hidden == 0 && mult == 1 {
 		return t
 	}
 	c := *t.Config()
@@ -144,6 +148,9 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 		return cur
 	}
 	c.MaxRows, c.MaxHidden = pick(c.MaxRows, rows), pick(c.MaxHidden, hidden)
+	if mult > 1 {
+		c.HiddenMultiple = mult
+	}
 	return &narrowed{TB: t, cfg: c}
 }
 

@@ -204,6 +204,20 @@ func TestConstraintRefusesShape(t *testing.T) {
 	if r, h := b2.MaxShape(); r != 99 || h != 1024 {
 		t.Fatalf("MaxShape = %d, %d; want 99, 1024", r, h)
 	}
+	if m := b.HiddenMultiple(); m != 8 {
+		t.Fatalf("HiddenMultiple = %d, want 8", m)
+	}
+	src3 := strings.Replace(base, "saved: rms_eps", "saved: rms_eps\nconstraints: [\"hidden % 8 == 0\", \"hidden % (threads / 256 * 6) == 0\", \"rows % 3 == 0\"]", 1)
+	b3, err := Parse(basePath, []byte(src3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := b3.HiddenMultiple(); m != 24 {
+		t.Fatalf("HiddenMultiple = %d, want lcm(8, 6) = 24", m)
+	}
+	if c := b3.narrow(stubTB{}).Config(); c.HiddenMultiple != 24 {
+		t.Fatalf("narrowed HiddenMultiple %d", c.HiddenMultiple)
+	}
 	n := b2.narrow(stubTB{}).Config()
 	if n.MaxRows != 99 || n.MaxHidden != 1024 {
 		t.Fatalf("narrowed config: rows %d hidden %d", n.MaxRows, n.MaxHidden)

@@ -123,6 +123,42 @@ func (b *Binding) MaxShape() (rows, hidden int) {
 	return rows, hidden
 }
 
+// HiddenMultiple returns the number every row length must be a multiple
+// of, from constraints of the form "hidden % N == 0" (N an expression of
+// the constants; several combine to their least common multiple); 1 when
+// there is none.
+func (b *Binding) HiddenMultiple() int {
+	m := 1
+	for _, c := range b.constraints {
+		e, ok := c.e.(binExpr)
+		if !ok || e.op != "==" {
+			continue
+		}
+		mod, ok := e.x.(binExpr)
+		zero, okZero := e.y.(numExpr)
+		if !ok || mod.op != "%" || !okZero || zero.v != 0 {
+			continue
+		}
+		if n, ok := mod.x.(nameExpr); !ok || n.name != "hidden" || !b.constant(mod.y) {
+			continue
+		}
+		v, err := mod.y.eval(b.env(op.Shape{}, nil))
+		if err != nil || v < 1 || v > 1<<20 {
+			continue
+		}
+		m = lcm(m, int(v))
+	}
+	return m
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
 // constant reports whether e depends on no shape name (through lets too).
 func (b *Binding) constant(e expr) bool {
 	ok := true

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/properties"
 )
 
 // Shape is the problem size a binding is launched for. Hidden is
@@ -75,11 +76,18 @@ func (b *Binding) accepts(s Shape) error {
 			return &Error{File: b.Path, Line: c.line, Msg: fmt.Sprintf("constraint %q at %v: %v", c.src, s, err)}
 		}
 		if v == 0 {
-			return &Error{File: b.Path, Line: c.line, Msg: fmt.Sprintf("%v is outside the constraint %q", s, c.src)}
+			return &refusal{&Error{File: b.Path, Line: c.line, Msg: fmt.Sprintf("%v is outside the constraint %q", s, c.src)}}
 		}
 	}
 	return nil
 }
+
+// refusal is a shape outside the constraints: an invalid binding input,
+// and to a contract an invalid draw (properties.ErrShapeRefused).
+type refusal struct{ err *Error }
+
+func (r *refusal) Error() string   { return r.err.Error() }
+func (r *refusal) Unwrap() []error { return []error{r.err, properties.ErrShapeRefused} }
 
 // smallestShape returns the first shape, in order of hidden (or head_dim)
 // then rows, that meets the constraints.

@@ -39,9 +39,10 @@ type Config struct {
 	// backend's limits, EmuLimits or GPULimits).
 	MaxElements int
 	// MaxRows and MaxHidden narrow the rows and row length generators draw
-	// (0: the backend's limits): an implementation that handles only some
-	// shapes (a binding's constraints) is judged on those.
-	MaxRows, MaxHidden int
+	// (0: the backend's limits), and HiddenMultiple makes every row length a
+	// multiple of it: an implementation that handles only some shapes (a
+	// binding's constraints) is judged on those.
+	MaxRows, MaxHidden, HiddenMultiple int
 	// Watchdog bounds a launcher call before a contract calls it a liveness
 	// failure (0: DefaultWatchdog).
 	Watchdog time.Duration
@@ -77,6 +78,9 @@ func (c *Config) Limits() Limits {
 	}
 	if c.MaxHidden > 0 {
 		lim.MaxHidden = min(lim.MaxHidden, c.MaxHidden)
+	}
+	if c.HiddenMultiple > 1 {
+		lim.HiddenMultiple = c.HiddenMultiple
 	}
 	return lim
 }

@@ -56,10 +56,13 @@
 // with func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }; or from the
 // command line, ptxprop verify my_rmsnorm.yaml.
 //
-// The implementation Impl returns also says what the harness must honour
-// to judge it fairly: AcceptShape and MaxShape (the constraints: generators
-// should draw only accepted shapes), InputStorage (the contract's inputs
-// must be rounded to it before the oracle sees them, and its outputs' bounds
-// widened by oracle.StorageTol), and Reductions when the file declares the
-// order of its sums (properties.ReductionDescriber).
+// Constraints narrow the generators: Jobs runs each contract with its
+// limits cut to MaxShape (rows <= N, hidden <= N) and HiddenMultiple
+// (hidden % N == 0), and a shape outside any other constraint is refused
+// with properties.ErrShapeRefused, which makes the draw invalid rather than
+// a counterexample. Reductions, when the file declares the order of its
+// sums, is the properties.ReductionDescriber the bounds are derived from.
+// InputStorage says what the contracts do not yet honour for 16-bit
+// storage: their inputs must be rounded to it before the oracle sees them,
+// and their outputs' bounds widened by oracle.StorageTol.
 package binding

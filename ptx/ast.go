@@ -35,12 +35,16 @@ type Variable struct {
 	Vector  int        // .v2/.v4/.v8, 0 when absent
 	Type    string     // "f32", "b8", "pred", …
 	Ptr     []string   // parameter attributes after .ptr: ["ptr", "global"] for ".ptr .global"
-	Name    string
-	Count   int   // register range %name<Count>; 0 for a single name
-	Dims    []int // array dimensions; -1 for an unsized dimension ([])
-	Init    []Operand
-	Braced  bool // the initialiser was written in braces
-	Line    int
+	// PtrAlign is the .align among the .ptr attributes (.param .u64 .ptr
+	// .global .align 16 p): the alignment of the data the pointer points
+	// to, not of the parameter, which Align gives. 0 when absent.
+	PtrAlign int
+	Name     string
+	Count    int   // register range %name<Count>; 0 for a single name
+	Dims     []int // array dimensions; -1 for an unsized dimension ([])
+	Init     []Operand
+	Braced   bool // the initialiser was written in braces
+	Line     int
 }
 
 // Size returns the size in bytes of one element of v's type (vector

@@ -26,6 +26,7 @@ func init() {
 	// Memory.
 	add((*decoder).decodeLdSt, "ld", "ldu", "st")
 	add((*decoder).decodeCpAsync, "cp")
+	add((*decoder).decodeLdmatrix, "ldmatrix")
 	add((*decoder).decodeAtom, "atom", "red")
 	// Comparison and selection.
 	add((*decoder).decodeSetp, "setp")

@@ -71,6 +71,11 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		in.gneg = pin.Guard.Neg
 	}
 	if f, ok := decoders[pin.Op]; ok {
+		for _, m := range pin.Mods {
+			if _, ok := parseType(m); !ok && ptx.IsType(m) {
+				return in, d.errf("%s: type .%s is not supported", pin.Opcode(), m)
+			}
+		}
 		return f(d, in, sc, pin)
 	}
 	if ptx.IsOpcode(pin.Op) {

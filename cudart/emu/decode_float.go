@@ -8,6 +8,9 @@ import (
 
 // decodeFloat handles floating-point arithmetic.
 func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype) (inst, error) {
+	if pin.HasMod("xorsign") {
+		return in, d.errf("%s: .xorsign.abs is not supported", pin.Opcode())
+	}
 	ops, mods, op := pin.Operands, pin.Mods, pin.Op
 	mode, _, hasRnd := roundingOf(mods)
 	ftz, sat := pin.HasMod("ftz"), pin.HasMod("sat")

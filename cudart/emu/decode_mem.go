@@ -19,6 +19,16 @@ func spaceOf(mods []string) uint8 {
 
 func (d *decoder) decodeLdSt(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops, mods := pin.Operands, pin.Mods
+	if pin.HasMod("async") {
+		return in, d.errf("%s (asynchronous, completing an mbarrier) is not supported", pin.Opcode())
+	}
+	if len(ops) == 3 && pin.HasMod("L2::cache_hint") {
+		// The cache policy operand only steers the L2 cache.
+		if _, err := d.src(sc, ops[2], dtype{'b', 8}); err != nil {
+			return in, err
+		}
+		ops = ops[:2]
+	}
 	if len(ops) != 2 {
 		return in, d.errf("%s takes 2 operands", pin.Op)
 	}

@@ -79,6 +79,13 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 			}
 			in.sub = map[string]uint8{"rcp": apRcp, "sqrt": apSqrt, "rsqrt": apRsqrt, "ex2": apEx2, "lg2": apLg2, "sin": apSin, "cos": apCos, "tanh": apTanh}[op]
 			in.fn = execApprox
+			if op == "rcp" && !f64 {
+				delta, err := rcpTable()
+				if err != nil {
+					return in, d.errf("%v", err)
+				}
+				in.f1 = sm90Rcp(delta, ftz)
+			}
 			return in, nil
 		}
 		if !hasRnd {
@@ -109,6 +116,11 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 				in.sub = apDivFull
 			}
 			in.fn = execApprox
+			delta, err := rcpTable()
+			if err != nil {
+				return in, d.errf("%v", err)
+			}
+			in.f2 = sm90Div(delta, full, ftz)
 			return in, nil
 		}
 		if half {

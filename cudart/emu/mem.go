@@ -99,11 +99,16 @@ func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (
 }
 
 // recordGlobalWrite counts a store and checks it against stores of other
-// CTAs in this launch.
+// CTAs in this launch: one that does not happen before it is a race,
+// unless both are atomic.
 func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size int, atomic bool) bool {
 	l := w.l
 	launch := l.b.mem.launch
-	tag := l.cta.tag
+	base := l.cta.gbase
+	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	if atomic {
+		me |= wcAtomic
+	}
 	pg := a.page(off, launch)
 	for i := 0; i < size; i++ {
 		o := off + i
@@ -112,8 +117,9 @@ func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size in
 		}
 		r := &pg[o&(pageSize-1)]
 		rec := *r
-		prev := rec >> wcCTAShft
-		if !l.cfg.NoRaceCheck && prev != 0 && prev != tag && (!atomic || rec&wcAtomic == 0) {
+		prev := uint32(rec >> wcWarpShft)
+		if !l.cfg.NoRaceCheck && prev != 0 && prev-1-base >= uint32(l.nwarp) && (!atomic || rec&wcAtomic == 0) &&
+			!w.knows(prev, uint32(rec>>wcClkShft)&clockMax) {
 			what := "stores to"
 			if atomic {
 				what = "applies an atomic to"
@@ -122,18 +128,14 @@ func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size in
 			}
 			addr := a.base + uint64(o)
 			return w.memFault(cudart.ErrRace, in, lane, spGlobal, addr, 1,
-				fmt.Sprintf("block %s %s, which block %s already wrote in this launch without synchronisation: %s",
-					fmtCTA(l.cta.id), what, l.ctaName(prev-1), a.describe(addr)))
+				fmt.Sprintf("block %s %s, which block %s already wrote in this launch with nothing ordering the two (no barrier, release/acquire or fence): %s",
+					fmtCTA(l.cta.id), what, l.ctaName((prev-1)/uint32(l.nwarp)), a.describe(addr)))
 		}
 		cnt := rec & wcMask
 		if cnt < wcMask {
 			cnt++
 		}
-		nr := tag<<wcCTAShft | cnt
-		if atomic {
-			nr |= wcAtomic
-		}
-		*r = nr
+		*r = me | cnt
 	}
 	return true
 }
@@ -330,7 +332,16 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 			undef = true
 			l.noteUndef(w, in, lane, spGlobal, addr, size, addr, false)
 		}
-		return getBits(a.data[off:], size), true, undef
+		v := getBits(a.data[off:], size)
+		if in != nil && (in.mo != 0 || l.comm) {
+			strong := in.mo&moStrong != 0
+			if strong {
+				l.noteComm()
+				w.syncRead(in.mo, addr)
+			}
+			w.spinRead(in, addr, v, strong)
+		}
+		return v, true, undef
 	case spShared:
 		ok, undef := w.sharedCheck(in, lane, addr, size, accRead, 0, false)
 		if !ok {
@@ -381,6 +392,13 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 		if !w.recordGlobalWrite(in, lane, a, off, size, false) {
 			return false
 		}
+		if in != nil && in.mo&moStrong != 0 {
+			l.noteComm()
+			w.syncWrite(in.mo, addr, false)
+		}
+		if l.comm && getBits(a.data[off:], size) != v&sizeMask(size) {
+			w.memChanged()
+		}
 		putBits(a.data[off:], size, v)
 		a.markInit(off, size)
 		return true
@@ -388,6 +406,7 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 		if ok, _ := w.sharedCheck(in, lane, addr, size, accWrite, v, undef); !ok {
 			return false
 		}
+		w.itWrote = true
 		putBits(l.cta.smem[addr:], size, v)
 		return true
 	case spLocal:
@@ -418,10 +437,18 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		}
 		old := getBits(a.data[off:], size)
 		nv, write := f(old, spGlobal)
+		mo := in.mo | moStrong
+		l.noteComm()
+		w.syncRead(mo, addr)
+		w.spinRead(in, addr, old, true)
 		if write {
 			if !w.recordGlobalWrite(in, lane, a, off, size, true) {
 				return 0, false
 			}
+			if nv&sizeMask(size) != old {
+				w.memChanged()
+			}
+			w.syncWrite(mo, addr, true)
 			putBits(a.data[off:], size, nv)
 			a.markInit(off, size)
 		}
@@ -433,6 +460,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		old := getBits(l.cta.smem[addr:], size)
 		if nv, write := f(old, spShared); write {
 			putBits(l.cta.smem[addr:], size, nv)
+			w.itWrote = true
 		}
 		return old, true
 	}

@@ -125,6 +125,13 @@ func TestWorkStealingFollowsSchedule(t *testing.T) {
 		if !slices.Equal(a, b) {
 			t.Fatalf("seed %d does not reproduce the assignment", seed)
 		}
+		owners := map[int32]bool{}
+		for _, o := range a {
+			owners[o] = true
+		}
+		if len(owners) < 2 {
+			t.Fatalf("seed %d: block %d took every task: the blocks did not interleave", seed, a[0])
+		}
 		seen[string(fmtInts(a))] = true
 	}
 	if len(seen) < 4 {

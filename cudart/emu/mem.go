@@ -104,8 +104,9 @@ func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (
 func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size int, atomic bool) bool {
 	l := w.l
 	launch := l.b.mem.launch
-	base := l.cta.gbase
-	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	base, nw := l.cta.gbase, uint32(l.nwarp)
+	check := !l.cfg.NoRaceCheck
+	me := uint64(base+uint32(w.idx)+1)<<wcWarpShft | uint64(w.clock)<<wcClkShft
 	if atomic {
 		me |= wcAtomic
 	}
@@ -117,19 +118,8 @@ func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size in
 		}
 		r := &pg[o&(pageSize-1)]
 		rec := *r
-		prev := uint32(rec >> wcWarpShft)
-		if !l.cfg.NoRaceCheck && prev != 0 && prev-1-base >= uint32(l.nwarp) && (!atomic || rec&wcAtomic == 0) &&
-			!w.knows(prev, uint32(rec>>wcClkShft)&clockMax) {
-			what := "stores to"
-			if atomic {
-				what = "applies an atomic to"
-			} else if rec&wcAtomic != 0 {
-				what = "stores to (after another block's atomic)"
-			}
-			addr := a.base + uint64(o)
-			return w.memFault(cudart.ErrRace, in, lane, spGlobal, addr, 1,
-				fmt.Sprintf("block %s %s, which block %s already wrote in this launch with nothing ordering the two (no barrier, release/acquire or fence): %s",
-					fmtCTA(l.cta.id), what, l.ctaName((prev-1)/uint32(l.nwarp)), a.describe(addr)))
+		if prev := uint32(rec >> wcWarpShft); prev != 0 && prev-1-base >= nw && check && !w.ordered(in, lane, a, o, rec, atomic) {
+			return false
 		}
 		cnt := rec & wcMask
 		if cnt < wcMask {
@@ -138,6 +128,26 @@ func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size in
 		*r = me | cnt
 	}
 	return true
+}
+
+// ordered checks w's write of byte off of a against the last write, rec,
+// by another CTA, and reports the race if nothing orders the two.
+func (w *warp) ordered(in *inst, lane int, a *allocation, off int, rec uint64, atomic bool) bool {
+	prev := uint32(rec >> wcWarpShft)
+	if atomic && rec&wcAtomic != 0 || w.knows(prev, uint32(rec>>wcClkShft)&clockMax) {
+		return true
+	}
+	l := w.l
+	what := "stores to"
+	if atomic {
+		what = "applies an atomic to"
+	} else if rec&wcAtomic != 0 {
+		what = "stores to (after another block's atomic)"
+	}
+	addr := a.base + uint64(off)
+	return w.memFault(cudart.ErrRace, in, lane, spGlobal, addr, 1,
+		fmt.Sprintf("block %s %s, which block %s already wrote in this launch with nothing ordering the two (no barrier, release/acquire or fence): %s",
+			fmtCTA(l.cta.id), what, l.ctaName((prev-1)/uint32(l.nwarp)), a.describe(addr)))
 }
 
 func fmtCTA(id [3]uint32) string { return fmt.Sprintf("(%d,%d,%d)", id[0], id[1], id[2]) }

@@ -416,7 +416,9 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 		if ok, _ := w.sharedCheck(in, lane, addr, size, accWrite, v, undef); !ok {
 			return false
 		}
-		w.itWrote = true
+		if l.comm && getBits(l.cta.smem[addr:], size) != v&sizeMask(size) {
+			w.itWrote = true
+		}
 		putBits(l.cta.smem[addr:], size, v)
 		return true
 	case spLocal:
@@ -470,7 +472,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		old := getBits(l.cta.smem[addr:], size)
 		if nv, write := f(old, spShared); write {
 			putBits(l.cta.smem[addr:], size, nv)
-			w.itWrote = true
+			w.itWrote = w.itWrote || nv&sizeMask(size) != old
 		}
 		return old, true
 	}

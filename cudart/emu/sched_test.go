@@ -41,7 +41,7 @@ func TestLockProtectedAccumulation(t *testing.T) {
 			want[b%groups*n+i] += x[b*n+i]
 		}
 	}
-	for _, kernel := range []string{"lock_accum", "lock_fence_accum"} {
+	for _, kernel := range []string{"lock_accum", "lock_fence_accum", "lock_block_accum"} {
 		for _, seed := range []int64{0, 1, 2, 3, 4, 5} {
 			e := newEnv(t, "sched.ptx", Config{Seed: seed})
 			got, err := runAccum(e, kernel, blocks, n, groups)
@@ -174,11 +174,15 @@ func TestFloatAtomicOrderFollowsSchedule(t *testing.T) {
 }
 
 func TestDeadlockReportedFast(t *testing.T) {
-	for _, seed := range []int64{0, 1, 2} {
+	for _, run := range []struct {
+		kernel string
+		seed   int64
+	}{{"lock_leak", 0}, {"lock_leak", 1}, {"lock_leak", 2}, {"lock_block_leak", 0}, {"lock_block_leak", 3}} {
+		seed := run.seed
 		e := newEnv(t, "sched.ptx", Config{Seed: seed})
 		lock, out := e.in([]int32{0}), e.buf(cudart.I32, 64)
 		start := time.Now()
-		err := e.launch("lock_leak", 64, 32, cudart.InOut(lock), cudart.Out(out))
+		err := e.launch(run.kernel, 64, 64, cudart.InOut(lock), cudart.Out(out))
 		f := wantErr(t, err, cudart.ErrDeadlock, "no thread can make progress", "spins reading 0x", "atom.acquire.gpu.global.cas.b32")
 		if d := time.Since(start); d > 2*time.Second {
 			t.Fatalf("seed %d: deadlock took %v to report", seed, d)

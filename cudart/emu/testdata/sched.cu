@@ -194,3 +194,38 @@ extern "C" __global__ void busy(volatile int* flag, int* out) {
     out[threadIdx.x] = ++i;
   }
 }
+
+// Takes group g's lock the way generated code often does: thread 0 tries,
+// the block learns the outcome through shared memory and a barrier.
+__device__ void lock_block(int* lock) {
+  __shared__ int old;
+  for (;;) {
+    if (threadIdx.x == 0) old = cas_acquire(lock, 0, 1);
+    __syncthreads();
+    int o = old;
+    __syncthreads();
+    if (o == 0) break;
+  }
+}
+
+// lock_accum with the block-wide lock loop of lock_block.
+extern "C" __global__ void lock_block_accum(int* locks, int* counts, float* partial, const float* x, int n, int groups) {
+  int g = blockIdx.x % groups;
+  lock_block(&locks[g]);
+  int first = counts[g] == 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    float v = x[blockIdx.x * n + i];
+    partial[g * n + i] = first ? v : partial[g * n + i] + v;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    counts[g] = 1;
+    exch_release(&locks[g], 0);
+  }
+}
+
+// lock_leak with the block-wide lock loop.
+extern "C" __global__ void lock_block_leak(int* lock, int* out) {
+  lock_block(lock);
+  if (threadIdx.x == 0) out[blockIdx.x] = 1;
+}

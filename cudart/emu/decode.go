@@ -26,6 +26,7 @@ func init() {
 	// Memory.
 	add((*decoder).decodeLdSt, "ld", "ldu", "st")
 	add((*decoder).decodeCpAsync, "cp")
+	add((*decoder).decodeLdmatrix, "ldmatrix")
 	add((*decoder).decodeAtom, "atom", "red")
 	// Comparison and selection.
 	add((*decoder).decodeSetp, "setp")
@@ -71,6 +72,11 @@ func (d *decoder) decode(pin *ptx.Instruction, sc *scope) (in inst, err error) {
 		in.gneg = pin.Guard.Neg
 	}
 	if f, ok := decoders[pin.Op]; ok {
+		for _, m := range pin.Mods {
+			if _, ok := parseType(m); !ok && ptx.IsType(m) {
+				return in, d.errf("%s: type .%s is not supported", pin.Opcode(), m)
+			}
+		}
 		return f(d, in, sc, pin)
 	}
 	if ptx.IsOpcode(pin.Op) {

@@ -55,7 +55,17 @@ func (d *decoder) decodeAtom(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 	if in.sub == atCas {
 		want = 3
 	}
-	if len(ops)-first < want {
+	if pin.HasMod("async") {
+		return in, d.errf("%s (asynchronous, completing an mbarrier) is not supported", pin.Opcode())
+	}
+	if len(ops)-first == want+1 && pin.HasMod("L2::cache_hint") {
+		// The cache policy operand only steers the L2 cache.
+		if _, err := d.src(sc, ops[len(ops)-1], dtype{'b', 8}); err != nil {
+			return in, err
+		}
+		ops = ops[:len(ops)-1]
+	}
+	if len(ops)-first != want {
 		return in, d.errf("%s takes %d operands", pin.Opcode(), first+want)
 	}
 	if in.a, in.off, in.space, err = d.address(sc, ops[first], spaceOf(mods)); err != nil {

@@ -8,6 +8,9 @@ import (
 
 // decodeFloat handles floating-point arithmetic.
 func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype) (inst, error) {
+	if pin.HasMod("xorsign") {
+		return in, d.errf("%s: .xorsign.abs is not supported", pin.Opcode())
+	}
 	ops, mods, op := pin.Operands, pin.Mods, pin.Op
 	mode, _, hasRnd := roundingOf(mods)
 	ftz, sat := pin.HasMod("ftz"), pin.HasMod("sat")
@@ -76,6 +79,13 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 			}
 			in.sub = map[string]uint8{"rcp": apRcp, "sqrt": apSqrt, "rsqrt": apRsqrt, "ex2": apEx2, "lg2": apLg2, "sin": apSin, "cos": apCos, "tanh": apTanh}[op]
 			in.fn = execApprox
+			if op == "rcp" && !f64 {
+				delta, err := rcpTable()
+				if err != nil {
+					return in, d.errf("%v", err)
+				}
+				in.f1 = sm90Rcp(delta, ftz)
+			}
 			return in, nil
 		}
 		if !hasRnd {
@@ -106,6 +116,11 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 				in.sub = apDivFull
 			}
 			in.fn = execApprox
+			delta, err := rcpTable()
+			if err != nil {
+				return in, d.errf("%v", err)
+			}
+			in.f2 = sm90Div(delta, full, ftz)
 			return in, nil
 		}
 		if half {

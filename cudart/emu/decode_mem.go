@@ -19,6 +19,16 @@ func spaceOf(mods []string) uint8 {
 
 func (d *decoder) decodeLdSt(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops, mods := pin.Operands, pin.Mods
+	if pin.HasMod("async") {
+		return in, d.errf("%s (asynchronous, completing an mbarrier) is not supported", pin.Opcode())
+	}
+	if len(ops) == 3 && pin.HasMod("L2::cache_hint") {
+		// The cache policy operand only steers the L2 cache.
+		if _, err := d.src(sc, ops[2], dtype{'b', 8}); err != nil {
+			return in, err
+		}
+		ops = ops[:2]
+	}
 	if len(ops) != 2 {
 		return in, d.errf("%s takes 2 operands", pin.Op)
 	}
@@ -120,5 +130,67 @@ func (d *decoder) decodeCpAsync(in inst, sc *scope, pin *ptx.Instruction) (inst,
 		}
 	}
 	in.fn, in.sh = execCpAsync, shNone
+	return in, nil
+}
+
+// decodeLdmatrix decodes ldmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans]
+// [.shared{::cta}].b16 r, [p]: one 8×8 matrix of 16-bit elements per
+// destination register.
+func (d *decoder) decodeLdmatrix(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
+	if !pin.HasMod("sync") || !pin.HasMod("aligned") {
+		return in, d.errf("%s without .sync.aligned", pin.Opcode())
+	}
+	if !pin.HasMod("m8n8") {
+		return in, d.errf("%s: only the .m8n8 shape is supported", pin.Opcode())
+	}
+	if !pin.HasMod("b16") {
+		return in, d.errf("%s: only .b16 elements are supported", pin.Opcode())
+	}
+	for _, m := range pin.Mods {
+		switch m {
+		case "sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared", "shared::cta", "b16":
+		default:
+			return in, d.errf("%s: modifier .%s is not supported", pin.Opcode(), m)
+		}
+	}
+	n := 0
+	for i, m := range []string{"x1", "x2", "x4"} {
+		if pin.HasMod(m) {
+			n = 1 << i
+		}
+	}
+	if n == 0 {
+		return in, d.errf("%s without .x1, .x2 or .x4", pin.Opcode())
+	}
+	ops := pin.Operands
+	if len(ops) != 2 {
+		return in, d.errf("ldmatrix takes 2 operands")
+	}
+	var err error
+	if in.a, in.off, in.space, err = d.address(sc, ops[1], spaceOf(pin.Mods)); err != nil {
+		return in, err
+	}
+	if in.space != spShared && in.space != spGeneric {
+		return in, d.errf("ldmatrix reads shared memory")
+	}
+	elems := []ptx.Operand{ops[0]}
+	if ops[0].Kind == ptx.Vector {
+		elems = ops[0].Elems
+	}
+	if len(elems) != n {
+		return in, d.errf("%d destination registers for .x%d", len(elems), n)
+	}
+	for _, o := range elems {
+		s, err := d.dst(sc, o)
+		if err != nil {
+			return in, err
+		}
+		in.vec = append(in.vec, s)
+	}
+	in.t = dtype{'b', 2}
+	if pin.HasMod("trans") {
+		in.sub = 1
+	}
+	in.fn, in.sh = execLdmatrix, shNone
 	return in, nil
 }

@@ -1,7 +1,10 @@
 package emu
 
 import (
+	"fmt"
 	"math/bits"
+
+	"github.com/ptxprop/ptxprop/cudart"
 )
 
 // laneOrder returns the lanes of m in the order their memory operations
@@ -91,6 +94,58 @@ func execCpAsync(w *warp, in *inst, m uint32) {
 			}
 			if !w.store(in, l, spShared, da+uint64(i), min(4, n-i), v, undef) {
 				return
+			}
+		}
+	}
+}
+
+// execLdmatrix loads len(in.vec) 8×8 matrices of 16-bit elements. Lane
+// 8i+r gives the address of row r of matrix i (16 contiguous bytes, 16-byte
+// aligned); register i of lane t receives row t/4, elements 2(t%4) and
+// 2(t%4)+1 (the lower in the low half), or with .trans column t/4, rows
+// 2(t%4) and 2(t%4)+1. The whole warp executes it together (.aligned).
+func execLdmatrix(w *warp, in *inst, m uint32) {
+	if m != w.valid {
+		w.l.fault(cudart.ErrLaunch, w, in, bits.TrailingZeros32(m), fmt.Sprintf(
+			"%s executed by lanes %s of the warp's %s: every lane must execute it together", in.src.Opcode(), laneRanges(m), laneRanges(w.valid)))
+		return
+	}
+	if w.l.undefOn {
+		w.checkDefined(in, in.a, m&uint32(uint64(1)<<(8*len(in.vec))-1), "loads from an address")
+	}
+	base := w.r(in.a)
+	var el [4][8][8]uint16 // matrix, row, column
+	var un [4][8][8]bool
+	for i := range in.vec {
+		for r := 0; r < 8; r++ {
+			lane := 8*i + r
+			addr := base[lane] + uint64(in.off)
+			if addr%16 != 0 {
+				w.misaligned(in, lane, in.space, addr, 16)
+				return
+			}
+			for c := 0; c < 8; c++ {
+				v, ok, undef := w.load(in, lane, in.space, addr+uint64(2*c), 2)
+				if !ok {
+					return
+				}
+				el[i][r][c], un[i][r][c] = uint16(v), undef
+			}
+		}
+	}
+	trans := in.sub == 1
+	for t := 0; t < 32; t++ {
+		r, c := t/4, 2*(t%4)
+		for i, s := range in.vec {
+			lo, hi := el[i][r][c], el[i][r][c+1]
+			ulo, uhi := un[i][r][c], un[i][r][c+1]
+			if trans {
+				lo, hi = el[i][c][r], el[i][c+1][r]
+				ulo, uhi = un[i][c][r], un[i][c+1][r]
+			}
+			w.regs[s*32+int32(t)] = uint64(lo) | uint64(hi)<<16
+			if w.l.undefOn {
+				w.setUndef(s, t, ulo || uhi)
 			}
 		}
 	}

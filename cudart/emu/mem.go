@@ -109,22 +109,22 @@ func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size in
 	if atomic {
 		me |= wcAtomic
 	}
-	pg := a.page(off, launch)
-	for i := 0; i < size; i++ {
-		o := off + i
-		if o>>pageBits != off>>pageBits {
-			pg = a.page(o, launch)
+	for size > 0 {
+		// The bytes of [off, off+size) on one page of records.
+		po := off & (pageSize - 1)
+		n := min(size, pageSize-po)
+		recs := a.page(off, launch)[po : po+n]
+		for i, rec := range recs {
+			if prev := uint32(rec >> wcWarpShft); prev != 0 && prev-1-base >= nw && check && !w.ordered(in, lane, a, off+i, rec, atomic) {
+				return false
+			}
+			cnt := rec & wcMask
+			if cnt < wcMask {
+				cnt++
+			}
+			recs[i] = me | cnt
 		}
-		r := &pg[o&(pageSize-1)]
-		rec := *r
-		if prev := uint32(rec >> wcWarpShft); prev != 0 && prev-1-base >= nw && check && !w.ordered(in, lane, a, o, rec, atomic) {
-			return false
-		}
-		cnt := rec & wcMask
-		if cnt < wcMask {
-			cnt++
-		}
-		*r = me | cnt
+		off, size = off+n, size-n
 	}
 	return true
 }

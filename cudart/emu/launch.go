@@ -39,16 +39,17 @@ type launch struct {
 
 	// CTA schedule (see sched.go).
 	ncta        int
-	order       []int32 // CTA indices in start order; nil for canonical order
-	nextCTA     int     // position in order of the next CTA to start
-	resident    []*cta  // started, not finished, in start order
-	free        []*cta  // contexts of finished CTAs, for reuse
-	nctx        int     // contexts of k.ctxPool taken by this launch
-	ctxCap      int     // most CTAs resident at once
-	maxResident int     // seeded schedules: CTAs kept resident once they communicate
-	comm        bool    // some thread used a global atomic, fence or strong access
-	yieldReq    bool    // return to the CTA scheduler after this instruction
-	memGen      uint64  // changes of global memory while comm is set
+	order       []int32         // CTA indices in start order; nil for canonical order
+	nextCTA     int             // position in order of the next CTA to start
+	resident    []*cta          // started, not finished, in start order
+	free        []*cta          // contexts of finished CTAs, for reuse
+	nctx        int             // contexts of k.ctxPool taken by this launch
+	ctxCap      int             // most CTAs resident at once
+	maxResident int             // seeded schedules: CTAs kept resident once they communicate
+	comm        bool            // some thread used a global atomic, fence or strong access
+	yieldReq    bool            // return to the CTA scheduler after this instruction
+	memGen      uint64          // changes, while comm is set, of global words a strong read read
+	watched     map[uint64]bool // those words (address / 8)
 	syncs       map[uint64]*vclock
 
 	warpInsts, threadInsts int64
@@ -136,6 +137,8 @@ type warp struct {
 	pend   vclock // what its strong reads saw, acquired at its next fence
 	fence  vclock // what its last fence released, for later strong writes
 	fenced bool
+	okGid  uint32 // a warp w is known to be ordered after up to clock okClk
+	okClk  uint32
 
 	// Spin detection (see sched.go): a backward branch taken after an
 	// iteration that read global memory, changed nothing and read the same
@@ -240,7 +243,7 @@ func (w *warp) reset(gen uint32) {
 	w.barWait, w.syncWait, w.exited = 0, 0, 0
 	w.barEpoch, w.syncEpoch = gen, gen
 	w.carry = 0
-	w.clock, w.fenced = 1, false
+	w.clock, w.fenced, w.okGid, w.okClk = 1, false, 0, 0
 	clear(w.know)
 	clear(w.pend)
 	clear(w.fence)

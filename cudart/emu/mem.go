@@ -346,6 +346,7 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 			strong := in.mo&moStrong != 0
 			if strong {
 				l.noteComm()
+				l.watch(a, addr)
 				w.syncRead(in.mo, addr)
 			}
 			w.spinRead(in, addr, v, strong)
@@ -406,7 +407,7 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 			w.syncWrite(in.mo, addr, false)
 		}
 		if l.comm && getBits(a.data[off:], size) != v&sizeMask(size) {
-			w.memChanged()
+			w.memChanged(a, addr)
 		}
 		putBits(a.data[off:], size, v)
 		a.markInit(off, size)
@@ -450,6 +451,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		nv, write := f(old, spGlobal)
 		mo := in.mo | moStrong
 		l.noteComm()
+		l.watch(a, addr)
 		w.syncRead(mo, addr)
 		w.spinRead(in, addr, old, true)
 		if write {
@@ -457,7 +459,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 				return 0, false
 			}
 			if nv&sizeMask(size) != old {
-				w.memChanged()
+				w.memChanged(a, addr)
 			}
 			w.syncWrite(mo, addr, true)
 			putBits(a.data[off:], size, nv)

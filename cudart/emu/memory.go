@@ -38,6 +38,7 @@ type allocation struct {
 	shadow       [][]uint64 // per-page per-byte write records
 	epochs       []uint32   // launch number each shadow page belongs to
 	moduleGlobal string     // name of the module variable it holds, if any
+	watchedIn    uint32     // launch in which a strong read read it (spin detection)
 }
 
 // Write records (one uint64 per byte): bits 0-6 store count (saturating),

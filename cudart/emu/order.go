@@ -121,8 +121,18 @@ func (w *warp) tick() {
 func (w *warp) gid() uint32 { return w.l.cta.gbase + uint32(w.idx) + 1 }
 
 // knows reports whether w is ordered after the write of warp g at clock clk.
+// Knowledge only grows while the CTA runs, so the last positive answer is
+// kept for the bytes that follow.
 func (w *warp) knows(g, clk uint32) bool {
-	return w.l.cta.know[g] >= clk || w.know[g] >= clk
+	if g == w.okGid && clk <= w.okClk {
+		return true
+	}
+	k := max(w.l.cta.know[g], w.know[g])
+	if k >= clk {
+		w.okGid, w.okClk = g, k
+		return true
+	}
+	return false
 }
 
 // publish joins what w releases into dst and advances w's clock.

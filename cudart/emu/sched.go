@@ -21,10 +21,14 @@ import (
 // lock or flag lets the others (started ones, then new ones) run.
 //
 // A warp spins when it takes a backward branch after an iteration that
-// made a strong read of global memory, wrote nothing that changed memory and read the same
-// addresses and values as the iteration before; it sleeps until global
-// memory changes. When every resident CTA sleeps and no other can start,
-// no thread can make progress: the launch fails with ErrDeadlock.
+// made a strong read of global memory, changed no memory and read the same
+// addresses and values as the iteration before; it sleeps until a global
+// word that some strong read has read changes. A loop that waits on a
+// register alone (a clock or an iteration bound), or on a word only weak
+// loads read, with memory unchanged is taken for a spin too. When every
+// resident CTA waits or sleeps and no other can start, no thread can make
+// progress: the launch fails with ErrDeadlock. Contexts are bounded by
+// memory (ctxBudget), as a GPU bounds the CTAs resident at once.
 
 // ctxBudget bounds the memory of resident CTA contexts.
 const ctxBudget = 256 << 20
@@ -115,7 +119,6 @@ func (l *launch) admit() *cta {
 	if l.order != nil {
 		idx = int(l.order[idx])
 	}
-
 	l.nextCTA++
 	l.resident = append(l.resident, c)
 	l.switchTo(c)
@@ -307,7 +310,6 @@ func (w *warp) spinRead(in *inst, addr, v uint64, strong bool) {
 // spinStep ends a loop iteration at the backward branch at pc and reports
 // whether the warp now spins.
 func (w *warp) spinStep(pc int32) bool {
-
 	spin := w.itReads > 0 && !w.itWrote && w.prevBra == pc && w.itHash == w.prevHash
 	if spin {
 		// It sleeps until memory changes after the iteration began: what
@@ -320,12 +322,24 @@ func (w *warp) spinStep(pc int32) bool {
 	return spin
 }
 
-// memChanged records a change of global memory by w, which wakes spinning
-// warps.
-func (w *warp) memChanged() {
+// watch notes that global addr (of allocation a) was read with a strong
+// read: a spin loop may wait on it.
+func (l *launch) watch(a *allocation, addr uint64) {
+	if l.watched == nil {
+		l.watched = map[uint64]bool{}
+	}
+	l.watched[addr>>3] = true
+	a.watchedIn = l.b.mem.launch
+}
 
+// memChanged records a change of global addr (of allocation a) by w: the
+// iteration made progress, and a change of a word some strong read read
+// wakes spinning warps.
+func (w *warp) memChanged(a *allocation, addr uint64) {
 	w.itWrote = true
-	w.l.memGen++
+	if l := w.l; a.watchedIn == l.b.mem.launch && l.watched[addr>>3] {
+		l.memGen++
+	}
 }
 
 // stuck reports a launch in which every resident CTA waits or spins and no

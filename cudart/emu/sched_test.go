@@ -213,3 +213,38 @@ func TestSameSeedSameRace(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLockAccumulation runs lock-protected accumulation of 256 rows
+// into 8 partial rows, canonical and seeded (interleaved CTAs):
+//
+//	go test ./cudart/emu -run '^$' -bench LockAccumulation
+func BenchmarkLockAccumulation(b *testing.B) {
+	for _, seed := range []int64{0, 1} {
+		b.Run(map[int64]string{0: "canonical", 1: "seeded"}[seed], func(b *testing.B) {
+			const blocks, n, groups = 256, 1024, 8
+			e := newEnv(b, "sched.ptx", Config{Seed: seed})
+			opts := e.dev.Options()
+			opts.Poison, opts.VerifyInputs, opts.CheckGuards = false, false, false
+			e.dev.SetOptions(opts)
+			x := e.in(accumInput(blocks, n))
+			locks, counts := e.buf(cudart.I32, groups), e.buf(cudart.I32, groups)
+			partial := e.buf(cudart.F32, groups*n)
+			var insts int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := e.dev.Write(locks, make([]int32, groups)); err != nil {
+					b.Fatal(err)
+				}
+				if err := e.dev.Write(counts, make([]int32, groups)); err != nil {
+					b.Fatal(err)
+				}
+				if err := e.launch("lock_accum", blocks, 128, cudart.InOut(locks), cudart.InOut(counts), cudart.Out(partial), cudart.In(x),
+					cudart.ScalarI32(n), cudart.ScalarI32(groups)); err != nil {
+					b.Fatal(err)
+				}
+				insts += e.b.Stats().ThreadInstructions
+			}
+			b.ReportMetric(float64(insts)/b.Elapsed().Seconds(), "thread-inst/s")
+		})
+	}
+}

@@ -341,17 +341,7 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 			undef = true
 			l.noteUndef(w, in, lane, spGlobal, addr, size, addr, false)
 		}
-		v := getBits(a.data[off:], size)
-		if in != nil && (in.mo != 0 || l.comm) {
-			strong := in.mo&moStrong != 0
-			if strong {
-				l.noteComm()
-				l.watch(a, addr)
-				w.syncRead(in.mo, addr)
-			}
-			w.spinRead(in, addr, v, strong)
-		}
-		return v, true, undef
+		return getBits(a.data[off:], size), true, undef
 	case spShared:
 		ok, undef := w.sharedCheck(in, lane, addr, size, accRead, 0, false)
 		if !ok {
@@ -378,6 +368,23 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 		return getBits(l.params[addr:], size), true, false
 	}
 	return 0, false, false
+}
+
+// loaded follows a load by ld (in) of v at addr in space, when the
+// instruction is strong or the launch communicates: a strong global read
+// may acquire, and global reads feed spin detection.
+func (w *warp) loaded(in *inst, space uint8, addr, v uint64) {
+	if space, addr = resolve(space, addr); space != spGlobal {
+		return
+	}
+	l := w.l
+	strong := in.mo&moStrong != 0
+	if strong {
+		l.noteComm()
+		l.watch(l.lastGlobal, addr) // globalAt left the allocation of addr there
+		w.syncRead(in.mo, addr)
+	}
+	w.spinRead(in, addr, v, strong)
 }
 
 // store writes size bytes of v at addr in space for lane. An undefined

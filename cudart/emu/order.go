@@ -19,14 +19,15 @@ import (
 //
 // A release publishes what the warp knows, the clock of every warp of its
 // CTA at their last common barrier, and its own clock, which then
-// advances. .cta-scoped operations order nothing across CTAs.
+// advances. .cta-scoped operations order nothing across CTAs, nor do
+// .cluster-scoped ones (the emulator's clusters are single CTAs).
 
 // Memory-order bits (inst.mo).
 const (
 	moStrong  uint8 = 1 << iota // .relaxed, .volatile, .acquire, .release, .acq_rel, .sc, or an atomic
 	moAcquire                   // .acquire, .acq_rel, .sc
 	moRelease                   // .release, .acq_rel, .sc
-	moCTA                       // .cta scope
+	moCTA                       // .cta (or .cluster) scope
 )
 
 // memOrder returns the memory-order bits of an ld, st, atom, red or fence.
@@ -45,7 +46,7 @@ func memOrder(pin *ptx.Instruction, atomic bool) uint8 {
 			mo |= moStrong | moRelease
 		case "acq_rel", "sc":
 			mo |= moStrong | moAcquire | moRelease
-		case "cta":
+		case "cta", "cluster": // a cluster is one CTA here
 			mo |= moCTA
 		}
 	}

@@ -65,9 +65,10 @@ func firstDiff(a, b []float32) int {
 }
 
 func TestUnorderedAccumulationRaces(t *testing.T) {
-	// Without the lock, or with a lock whose exchange releases nothing, the
-	// next block's stores are not ordered after the previous block's.
-	for _, kernel := range []string{"nolock_accum", "lock_relaxed_accum"} {
+	// Without the lock, with a lock whose exchange releases nothing, or
+	// with a CTA-scoped lock, the next block's stores are not ordered after
+	// the previous block's.
+	for _, kernel := range []string{"nolock_accum", "lock_relaxed_accum", "lock_cta_accum"} {
 		for _, seed := range []int64{0, 1, 2} {
 			e := newEnv(t, "sched.ptx", Config{Seed: seed})
 			_, err := runAccum(e, kernel, 12, 300, 3)

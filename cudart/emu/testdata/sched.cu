@@ -229,3 +229,25 @@ extern "C" __global__ void lock_block_leak(int* lock, int* out) {
   lock_block(lock);
   if (threadIdx.x == 0) out[blockIdx.x] = 1;
 }
+
+// lock_accum with a CTA-scoped lock: it orders nothing between blocks.
+extern "C" __global__ void lock_cta_accum(int* locks, int* counts, float* partial, const float* x, int n, int groups) {
+  int g = blockIdx.x % groups;
+  if (threadIdx.x == 0) {
+    int old;
+    do {
+      asm volatile("atom.acquire.cta.global.cas.b32 %0, [%1], 0, 1;" : "=r"(old) : "l"(&locks[g]) : "memory");
+    } while (old != 0);
+  }
+  __syncthreads();
+  int first = counts[g] == 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    float v = x[blockIdx.x * n + i];
+    partial[g * n + i] = first ? v : partial[g * n + i] + v;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    counts[g] = 1;
+    asm volatile("atom.release.cta.global.exch.b32 _, [%0], 0;" : : "l"(&locks[g]) : "memory");
+  }
+}

@@ -32,7 +32,7 @@ func TestRMSNormBackwardRowWarp(t *testing.T) {
 
 func TestRMSNormBackwardChunk(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardContract(t, kernels.RMSNormBwdBlock)
+	properties.RMSNormBackwardContract(t, kernels.RMSNormBwdChunk)
 }
 
 func TestRMSNormBackwardRowWarpFD(t *testing.T) {
@@ -42,7 +42,7 @@ func TestRMSNormBackwardRowWarpFD(t *testing.T) {
 
 func TestRMSNormBackwardChunkFD(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardFDContract(t, kernels.RMSNormBwdBlock)
+	properties.RMSNormBackwardFDContract(t, kernels.RMSNormBwdChunk)
 }
 
 func TestDeterminismRowWarp(t *testing.T) {
@@ -52,7 +52,7 @@ func TestDeterminismRowWarp(t *testing.T) {
 
 func TestDeterminismChunk(t *testing.T) {
 	t.Parallel()
-	properties.DeterminismContract(t, kernels.RMSNormBwdBlock)
+	properties.DeterminismContract(t, kernels.RMSNormBwdChunk)
 }
 
 func TestDimIndependence(t *testing.T) {
@@ -117,9 +117,8 @@ func TestPerHeadIndependence(t *testing.T) {
 
 // ours lists every row-wise implementation for the metamorphic predictions.
 var ours = properties.Impls{
-	RMSNorm: kernels.RMSNormFwd, Fused: kernels.FusedResidualRMSNormFwd, LayerNorm: kernels.LayerNormFwd,
-	PerHead: kernels.PerHeadRMSNormFwd, RoPE: kernels.RoPEFwdBatched, RoPEBack: kernels.RoPEBwd,
-	RMSBackward: kernels.RMSNormBwdBlock, LNBackward: kernels.LayerNormBwd,
+	kernels.RMSNormFwd, kernels.FusedResidualRMSNormFwd, kernels.LayerNormFwd, kernels.PerHeadRMSNormFwd,
+	kernels.RoPEFwdBatched, kernels.RoPEBwd, kernels.RMSNormBwdChunk, kernels.LayerNormBwd,
 }
 
 func TestBatchIndependence(t *testing.T) {
@@ -139,7 +138,7 @@ func TestScaleInvariance(t *testing.T) {
 
 func TestRobustness(t *testing.T) {
 	t.Parallel()
-	properties.RobustnessContract(t, kernels.RMSNormFwd, kernels.RMSNormBwdBlock)
+	properties.RobustnessContract(t, kernels.RMSNormFwd, kernels.RMSNormBwdChunk)
 }
 
 func TestParity(t *testing.T) {

@@ -70,9 +70,10 @@ type target struct {
 	// close releases what the mutant holds (e.g. goroutines blocked on its
 	// lock); nil when nothing.
 	close func()
-	// setup, when set, runs before the probes and returns the function that
-	// undoes it (e.g. a lower watchdog limit).
-	setup func() func()
+	// setup, when set, changes the contracts' configuration before the
+	// probes and returns the function that undoes it (e.g. a lower watchdog
+	// limit).
+	setup func(c *properties.Config) func()
 }
 
 // probe is one contract run: prediction id checked by contract name on

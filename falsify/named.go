@@ -23,7 +23,7 @@ func mutantPTX(name string) []byte {
 	return b
 }
 
-// LockWatchdog is the watchdog limit (properties.WatchdogLimit) while the
+// LockWatchdog is the watchdog limit (properties.Config.Watchdog) while the
 // reentrant-cache-lock mutant runs: its first call never returns.
 var LockWatchdog = 2 * time.Second
 
@@ -349,10 +349,10 @@ var named = []Named{
 			r := newReentrantFused()
 			t := launcherTarget([]string{properties.FusedRMSNorm}, "fused_residual_rmsnorm", func(s *set) { s.fused = r })
 			t.close = r.close
-			t.setup = func() func() {
-				old := properties.WatchdogLimit
-				properties.WatchdogLimit = LockWatchdog
-				return func() { properties.WatchdogLimit = old }
+			t.setup = func(c *properties.Config) func() {
+				old := c.Watchdog
+				c.Watchdog = LockWatchdog
+				return func() { c.Watchdog = old }
 			}
 			return t, nil
 		}},

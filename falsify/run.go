@@ -1,16 +1,15 @@
 package falsify
 
 import (
-	"flag"
 	"fmt"
 	"hash/fnv"
 	"strings"
 	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -41,13 +40,16 @@ type Options struct {
 	Watchdog time.Duration
 	// Repro is the command prefix printed to rerun one mutant.
 	Repro string
+	// Run holds the run's settings: the backend, the emulator's seed, the
+	// shape limits (suite.Config; Default: the defaults).
+	Run suite.Config
 }
 
 // DefaultOptions are the options of `go test ./falsify`.
 func DefaultOptions() Options {
 	return Options{Checks: 200, GenericChecks: 100, SecondaryChecks: 25, Seed: 1, ShrinkTime: 2 * time.Second, GenericShrinkTime: time.Second, Equivalence: true,
 		MaxInstructions: 1 << 25, Watchdog: 20 * time.Second,
-		Repro: "go test ./falsify -run 'TestMutant$' -falsify.mutant="}
+		Repro: "go test ./falsify -run 'TestMutant$' -falsify.mutant=", Run: suite.Default()}
 }
 
 // ProbeRun is one contract run on a mutant.
@@ -90,48 +92,28 @@ func seedFor(base uint64, mutant, contract string) uint64 {
 	return h.Sum64() | 1
 }
 
-// flagSetter sets flags and restores them.
-type flagSetter map[string]string
-
-func (f flagSetter) set(name, value string) {
-	fl := flag.Lookup(name)
-	if fl == nil {
-		return
-	}
-	if _, saved := f[name]; !saved {
-		f[name] = fl.Value.String()
-	}
-	flag.Set(name, value)
-}
-
-func (f flagSetter) restore() {
-	for name, v := range f {
-		flag.Set(name, v)
-	}
-}
-
-// Session holds what stays set while mutants run: rapid's flags, the
-// emulator's instruction budget, the device watchdog.
+// Session holds what stays set while mutants run: the contracts'
+// configuration, the emulator's instruction budget, the device watchdog.
 type Session struct {
-	opts  Options
-	dev   cudart.Device
-	flags flagSetter // rapid's flags while a mutant runs
-	undo  []func()
+	opts Options
+	dev  cudart.Device
+	cfg  properties.Config // what the contracts see
+	undo []func()
 	// unexercised maps a kernel to the reason its probes never launch it
 	// ("" when they do), measured once per kernel on the original.
 	unexercised map[string]string
 }
 
-// NewSession opens the process-wide device (properties.Device) and sets it
-// up for mutants: rapid writes no fail files (a mutant's failure is
-// expected; the kill matrix is its record), the emulator gets an
-// instruction budget and the device a watchdog.
+// NewSession opens the device opts.Run names (suite.OpenDevice) and sets it
+// up for mutants: the emulator gets an instruction budget and the device a
+// watchdog. Close releases it.
 func NewSession(opts Options) (*Session, error) {
-	dev, err := properties.Device()
+	dev, _, err := suite.OpenDevice(opts.Run)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{opts: opts, dev: dev, unexercised: map[string]string{}}
+	s := &Session{opts: opts, dev: dev, cfg: suite.ContractConfig(opts.Run, dev), unexercised: map[string]string{}}
+	s.undo = append(s.undo, func() { dev.Close() })
 	// Load every original module now: the differential runs launch them
 	// beside the mutants, and a first load in the middle of a contract
 	// would count as a module load of the mutant (FALSIFY-DIM-001).
@@ -140,12 +122,12 @@ func NewSession(opts Options) (*Session, error) {
 			return nil, fmt.Errorf("falsify: loading the original %s: %w", k.Name, err)
 		}
 	}
-	if b, ok := dev.Backend().(*emu.Backend); ok && opts.MaxInstructions > 0 {
-		old := b.Config()
-		cfg := old
-		cfg.MaxInstructions = opts.MaxInstructions
-		b.SetConfig(cfg)
-		s.undo = append(s.undo, func() { b.SetConfig(old) })
+	if opts.MaxInstructions > 0 && dev.Capabilities().Has(cudart.CapInstructionLimit) {
+		old, err := dev.SetInstructionLimit(opts.MaxInstructions)
+		if err != nil {
+			return nil, fmt.Errorf("falsify: bounding the emulator's instructions: %w", err)
+		}
+		s.undo = append(s.undo, func() { dev.SetInstructionLimit(old) })
 	}
 	if opts.Watchdog > 0 {
 		old := dev.Options()
@@ -183,17 +165,10 @@ func (s *Session) Run(m Mutant) (r Result) {
 			return r
 		}
 	}
-	// rapid writes no fail files for mutants (their failures are expected;
-	// the kill matrix is the record) and its flags are restored afterwards.
-	s.flags = flagSetter{}
-	s.flags.set("rapid.nofailfile", "true")
-	defer func() {
-		s.flags.restore()
-		r.Duration = time.Since(start)
-	}()
+	defer func() { r.Duration = time.Since(start) }()
 	if g, ok := m.(Generic); ok {
 		if why := s.exercised(g.Kernel); why != "" {
-			r.Status, r.Reason = reports.MutantSurvived, why
+			r.Status, r.Reason = reports.MutantNotExercised, why
 			return r
 		}
 	}
@@ -212,7 +187,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 		}
 	}
 	if t.setup != nil {
-		defer t.setup()()
+		defer t.setup(&s.cfg)()
 	}
 	// In differential mode every call of the mutant is paired with the
 	// original on the same inputs, so a survivor's verdict (equivalent, or
@@ -244,6 +219,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 	case len(errored) > 0:
 		r.Status, r.Reason = reports.MutantError, "contract runs failed outside their properties: "+strings.Join(errored, "; ")
 	case launches == 0:
+		r.Status = reports.MutantNotExercised
 		r.Reason = fmt.Sprintf("not exercised: no run of %s launched the mutated code", strings.Join(uniq(ids), ", "))
 	case !s.opts.Equivalence:
 		r.Reason = "every prediction passed (equivalence not checked)"
@@ -273,9 +249,6 @@ var RoundingNorm = 32.0
 // Exercised returns "" when some contract that probes kernel launches it,
 // else why mutants of the kernel cannot be killed (see exercised).
 func (s *Session) Exercised(kernel string) string {
-	s.flags = flagSetter{}
-	s.flags.set("rapid.nofailfile", "true")
-	defer s.flags.restore()
 	return s.exercised(kernel)
 }
 
@@ -338,17 +311,17 @@ func (s *Session) budgetText(m Mutant, runs int) string {
 
 // probe runs one contract on the mutant and returns its outcome.
 func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, properties.Outcome) {
-	properties.ResetOutcomes()
 	checks, shrink := s.budget(m, i)
-	s.flags.set("rapid.checks", fmt.Sprint(checks))
-	s.flags.set("rapid.shrinktime", shrink.String())
-	s.flags.set("rapid.seed", fmt.Sprint(seedFor(s.opts.Seed, m.String(), p.name)))
-	if sc, ok := s.dev.Backend().(properties.Scheduler); ok {
-		sc.SetSeed(0) // a contract that failed mid-way may have left another schedule
+	// rapid writes no fail files for mutants: their failures are expected
+	// and the kill matrix is the record.
+	defer suite.SetRapid(suite.Rapid{Checks: checks, ShrinkTime: shrink, NoFailFile: true,
+		Seed: seedFor(s.opts.Seed, m.String(), p.name)})()
+	if s.dev.Capabilities().Has(cudart.CapSchedule) {
+		s.dev.SetSchedule(0) // a contract that failed mid-way may have left another schedule
 	}
 	start := time.Now()
-	q := properties.RunQuiet("falsify/"+m.String()+"/"+p.name, func(t properties.TB) { p.run(t, e) })
-	o, ok := properties.Outcomes()[p.id]
+	q := properties.RunQuiet("falsify/"+m.String()+"/"+p.name, s.cfg, func(t properties.TB) { p.run(t, e) })
+	o, ok := q.Outcomes()[p.id]
 	if !ok {
 		o = properties.Outcome{ID: p.id, Status: properties.Errored, Reason: "the contract recorded no outcome"}
 		if q.Skipped() {

@@ -3,20 +3,13 @@ package properties
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"pgregory.net/rapid"
 )
-
-// TB is what a contract needs from its test. *testing.T satisfies it;
-// falsify passes its own implementation to run a contract against a mutant
-// without failing the surrounding test.
-type TB = rapid.TB
 
 // Status is the verdict on a prediction, as the contract report spells it.
 type Status string
@@ -46,8 +39,9 @@ type Outcome struct {
 	NonDeterministic string // set when a failure did not reproduce on replay
 	Stats            ErrorStats
 	Duration         time.Duration
-	Runs             []string // names of the contract runs merged here
-	Notes            []string // free-form observations worth reporting
+	Runs             []string  // names of the contract runs merged here
+	Notes            []string  // free-form observations worth reporting
+	Failures         []Failure // every failing contract run, in the order recorded
 }
 
 // ErrorStats summarises observed error over every check of a prediction.
@@ -73,38 +67,115 @@ func (s *ErrorStats) merge(o ErrorStats) {
 	s.NaiveMaxRatio = math.Max(s.NaiveMaxRatio, o.NaiveMaxRatio)
 }
 
-var (
-	outMu    sync.Mutex
-	outcomes = map[string]*Outcome{}
-)
+// Failure is one failing contract run of a prediction.
+type Failure struct {
+	Run            string   // the contract run (test name)
+	Reason         string   // the failure message of the minimal case
+	Ratio          float64  // |err|/tol of the failing comparison (0: not a bound)
+	Counterexample []string // "label: value" lines of the minimal failing case
+	Repro          string
+	Failfile       string
+}
 
-// Outcomes returns a snapshot of every outcome recorded in this process.
-func Outcomes() map[string]Outcome {
-	outMu.Lock()
-	defer outMu.Unlock()
-	m := make(map[string]Outcome, len(outcomes))
-	for k, v := range outcomes {
-		m[k] = *v
+// Recorder collects the outcomes of contract runs, merging the runs of one
+// prediction, and knows the runs in progress. A runner makes one per run and
+// hands it to contracts through Config.Recorder. Safe for concurrent use.
+type Recorder struct {
+	// Repro returns the command that replays a failing run from the
+	// failing check's seed and rapid's fail file (either may be empty); nil
+	// is ReproArgs, the go test arguments alone.
+	Repro func(run string, seed uint64, failfile string) string
+
+	mu       sync.Mutex
+	outcomes map[string]*Outcome
+	live     map[*LiveRun]struct{}
+}
+
+// LiveRun is a contract run in progress.
+type LiveRun struct {
+	ID, Name string
+	Start    time.Time
+	mu       sync.Mutex
+	passed   int
+	stats    ErrorStats
+}
+
+// Progress returns the checks the run has passed so far and their
+// statistics.
+func (l *LiveRun) Progress() (int, ErrorStats) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.passed, l.stats
+}
+
+func (l *LiveRun) pass(s ErrorStats) {
+	l.mu.Lock()
+	l.stats.merge(s)
+	l.passed++
+	l.mu.Unlock()
+}
+
+func (r *Recorder) begin(l *LiveRun) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live == nil {
+		r.live = map[*LiveRun]struct{}{}
+	}
+	r.live[l] = struct{}{}
+}
+
+func (r *Recorder) end(l *LiveRun, o Outcome) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	delete(r.live, l)
+	r.mu.Unlock()
+	r.Record(o)
+}
+
+// Live returns the contract runs in progress, in order of name.
+func (r *Recorder) Live() []*LiveRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	runs := make([]*LiveRun, 0, len(r.live))
+	for l := range r.live {
+		runs = append(runs, l)
+	}
+	slices.SortFunc(runs, func(a, b *LiveRun) int { return strings.Compare(a.Name, b.Name) })
+	return runs
+}
+
+// Outcomes returns a snapshot of every outcome recorded.
+func (r *Recorder) Outcomes() map[string]Outcome {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := make(map[string]Outcome, len(r.outcomes))
+	for k, v := range r.outcomes {
+		c := *v
+		c.Failures = slices.Clone(v.Failures)
+		m[k] = c
 	}
 	return m
 }
 
-// ResetOutcomes forgets every recorded outcome (falsify runs each mutant
-// against a clean slate).
-func ResetOutcomes() {
-	outMu.Lock()
-	defer outMu.Unlock()
-	outcomes = map[string]*Outcome{}
-}
-
 // Record merges o into the outcome for o.ID.
-func Record(o Outcome) {
-	outMu.Lock()
-	defer outMu.Unlock()
-	cur, ok := outcomes[o.ID]
+func (r *Recorder) Record(o Outcome) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.outcomes == nil {
+		r.outcomes = map[string]*Outcome{}
+	}
+	cur, ok := r.outcomes[o.ID]
 	if !ok {
 		c := o
-		outcomes[o.ID] = &c
+		r.outcomes[o.ID] = &c
 		return
 	}
 	cur.Checks += o.Checks
@@ -113,6 +184,7 @@ func Record(o Outcome) {
 	cur.Stats.merge(o.Stats)
 	cur.Runs = append(cur.Runs, o.Runs...)
 	cur.Notes = append(cur.Notes, o.Notes...)
+	cur.Failures = append(cur.Failures, o.Failures...)
 	if statusRank[o.Status] > statusRank[cur.Status] {
 		cur.Status, cur.Reason = o.Status, o.Reason
 		cur.Counterexample, cur.Repro, cur.Failfile = o.Counterexample, o.Repro, o.Failfile
@@ -122,10 +194,22 @@ func Record(o Outcome) {
 	}
 }
 
+// RecordLive records every contract run still in progress as an
+// inconclusive outcome with reason, the checks it has passed so far and
+// their error statistics.
+func (r *Recorder) RecordLive(reason string) {
+	for _, l := range r.Live() {
+		n, st := l.Progress()
+		r.Record(Outcome{ID: l.ID, Status: Inconclusive, Checks: n, Stats: st,
+			Duration: time.Since(l.Start), Runs: []string{l.Name},
+			Reason: fmt.Sprintf("%s (%s had passed %d checks)", reason, l.Name, n)})
+	}
+}
+
 // Skip records that prediction id could not run here and skips t.
 func Skip(t TB, id, reason string) {
 	t.Helper()
-	Record(Outcome{ID: id, Status: Skipped, Reason: reason, Runs: []string{t.Name()}})
+	t.Config().Recorder.Record(Outcome{ID: id, Status: Skipped, Reason: reason, Runs: []string{t.Name()}})
 	t.Skipf("%s skipped: %s", id, reason)
 }
 
@@ -138,40 +222,51 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		t.Fatalf("properties: unknown prediction %q", id)
 		return
 	}
+	cfg := t.Config()
+	rec := cfg.Recorder
+	if err := cfg.stopped(); err != nil {
+		Skip(t, id, "not started: "+err.Error())
+		return
+	}
 	ct := &captureTB{TB: t}
-	var stats ErrorStats
-	var mu sync.Mutex
-	start := time.Now()
-	lr := &liveRun{id: id, name: t.Name(), start: start, mu: &mu, stats: &stats}
-	liveMu.Lock()
-	live[lr] = struct{}{}
-	liveMu.Unlock()
+	lr := &LiveRun{ID: id, Name: t.Name(), Start: time.Now()}
+	rec.begin(lr)
+	// Checks that passed before the first failure are counted by the
+	// property itself; rapid's shrinking and replays run it again, and
+	// the last failing call is the minimal case's replay.
+	var (
+		mu        sync.Mutex
+		stop      error // why the run was ended before its checks were done
+		failedYet bool
+		last      struct {
+			msg   string
+			ratio float64
+		}
+	)
 	// rapid ends a failed run with t.FailNow, which never returns: record in
 	// a deferred function so the outcome is kept either way.
 	defer func() {
-		liveMu.Lock()
-		delete(live, lr)
-		liveMu.Unlock()
-		o := Outcome{ID: id, Duration: time.Since(start), Runs: []string{t.Name()}}
+		n, stats := lr.Progress()
+		o := Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats}
+		log := ct.log()
 		mu.Lock()
-		o.Stats = stats
+		reason, ratio, stopped, failedYet := last.msg, last.ratio, stop, failedYet
 		mu.Unlock()
-		ct.mu.Lock()
-		defer ct.mu.Unlock()
-		o.Checks = ct.checks
-		o.Counterexample = ct.draws
-		o.Repro, o.Failfile = ct.repro, ct.failfile
+		if reason == "" {
+			reason = log.failure
+		}
 		switch {
-		case ct.flaky:
+		case stopped != nil && !failedYet:
 			o.Status = Inconclusive
-			o.Failed = 1
-			o.NonDeterministic = "a failure did not reproduce on replay: " + ct.failure
+			o.Reason = fmt.Sprintf("%v (%s had passed %d checks)", stopped, t.Name(), n)
+		case log.flaky:
+			o.Status = Inconclusive
+			o.NonDeterministic = "a failure did not reproduce on replay: " + reason
 			o.Reason = o.NonDeterministic
-		case ct.failed || t.Failed():
+		case failedYet || log.failed || t.Failed():
 			o.Status = Falsified
-			o.Failed = 1
-			o.Reason = ct.failure
-			if o.Reason == "" {
+			o.Reason = reason
+			if !failedYet && !log.failed {
 				o.Reason = "test failed outside the property"
 				o.Status = Errored
 			}
@@ -181,168 +276,69 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		default:
 			o.Status = Discharged
 		}
-		Record(o)
+		if o.Status == Falsified || (o.Status == Inconclusive && o.NonDeterministic != "") {
+			o.Checks++ // the failing check
+			o.Failed = 1
+			if !math.IsNaN(ratio) && !math.IsInf(ratio, 0) {
+				o.Stats.MaxRatio = math.Max(o.Stats.MaxRatio, ratio)
+			} else {
+				ratio = 0
+			}
+			o.Counterexample = log.draws
+			o.Failfile = log.failfile
+			if log.failfile != "" || log.seed != 0 {
+				if rec != nil && rec.Repro != nil {
+					o.Repro = rec.Repro(t.Name(), log.seed, log.failfile)
+				} else {
+					o.Repro = ReproArgs(t.Name(), log.seed, log.failfile)
+				}
+			}
+			o.Failures = []Failure{{Run: t.Name(), Reason: o.Reason, Ratio: ratio, Counterexample: o.Counterexample,
+				Repro: o.Repro, Failfile: o.Failfile}}
+		}
+		rec.end(lr, o)
 	}()
 	rapid.Check(ct, func(rt *rapid.T) {
+		if err := cfg.stopped(); err != nil {
+			mu.Lock()
+			stop = err
+			mu.Unlock()
+			// Ends the contract run (runtime.Goexit) through rapid's
+			// deferred calls to the deferred record above.
+			t.Fatalf("%s: stopped: %v", id, err)
+		}
 		o := &Obs{rt: rt}
+		done := false
+		defer func() {
+			if done && !rt.Failed() {
+				return
+			}
+			// A failing call: a violated bound (rt.Fatalf), rt.Errorf, or a
+			// panic that is not rapid's own control flow (an invalid draw).
+			r := recover()
+			if r != nil || rt.Failed() {
+				if fromRapid(r) && !rt.Failed() {
+					panic(r)
+				}
+				mu.Lock()
+				failedYet = true
+				last.ratio = o.failRatio
+				if r != nil {
+					last.msg = firstLine(fmt.Sprint(r))
+				}
+				mu.Unlock()
+			}
+			if r != nil {
+				panic(r)
+			}
+		}()
 		prop(rt, o)
+		done = true
 		mu.Lock()
-		stats.merge(o.stats)
-		lr.passed++
+		counting := !failedYet
 		mu.Unlock()
+		if counting && !rt.Failed() {
+			lr.pass(o.stats)
+		}
 	})
 }
-
-// liveRun is a contract run in progress, so that a report written when
-// -deadline passes says how far each got.
-type liveRun struct {
-	id, name string
-	start    time.Time
-	mu       *sync.Mutex // guards stats and passed
-	stats    *ErrorStats
-	passed   int
-}
-
-var (
-	liveMu sync.Mutex
-	live   = map[*liveRun]struct{}{}
-)
-
-// liveRuns returns the contract runs in progress.
-func liveRuns() []*liveRun {
-	liveMu.Lock()
-	defer liveMu.Unlock()
-	runs := make([]*liveRun, 0, len(live))
-	for lr := range live {
-		runs = append(runs, lr)
-	}
-	return runs
-}
-
-// Progress describes the contract runs in progress: "TestX 1234, TestY 567"
-// (checks passed so far, in order of name), and how many there are.
-func Progress() (string, int) {
-	var parts []string
-	for _, lr := range liveRuns() {
-		lr.mu.Lock()
-		parts = append(parts, fmt.Sprintf("%s %d", lr.name, lr.passed))
-		lr.mu.Unlock()
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ", "), len(parts)
-}
-
-// RecordLive records every contract run still in progress as an
-// inconclusive outcome with reason, the checks it has passed so far and
-// their error statistics.
-func RecordLive(reason string) {
-	for _, lr := range liveRuns() {
-		lr.mu.Lock()
-		o := Outcome{ID: lr.id, Status: Inconclusive, Checks: lr.passed, Stats: *lr.stats,
-			Duration: time.Since(lr.start), Runs: []string{lr.name},
-			Reason: fmt.Sprintf("%s (%s had passed %d checks)", reason, lr.name, lr.passed)}
-		lr.mu.Unlock()
-		Record(o)
-	}
-}
-
-// captureTB forwards everything to the real TB and keeps what rapid says:
-// the number of checks, the reproduction command and the draws of the
-// minimal failing case.
-type captureTB struct {
-	TB
-	mu         sync.Mutex
-	checks     int
-	failed     bool
-	flaky      bool
-	skipped    bool
-	skipReason string
-	failure    string
-	repro      string
-	failfile   string
-	draws      []string
-	replaying  bool
-}
-
-var (
-	reOK       = regexp.MustCompile(`^\[rapid\] OK, passed (\d+) tests`)
-	reFailed   = regexp.MustCompile(`(?s)^\[rapid\] (?:failed|panic) after (\d+) tests: (.*?)\nTo reproduce, specify (-run=.*?)\n`)
-	reFlaky    = regexp.MustCompile(`(?s)^\[rapid\] flaky test, can not reproduce a failure\nTo try to reproduce, specify (-run=.*?)\n`)
-	reFailfile = regexp.MustCompile(`-rapid\.failfile="([^"]*)"`)
-	reDraw     = regexp.MustCompile(`^\[rapid\] draw (.*?): (.*)$`)
-)
-
-func (c *captureTB) note(msg string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if m := reOK.FindStringSubmatch(msg); m != nil {
-		c.checks, _ = strconv.Atoi(m[1])
-		return
-	}
-	if m := reFailed.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1]) // checks that passed before the failing one
-		c.checks = n + 1
-		c.failed = true
-		c.failure = firstLine(m[2])
-		c.setRepro(m[3])
-		c.replaying, c.draws = true, nil
-		return
-	}
-	if m := reFlaky.FindStringSubmatch(msg); m != nil {
-		c.flaky = true
-		c.failure = firstLine(msg[strings.Index(msg, "Traceback"):])
-		c.setRepro(m[1])
-		c.replaying, c.draws = true, nil
-		return
-	}
-	if c.replaying {
-		if m := reDraw.FindStringSubmatch(msg); m != nil {
-			c.draws = append(c.draws, m[1]+": "+m[2])
-		} else if !strings.HasPrefix(msg, "[rapid]") && c.failure == "" {
-			c.failure = firstLine(msg)
-		}
-	}
-}
-
-func (c *captureTB) setRepro(s string) {
-	if m := reFailfile.FindStringSubmatch(s); m != nil {
-		c.failfile = m[1]
-	}
-	c.repro = "go test " + packageArg() + " " + s
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func (c *captureTB) Logf(format string, args ...any) {
-	c.TB.Helper()
-	c.note(fmt.Sprintf(format, args...))
-	c.TB.Logf(format, args...)
-}
-
-func (c *captureTB) Errorf(format string, args ...any) {
-	c.TB.Helper()
-	c.note(fmt.Sprintf(format, args...))
-	c.TB.Errorf(format, args...)
-}
-
-func (c *captureTB) Fatalf(format string, args ...any) {
-	c.TB.Helper()
-	c.note(fmt.Sprintf(format, args...))
-	c.TB.Fatalf(format, args...)
-}
-
-func (c *captureTB) Skipf(format string, args ...any) {
-	c.mu.Lock()
-	c.skipped, c.skipReason = true, fmt.Sprintf(format, args...)
-	c.mu.Unlock()
-	c.TB.Skipf(format, args...)
-}
-
-// packageArg names the package for a reproduction command.
-var packageArg = func() string { return "./properties" }

@@ -1,7 +1,6 @@
 package properties_test
 
 import (
-	"flag"
 	"fmt"
 	"math"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 // cpuForward is a forward "kernel" that runs on the CPU and ignores the
@@ -92,13 +92,13 @@ func BenchmarkHarness(b *testing.B) {
 // runChecks runs b.N checks of one contract in one rapid run and reports
 // the CPU time per check in ms.
 func runChecks(b *testing.B, f func(properties.TB)) {
-	old := flag.Lookup("rapid.checks").Value.String()
-	defer flag.Set("rapid.checks", old)
-	flag.Set("rapid.checks", "2")
-	f(b) // warm up
-	flag.Set("rapid.checks", fmt.Sprint(b.N))
+	tb := suite.T(b)
+	restore := suite.SetRapid(suite.Rapid{Checks: 2})
+	f(tb) // warm up
+	restore()
+	defer suite.SetRapid(suite.Rapid{Checks: b.N})()
 	b.ReportAllocs()
 	b.ResetTimer()
-	f(b)
+	f(tb)
 	b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/check")
 }

@@ -1,37 +1,41 @@
 package properties
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"strings"
 	"testing"
-	"time"
 
 	"pgregory.net/rapid"
-
-	"github.com/ptxprop/ptxprop/cudart"
 )
 
 func init() {
 	Register(Prediction{ID: "TEST-HARNESS-PASS", Title: "harness self-test (passing)", Statement: "x·1 = x"})
 	Register(Prediction{ID: "TEST-HARNESS-FAIL", Title: "harness self-test (failing)", Statement: "every n < 1000"})
+	Register(Prediction{ID: "TEST-HARNESS-RATIO", Title: "harness self-test (failing ratio)", Statement: "x ≤ 1"})
+}
+
+// noFailFile keeps a deliberately failing property from leaving a fail file.
+func noFailFile(t *testing.T) {
+	old := flag.Lookup("rapid.nofailfile").Value.String()
+	flag.Set("rapid.nofailfile", "true")
+	t.Cleanup(func() { flag.Set("rapid.nofailfile", old) })
 }
 
 // The harness must see a failure, keep the minimal counterexample rapid drew
 // and the command that reproduces it — and must not report a pass as one.
 func TestHarnessRecordsOutcomes(t *testing.T) {
-	ResetOutcomes()
-	t.Cleanup(ResetOutcomes)
-	// The deliberately failing property must not leave a fail file behind.
-	old := flag.Lookup("rapid.nofailfile").Value.String()
-	flag.Set("rapid.nofailfile", "true")
-	t.Cleanup(func() { flag.Set("rapid.nofailfile", old) })
-	pass := RunQuiet("TestPass", func(tb TB) {
+	noFailFile(t)
+	rec := &Recorder{}
+	cfg := Config{Recorder: rec}
+	pass := RunQuiet("TestPass", cfg, func(tb TB) {
 		Check(tb, "TEST-HARNESS-PASS", func(rt *rapid.T, o *Obs) {
 			x := rapid.Float32Range(-10, 10).Draw(rt, "x")
 			o.Within("x", []float32{x * 1}, []float64{float64(x)}, []float64{0})
 		})
 	})
-	fail := RunQuiet("TestFail", func(tb TB) {
+	fail := RunQuiet("TestFail", cfg, func(tb TB) {
 		Check(tb, "TEST-HARNESS-FAIL", func(rt *rapid.T, o *Obs) {
 			n := rapid.IntRange(0, 1<<20).Draw(rt, "n")
 			o.Context(0, "n=%d", n)
@@ -46,7 +50,7 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 	if !fail.Failed() {
 		t.Fatalf("failing property not reported failed")
 	}
-	out := Outcomes()
+	out := rec.Outcomes()
 	p, f := out["TEST-HARNESS-PASS"], out["TEST-HARNESS-FAIL"]
 	if p.Status != Discharged || p.Checks == 0 || p.Stats.Compared != p.Checks {
 		t.Errorf("pass outcome = %+v", p)
@@ -57,23 +61,59 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 	if len(f.Counterexample) != 1 || f.Counterexample[0] != "n: 1000" {
 		t.Errorf("counterexample = %q, want the shrunk draw [n: 1000]", f.Counterexample)
 	}
-	if !strings.Contains(f.Repro, "-run=") || !strings.Contains(f.Repro, "rapid.") {
-		t.Errorf("repro = %q", f.Repro)
+	// No fail file: the failing check's seed, with the test's name anchored.
+	if !strings.HasPrefix(f.Repro, "-run '^TestFail$' -rapid.seed=") || strings.Contains(f.Repro, "(or") {
+		t.Errorf("repro = %q, want -run '^TestFail$' -rapid.seed=N", f.Repro)
 	}
 	if !strings.Contains(f.Reason, "n too large") {
 		t.Errorf("reason = %q", f.Reason)
 	}
+	if f.Checks < 1 || f.Failed != 1 || len(f.Failures) != 1 {
+		t.Errorf("fail outcome: checks %d, failed %d, failures %d", f.Checks, f.Failed, len(f.Failures))
+	}
 }
 
-// A contract run still in progress when -deadline passes is reported
-// inconclusive with the checks it had passed and their statistics.
-func TestRecordLive(t *testing.T) {
-	ResetOutcomes()
-	t.Cleanup(ResetOutcomes)
+// A falsified prediction carries the ratio of its failing comparison, and
+// every failing run of one ID is kept (issue: the best run's ratio was shown,
+// and only the first failing run).
+func TestHarnessKeepsFailingRatio(t *testing.T) {
+	noFailFile(t)
+	rec := &Recorder{}
+	cfg := Config{Recorder: rec}
+	for _, name := range []string{"TestRatioA", "TestRatioB"} {
+		RunQuiet(name, cfg, func(tb TB) {
+			Check(tb, "TEST-HARNESS-RATIO", func(rt *rapid.T, o *Obs) {
+				x := rapid.Float64Range(0, 4).Draw(rt, "x")
+				o.Ratio("x", x, 1)
+			})
+		})
+	}
+	o := rec.Outcomes()["TEST-HARNESS-RATIO"]
+	if o.Status != Falsified || len(o.Failures) != 2 || o.Failed != 2 {
+		t.Fatalf("outcome = %+v, want falsified by both runs", o)
+	}
+	for _, f := range o.Failures {
+		if !(f.Ratio > 1) {
+			t.Errorf("%s: failing ratio %g, want > 1", f.Run, f.Ratio)
+		}
+	}
+	if !(o.Stats.MaxRatio > 1) {
+		t.Errorf("MaxRatio = %g, want the failing ratio (> 1)", o.Stats.MaxRatio)
+	}
+}
+
+// A contract run in progress when the run is ended (deadline, Ctrl-C) stops
+// before its next check, inconclusive with the checks it passed and their
+// statistics; one that starts afterwards is skipped.
+func TestHarnessStopsOnContext(t *testing.T) {
+	rec := &Recorder{}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cfg := Config{Recorder: rec, Context: ctx}
 	reached, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var q *QuietTB
 	go func() {
 		defer close(done)
-		RunQuiet("TestLive", func(tb TB) {
+		q = RunQuiet("TestLive", cfg, func(tb TB) {
 			n := 0
 			Check(tb, "TEST-HARNESS-PASS", func(rt *rapid.T, o *Obs) {
 				x := rapid.Float32Range(-10, 10).Draw(rt, "x")
@@ -90,26 +130,44 @@ func TestRecordLive(t *testing.T) {
 	case <-done:
 		t.Skip("-rapid.checks below 3: the run ended before it could be cut")
 	}
-	runs, n := Progress()
-	RecordLive("cut short")
-	o := Outcomes()["TEST-HARNESS-PASS"]
+	live := rec.Live()
+	if len(live) != 1 || live[0].Name != "TestLive" {
+		t.Fatalf("Live() = %v, want TestLive", live)
+	}
+	if n, _ := live[0].Progress(); n != 2 {
+		t.Errorf("progress = %d checks, want 2", n)
+	}
+	cancel(errors.New("cut short"))
 	close(release)
 	<-done
-	if o.Status != Inconclusive || o.Checks != 2 || o.Stats.Compared != 2 || !strings.Contains(o.Reason, "cut short (TestLive had passed 2 checks)") {
-		t.Errorf("outcome recorded at the deadline = %+v", o)
+	o := rec.Outcomes()["TEST-HARNESS-PASS"]
+	if o.Status != Inconclusive || o.Checks != 3 || o.Stats.Compared != 3 || !strings.Contains(o.Reason, "cut short (TestLive had passed 3 checks)") {
+		t.Errorf("outcome after the stop = %+v", o)
 	}
-	if n != 1 || runs != "TestLive 2" {
-		t.Errorf("Progress() = %q, %d; want \"TestLive 2\", 1", runs, n)
+	if !q.Failed() || len(rec.Live()) != 0 {
+		t.Errorf("stopped run: failed %v, live %v", q.Failed(), rec.Live())
+	}
+	late := RunQuiet("TestLate", cfg, func(tb TB) {
+		Check(tb, "TEST-HARNESS-FAIL", func(rt *rapid.T, o *Obs) { t.Error("a check ran after the stop") })
+	})
+	if lo := rec.Outcomes()["TEST-HARNESS-FAIL"]; !late.Skipped() || lo.Status != Skipped || !strings.Contains(lo.Reason, "cut short") {
+		t.Errorf("run started after the stop: skipped %v, outcome %+v", late.Skipped(), lo)
 	}
 }
 
-// A binary built by make gpu-bin reports the commit it was built from, not
-// whatever checkout it happens to run in.
-func TestRunCommitFromBuild(t *testing.T) {
-	old := BuildCommit
-	t.Cleanup(func() { BuildCommit = old })
-	BuildCommit = "0123abcd-dirty"
-	if got := NewRun(cudart.Info{Backend: "emu"}, time.Now()).GitCommit; got != BuildCommit {
-		t.Errorf("GitCommit = %q, want the build's %q", got, BuildCommit)
+// The reproduction's -run pattern selects exactly the failing test: each
+// element anchored, so TestX does not also run TestXFD, subtests included.
+func TestRunPattern(t *testing.T) {
+	for name, want := range map[string]string{
+		"TestRMSNormBackwardRowWarp": "^TestRMSNormBackwardRowWarp$",
+		"TestA/sub_1":                "^TestA$/^sub_1$",
+		"TestB/x.y(1)":               `^TestB$/^x\.y\(1\)$`,
+	} {
+		if got := RunPattern(name); got != want {
+			t.Errorf("RunPattern(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got := ReproArgs("TestA/b", 0, "testdata/rapid/TestA/b.fail"); got != "-run '^TestA$/^b$' -rapid.failfile=testdata/rapid/TestA/b.fail" {
+		t.Errorf("ReproArgs = %q", got)
 	}
 }

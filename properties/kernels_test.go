@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 // ptxprop's own kernels, each checked by its contracts: the same three lines
@@ -12,107 +13,107 @@ import (
 
 func TestRMSNormForward(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormForwardContract(t, kernels.RMSNormFwd)
+	properties.RMSNormForwardContract(suite.T(t), kernels.RMSNormFwd)
 }
 
 func TestEpsParity(t *testing.T) {
 	t.Parallel()
-	properties.EpsParityContract(t, kernels.RMSNormFwd)
+	properties.EpsParityContract(suite.T(t), kernels.RMSNormFwd)
 }
 
 func TestRMSNormBackwardWarp32(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardWarpContract(t, kernels.RMSNormBwdWarp32)
+	properties.RMSNormBackwardWarpContract(suite.T(t), kernels.RMSNormBwdWarp32)
 }
 
 func TestRMSNormBackwardRowWarp(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardContract(t, kernels.RMSNormBwdWarp)
+	properties.RMSNormBackwardContract(suite.T(t), kernels.RMSNormBwdWarp)
 }
 
 func TestRMSNormBackwardChunk(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardContract(t, kernels.RMSNormBwdChunk)
+	properties.RMSNormBackwardContract(suite.T(t), kernels.RMSNormBwdChunk)
 }
 
 func TestRMSNormBackwardRowWarpFD(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardFDContract(t, kernels.RMSNormBwdWarp)
+	properties.RMSNormBackwardFDContract(suite.T(t), kernels.RMSNormBwdWarp)
 }
 
 func TestRMSNormBackwardChunkFD(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardFDContract(t, kernels.RMSNormBwdChunk)
+	properties.RMSNormBackwardFDContract(suite.T(t), kernels.RMSNormBwdChunk)
 }
 
 func TestDeterminismRowWarp(t *testing.T) {
 	t.Parallel()
-	properties.DeterminismContract(t, kernels.RMSNormBwdWarp)
+	properties.DeterminismContract(suite.T(t), kernels.RMSNormBwdWarp)
 }
 
 func TestDeterminismChunk(t *testing.T) {
 	t.Parallel()
-	properties.DeterminismContract(t, kernels.RMSNormBwdChunk)
+	properties.DeterminismContract(suite.T(t), kernels.RMSNormBwdChunk)
 }
 
 func TestDimIndependence(t *testing.T) {
 	t.Parallel()
-	properties.DimIndependenceContract(t, kernels.RMSNormFwd)
+	properties.DimIndependenceContract(suite.T(t), kernels.RMSNormFwd)
 }
 
 func TestFusedResidualRMSNorm(t *testing.T) {
 	t.Parallel()
-	properties.FusedResidualRMSNormContract(t, kernels.FusedResidualRMSNormFwd)
+	properties.FusedResidualRMSNormContract(suite.T(t), kernels.FusedResidualRMSNormFwd)
 }
 
 func TestRoPEThetaCacheShared(t *testing.T) {
 	t.Parallel()
-	properties.RoPEThetaCacheContract(t, kernels.RoPEFwd, properties.SharedPosition)
+	properties.RoPEThetaCacheContract(suite.T(t), kernels.RoPEFwd, properties.SharedPosition)
 }
 
 func TestRoPEThetaCacheBatched(t *testing.T) {
 	t.Parallel()
-	properties.RoPEThetaCacheContract(t, kernels.RoPEFwdBatched, properties.PerRowPositions)
+	properties.RoPEThetaCacheContract(suite.T(t), kernels.RoPEFwdBatched, properties.PerRowPositions)
 }
 
 func TestRoPEBasis(t *testing.T) {
 	t.Parallel()
-	properties.RoPEBasisContract(t, kernels.RoPEFwdBatched, properties.PerRowPositions, kernels.RoPEBwd)
+	properties.RoPEBasisContract(suite.T(t), kernels.RoPEFwdBatched, properties.PerRowPositions, kernels.RoPEBwd)
 }
 
 func TestRoPEBackward(t *testing.T) {
 	t.Parallel()
-	properties.RoPEBackwardContract(t, kernels.RoPEBwd)
+	properties.RoPEBackwardContract(suite.T(t), kernels.RoPEBwd)
 }
 
 func TestLayerNormForward(t *testing.T) {
 	t.Parallel()
-	properties.LayerNormForwardContract(t, kernels.LayerNormFwd)
+	properties.LayerNormForwardContract(suite.T(t), kernels.LayerNormFwd)
 }
 
 func TestLayerNormBackward(t *testing.T) {
 	t.Parallel()
-	properties.LayerNormBackwardContract(t, kernels.LayerNormBwd)
+	properties.LayerNormBackwardContract(suite.T(t), kernels.LayerNormBwd)
 }
 
 func TestLayerNormShift(t *testing.T) {
 	t.Parallel()
-	properties.LayerNormShiftContract(t, kernels.LayerNormFwd)
+	properties.LayerNormShiftContract(suite.T(t), kernels.LayerNormFwd)
 }
 
 func TestLayerNormMoments(t *testing.T) {
 	t.Parallel()
-	properties.LayerNormMomentsContract(t, kernels.LayerNormFwd)
+	properties.LayerNormMomentsContract(suite.T(t), kernels.LayerNormFwd)
 }
 
 func TestPerHeadRMSNorm(t *testing.T) {
 	t.Parallel()
-	properties.PerHeadRMSNormContract(t, kernels.PerHeadRMSNormFwd)
+	properties.PerHeadRMSNormContract(suite.T(t), kernels.PerHeadRMSNormFwd)
 }
 
 func TestPerHeadIndependence(t *testing.T) {
 	t.Parallel()
-	properties.PerHeadIndependenceContract(t, kernels.PerHeadRMSNormFwd)
+	properties.PerHeadIndependenceContract(suite.T(t), kernels.PerHeadRMSNormFwd)
 }
 
 // ours lists every row-wise implementation for the metamorphic predictions.
@@ -123,35 +124,35 @@ var ours = properties.Impls{
 
 func TestBatchIndependence(t *testing.T) {
 	t.Parallel()
-	properties.BatchIndependenceContract(t, ours)
+	properties.BatchIndependenceContract(suite.T(t), ours)
 }
 
 func TestRowPermutation(t *testing.T) {
 	t.Parallel()
-	properties.RowPermutationContract(t, ours)
+	properties.RowPermutationContract(suite.T(t), ours)
 }
 
 func TestScaleInvariance(t *testing.T) {
 	t.Parallel()
-	properties.ScaleInvarianceContract(t, kernels.RMSNormFwd)
+	properties.ScaleInvarianceContract(suite.T(t), kernels.RMSNormFwd)
 }
 
 func TestRobustness(t *testing.T) {
 	t.Parallel()
-	properties.RobustnessContract(t, kernels.RMSNormFwd, kernels.RMSNormBwdChunk)
+	properties.RobustnessContract(suite.T(t), kernels.RMSNormFwd, kernels.RMSNormBwdChunk)
 }
 
 func TestParity(t *testing.T) {
 	t.Parallel()
-	properties.ParityContract(t, ours)
+	properties.ParityContract(suite.T(t), ours)
 }
 
 func TestOracleSoundness(t *testing.T) {
 	t.Parallel()
-	properties.OracleSoundnessContract(t)
+	properties.OracleSoundnessContract(suite.T(t))
 }
 
 func TestOracleGradient(t *testing.T) {
 	t.Parallel()
-	properties.OracleGradientContract(t)
+	properties.OracleGradientContract(suite.T(t))
 }

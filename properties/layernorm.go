@@ -85,7 +85,7 @@ func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tol
 func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNForward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNForward, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim)
 		o.Context(c.hidden, "%v", c.rmsCase)
@@ -106,7 +106,7 @@ func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNShift)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNShift, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, Normal, MixedScale, Constant)
 		e := rapid.IntRange(-30, 10).Draw(rt, "grid.exp")
@@ -145,7 +145,7 @@ func maxAbs(x []float32) float64 {
 func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNMoments)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNMoments, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, Normal, MixedScale)
 		for i := range c.gamma {
@@ -190,7 +190,7 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, LNBackward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, LNBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		dyT := Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
@@ -250,7 +250,7 @@ func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []flo
 func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, QKNForward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, QKNForward, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		o.Context(c.heads*c.headDim, "%v", c)
@@ -275,7 +275,7 @@ func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, QKNHeads)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, QKNHeads, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		r := rapid.IntRange(0, c.rows-1).Draw(rt, "row")

@@ -56,7 +56,7 @@ func init() {
 func BatchIndependenceContract(t TB, im Impls) {
 	t.Helper()
 	dev := DeviceFor(t, BatchIndependence)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, BatchIndependence, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		r := rapid.IntRange(0, p.rows-1).Draw(rt, "row")
@@ -73,7 +73,7 @@ func BatchIndependenceContract(t TB, im Impls) {
 func RowPermutationContract(t TB, im Impls) {
 	t.Helper()
 	dev := DeviceFor(t, RowPermutation)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, RowPermutation, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		perm := rapid.Permutation(seq(p.rows)).Draw(rt, "perm")
@@ -102,7 +102,7 @@ func seq(n int) []int {
 func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, ScaleInvariance)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, ScaleInvariance, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim, Normal, MixedScale, Constant)
 		k := rapid.IntRange(-20, 20).Draw(rt, "log2(alpha)")
@@ -133,7 +133,7 @@ func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, Determinism)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	fresh := freshDevice(dev)
 	Check(t, Determinism, func(rt *rapid.T, o *Obs) {
 		if err := staticNoFloatAtomics(impl); err != nil {
@@ -166,13 +166,11 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	})
 }
 
-// Scheduler is implemented by backends whose schedule can be varied by a
-// seed (the emulator); FALSIFY-GPUTRAIN-006 runs under several.
-type Scheduler interface{ SetSeed(seed int64) }
-
+// setSchedule varies the schedule where the backend can (the emulator:
+// cudart.CapSchedule); FALSIFY-GPUTRAIN-006 runs under several.
 func setSchedule(dev cudart.Device, seed int64) {
-	if s, ok := dev.Backend().(Scheduler); ok {
-		s.SetSeed(seed)
+	if dev.Capabilities().Has(cudart.CapSchedule) {
+		_ = dev.SetSchedule(seed) // fails only on a closed or unusable device, which the launches report
 	}
 }
 
@@ -268,14 +266,14 @@ func DimIndependenceContract(t TB, impl RMSNormForwarder) {
 	}
 	// A private device: its module count moves only with this contract's
 	// launches, whatever runs in parallel.
-	dev, err := cudart.Open(shared.Info().Backend, cudart.DefaultOptions())
+	dev, err := t.Config().open(shared.Info().Backend)
 	if err != nil {
-		Record(Outcome{ID: DimIndependence, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
+		t.Config().Recorder.Record(Outcome{ID: DimIndependence, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
 		t.Fatalf("%s: opening a private device: %v", DimIndependence, err)
 		return
 	}
 	defer dev.Close()
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, DimIndependence, func(rt *rapid.T, o *Obs) {
 		if err := staticParamsRead(impl); err != nil {
 			o.Fatalf("%v", err)
@@ -328,7 +326,7 @@ func (r *launchRecorder) differs() string {
 func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, Robustness)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, Robustness, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim, Zero, Subnormal, Huge, Special, Constant)
 		o.Context(c.hidden, "%v", c)
@@ -401,7 +399,7 @@ func ParityContract(t TB, im Impls) {
 		Skip(t, Parity, "needs a GPU to compare the emulator with (this run's backend is "+dev.Info().Backend+")")
 		return
 	}
-	emu, err := cudart.Open("emu", cudart.DefaultOptions())
+	emu, err := t.Config().open("emu")
 	if err != nil {
 		Skip(t, Parity, fmt.Sprintf("emulator unavailable: %v", err))
 		return

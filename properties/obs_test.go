@@ -164,7 +164,7 @@ func TestWithinMatchesReference(t *testing.T) {
 	run := func(start ErrorStats, cols int, got, naive []float32, want, tol []float64, onePass bool) result {
 		flag.Set("rapid.checks", "1")
 		var r result
-		q := RunQuiet("within", func(tb TB) {
+		q := RunQuiet("within", Config{}, func(tb TB) {
 			rapid.Check(tb, func(rt *rapid.T) {
 				o := &Obs{rt: rt, stats: start}
 				o.Context(cols, "ctx")

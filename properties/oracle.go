@@ -64,7 +64,7 @@ func OracleSoundnessContract(t TB) {
 			notes = append(notes, fmt.Sprintf("%v: worst naive-float32 error/bound %.4g", k, r))
 		}
 	}
-	Record(Outcome{ID: OracleSound, Notes: notes})
+	t.Config().Recorder.Record(Outcome{ID: OracleSound, Notes: notes})
 }
 
 // OracleGradientContract checks ORACLE-GRAD-001.

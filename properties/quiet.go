@@ -9,9 +9,11 @@ import (
 
 // QuietTB is a TB that records failures instead of failing a real test. It
 // lets package falsify run a contract against a mutant and read the verdict,
-// and lets the harness test itself. Use RunQuiet to drive one.
+// lets a runner run contracts outside go test, and lets the harness test
+// itself. Use RunQuiet to drive one.
 type QuietTB struct {
 	name    string
+	cfg     *Config
 	mu      sync.Mutex
 	failed  bool
 	skipped bool
@@ -20,9 +22,13 @@ type QuietTB struct {
 
 // RunQuiet runs f with a fresh QuietTB named name on its own goroutine (so
 // FailNow and SkipNow can end it like the testing package does) and returns
-// the TB once f has returned or stopped.
-func RunQuiet(name string, f func(t TB)) *QuietTB {
-	q := &QuietTB{name: name}
+// the TB once f has returned or stopped. Contracts run by f see cfg; when
+// cfg.Recorder is nil, the TB gets a Recorder of its own (QuietTB.Outcomes).
+func RunQuiet(name string, cfg Config, f func(t TB)) *QuietTB {
+	if cfg.Recorder == nil {
+		cfg.Recorder = &Recorder{}
+	}
+	q := &QuietTB{name: name, cfg: &cfg}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -39,6 +45,12 @@ func RunQuiet(name string, f func(t TB)) *QuietTB {
 	<-done
 	return q
 }
+
+// Config returns the configuration given to RunQuiet.
+func (q *QuietTB) Config() *Config { return q.cfg }
+
+// Outcomes returns the outcomes recorded by the run's Recorder.
+func (q *QuietTB) Outcomes() map[string]Outcome { return q.cfg.Recorder.Outcomes() }
 
 // Helper is a no-op.
 func (q *QuietTB) Helper() {}

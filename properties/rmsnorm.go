@@ -147,7 +147,7 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RMSFwd)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, RMSFwd, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		o.Context(c.hidden, "%v", c)
@@ -161,7 +161,7 @@ func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 func EpsParityContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev := DeviceFor(t, EpsParity)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, EpsParity, func(rt *rapid.T, o *Obs) {
 		hidden := Hidden(lim).Draw(rt, "hidden")
 		rows := Rows(lim, hidden).Draw(rt, "rows")
@@ -309,7 +309,7 @@ func meanSquare(x []float64) float64 {
 func RMSNormBackwardWarpContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RMSBackWarp)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	lim.MaxHidden = 32
 	Check(t, RMSBackWarp, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
@@ -386,7 +386,7 @@ func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, BRMSBack)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, BRMSBack, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
 		c.fd = nil // no finite differences follow
@@ -400,7 +400,7 @@ func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, BRMSBackFD)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	lim.MaxElements = min(lim.MaxElements, 1<<14) // FD costs 10 forwards a row
 	Check(t, BRMSBackFD, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
@@ -417,7 +417,7 @@ func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 	t.Helper()
 	dev := DeviceFor(t, FusedRMSNorm)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, FusedRMSNorm, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		res := Values(rt, "residual", c.rows, c.hidden)
@@ -426,7 +426,7 @@ func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 		n := c.rows * c.hidden
 		a := &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
 			Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, n), Y: make([]float32, n)}
-		err := cudart.Watch(WatchdogLimit, "fused residual rmsnorm", func() error { return impl.FusedResidualRMSNorm(dev, a) })
+		err := cudart.Watch(t.Config().WatchdogLimit(), "fused residual rmsnorm", func() error { return impl.FusedResidualRMSNorm(dev, a) })
 		o.Check("fused residual rmsnorm", err)
 		sum := make([]float32, n)
 		for i := range sum {

@@ -134,7 +134,7 @@ func refutedBy[T float32 | float64](got []T, want, tol []float64) float64 {
 func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 	t.Helper()
 	dev := DeviceFor(t, RoPEThetaCache)
-	lim := ShapeLimits().Cap(1 << 16) // seven launches and oracles a check
+	lim := ShapeLimits(t).Cap(1 << 16) // seven launches and oracles a check
 	inseparable := 0
 	Check(t, RoPEThetaCache, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
@@ -163,7 +163,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 		}
 	})
 	if n := inseparable; n > 0 {
-		Record(Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
+		t.Config().Recorder.Record(Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
 	}
 }
 
@@ -172,7 +172,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RoPEBasis)
-	lim := ShapeLimits().Cap(1 << 16) // four launches and oracles a check
+	lim := ShapeLimits(t).Cap(1 << 16) // four launches and oracles a check
 	Check(t, RoPEBasis, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
 		o.Context(c.heads*c.headDim, "%v", c)
@@ -268,7 +268,7 @@ func ropeBackwardOracle(c ropeCase, dy []float32) (want, tol []float64) {
 func RoPEBackwardContract(t TB, bwd RoPEBackwarder) {
 	t.Helper()
 	dev := DeviceFor(t, RoPEBackward)
-	lim := ShapeLimits()
+	lim := ShapeLimits(t)
 	Check(t, RoPEBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
 		o.Context(c.heads*c.headDim, "%v", c)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 var throughputWorkers = flag.Int("throughput.workers", 0, "goroutines running checks side by side in BenchmarkThroughput's parallel runs (0: 4×GOMAXPROCS)")
@@ -63,15 +64,15 @@ func BenchmarkThroughput(b *testing.B) {
 // run warms up with one short run, then runs b.N checks split over workers
 // goroutines and reports checks/s.
 func run(b *testing.B, workers int, f func(properties.TB)) {
-	old := flag.Lookup("rapid.checks").Value.String()
-	defer flag.Set("rapid.checks", old)
-	flag.Set("rapid.checks", "10")
-	f(b) // warm up: module load, first allocations
+	tb := suite.T(b)
+	restore := suite.SetRapid(suite.Rapid{Checks: 10})
+	f(tb) // warm up: module load, first allocations
+	restore()
 	per := (b.N + workers - 1) / workers
-	flag.Set("rapid.checks", fmt.Sprint(per))
-	dev, err := properties.Device()
-	if err != nil {
-		b.Fatal(err)
+	defer suite.SetRapid(suite.Rapid{Checks: per})()
+	dev := tb.Config().Device
+	if dev == nil {
+		b.Fatal(tb.Config().NoDevice)
 	}
 	before := dev.Stats()
 	cpuBefore := processCPU()
@@ -85,12 +86,12 @@ func run(b *testing.B, workers int, f func(properties.TB)) {
 	}
 	b.ResetTimer()
 	if workers == 1 {
-		f(b)
+		f(tb)
 	} else {
 		var wg sync.WaitGroup
 		tbs := make([]*workerTB, workers)
 		for i := range tbs {
-			tbs[i] = &workerTB{TB: b}
+			tbs[i] = &workerTB{TB: tb}
 			wg.Add(1)
 			go func(t *workerTB) {
 				defer wg.Done()

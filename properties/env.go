@@ -1,0 +1,121 @@
+package properties
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// TB is what a contract needs from its test: rapid's TB, and the Config of
+// the run it belongs to. suite.T(t) makes one of a *testing.T; RunQuiet runs
+// a contract on one that records failures instead of failing a test.
+type TB interface {
+	rapid.TB
+	Config() *Config
+}
+
+// DefaultWatchdog bounds a launcher call when Config.Watchdog is zero.
+const DefaultWatchdog = 2 * time.Minute
+
+// Config is what contracts read from their runner, as values: where they
+// launch, how large they draw, how long a launcher may take, and where their
+// outcomes go. A runner builds one per run (package suite does, from its
+// flags); contracts never change it.
+type Config struct {
+	// Device is where contracts launch. When nil, every prediction that
+	// needs a device is skipped with NoDevice as its reason.
+	Device   cudart.Device
+	NoDevice string
+	// Open opens a fresh device of the named backend for contracts that
+	// need one of their own (FALSIFY-DIM-001 counts module loads, PARITY-001
+	// compares the GPU with the emulator). Nil: cudart.Open with
+	// cudart.DefaultOptions.
+	Open func(backend string) (cudart.Device, error)
+	// MaxElements caps the elements of one generated tensor (0: the
+	// backend's limits, EmuLimits or GPULimits).
+	MaxElements int
+	// MaxRows and MaxHidden narrow the rows and row length generators draw
+	// (0: the backend's limits), and HiddenMultiple makes every row length a
+	// multiple of it: an implementation that handles only some shapes (a
+	// binding's constraints) is judged on those.
+	MaxRows, MaxHidden, HiddenMultiple int
+	// Watchdog bounds a launcher call before a contract calls it a liveness
+	// failure (0: DefaultWatchdog).
+	Watchdog time.Duration
+	// Recorder receives every contract run's progress and outcome (nil:
+	// outcomes are dropped).
+	Recorder *Recorder
+	// Context ends the run when done (a deadline, Ctrl-C): a contract run
+	// in progress stops before its next check and is recorded inconclusive
+	// with the checks it passed; one not yet started is skipped. The reason
+	// is context.Cause. Nil: never.
+	Context context.Context
+}
+
+// stopped returns why the run was ended, or nil.
+func (c *Config) stopped() error {
+	if c.Context == nil || c.Context.Err() == nil {
+		return nil
+	}
+	return context.Cause(c.Context)
+}
+
+// Limits returns the generator limits for the configured device.
+func (c *Config) Limits() Limits {
+	lim := GPULimits
+	if c.Device == nil || c.Device.Info().Backend == "emu" {
+		lim = EmuLimits
+	}
+	if c.MaxElements > 0 {
+		lim = lim.Cap(c.MaxElements)
+	}
+	if c.MaxRows > 0 {
+		lim.MaxRows = min(lim.MaxRows, c.MaxRows)
+	}
+	if c.MaxHidden > 0 {
+		lim.MaxHidden = min(lim.MaxHidden, c.MaxHidden)
+	}
+	if c.HiddenMultiple > 1 {
+		lim.HiddenMultiple = c.HiddenMultiple
+	}
+	return lim
+}
+
+// WatchdogLimit returns the configured watchdog or DefaultWatchdog.
+func (c *Config) WatchdogLimit() time.Duration {
+	if c.Watchdog > 0 {
+		return c.Watchdog
+	}
+	return DefaultWatchdog
+}
+
+// open opens a fresh device of backend.
+func (c *Config) open(backend string) (cudart.Device, error) {
+	if c.Open != nil {
+		return c.Open(backend)
+	}
+	return cudart.Open(backend, cudart.DefaultOptions())
+}
+
+// DeviceFor returns t's device, or skips prediction id with the reason when
+// the run has none.
+func DeviceFor(t TB, id string) cudart.Device {
+	t.Helper()
+	cfg := t.Config()
+	if cfg.Device == nil {
+		why := cfg.NoDevice
+		if why == "" {
+			why = "the run has no device"
+		}
+		Skip(t, id, fmt.Sprintf("no device backend: %s", why))
+		return nil
+	}
+	return cfg.Device
+}
+
+// ShapeLimits are the generator limits of t's run.
+func ShapeLimits(t TB) Limits { return t.Config().Limits() }

@@ -1,0 +1,158 @@
+package properties
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// This file is the one place that reads rapid's log: the seed and fail file
+// of a failure, whether it was flaky, and the labelled draws of the minimal
+// case. rapid v1.3.0 offers them through no API; TestRapidLogFormat pins the
+// format to the version in go.mod.
+
+// RapidVersion is the rapid version whose log format this file reads.
+const RapidVersion = "v1.3.0"
+
+var (
+	reFailed   = regexp.MustCompile(`(?s)^\[rapid\] (?:failed|panic) after (\d+) tests: (.*?)\nTo reproduce, specify -run=(.*?)\n`)
+	reFlaky    = regexp.MustCompile(`(?s)^\[rapid\] flaky test, can not reproduce a failure\nTo try to reproduce, specify -run=(.*?)\n`)
+	reFailfile = regexp.MustCompile(`-rapid\.failfile="([^"]*)"`)
+	reSeed     = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+	reDraw     = regexp.MustCompile(`^\[rapid\] draw (.*?): (.*)$`)
+)
+
+// rapidLog is what rapid said about one rapid.Check.
+type rapidLog struct {
+	failed, flaky bool
+	failure       string // the first line of the failure, as rapid gave it
+	seed          uint64 // the failing check's seed (0: not given)
+	failfile      string
+	draws         []string // "label: value" lines of the minimal case
+}
+
+// captureTB forwards everything to the real TB and keeps what rapid says.
+type captureTB struct {
+	TB
+	mu         sync.Mutex
+	l          rapidLog
+	replaying  bool
+	skipped    bool
+	skipReason string
+}
+
+func (c *captureTB) log() rapidLog {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.l
+	l.draws = append([]string(nil), c.l.draws...)
+	return l
+}
+
+func (c *captureTB) note(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := reFailed.FindStringSubmatch(msg); m != nil {
+		c.l.failed = true
+		c.l.failure = firstLine(m[2])
+		c.repro(m[3])
+		return
+	}
+	if m := reFlaky.FindStringSubmatch(msg); m != nil {
+		c.l.flaky = true
+		if i := strings.Index(msg, "Traceback"); i >= 0 {
+			c.l.failure = firstLine(msg[i:])
+		}
+		c.repro(m[1])
+		return
+	}
+	if c.replaying {
+		if m := reDraw.FindStringSubmatch(msg); m != nil {
+			c.l.draws = append(c.l.draws, m[1]+": "+m[2])
+		} else if !strings.HasPrefix(msg, "[rapid]") && c.l.failure == "" {
+			c.l.failure = firstLine(msg)
+		}
+	}
+}
+
+// repro reads the fail file and seed from rapid's "To reproduce" arguments;
+// the draws logged after them are the minimal case's.
+func (c *captureTB) repro(args string) {
+	if m := reFailfile.FindStringSubmatch(args); m != nil {
+		c.l.failfile = m[1]
+	}
+	if m := reSeed.FindStringSubmatch(args); m != nil {
+		c.l.seed, _ = strconv.ParseUint(m[1], 10, 64)
+	}
+	c.replaying, c.l.draws = true, nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func (c *captureTB) Logf(format string, args ...any) {
+	c.TB.Helper()
+	c.note(fmt.Sprintf(format, args...))
+	c.TB.Logf(format, args...)
+}
+
+func (c *captureTB) Errorf(format string, args ...any) {
+	c.TB.Helper()
+	c.note(fmt.Sprintf(format, args...))
+	c.TB.Errorf(format, args...)
+}
+
+func (c *captureTB) Fatalf(format string, args ...any) {
+	c.TB.Helper()
+	c.note(fmt.Sprintf(format, args...))
+	c.TB.Fatalf(format, args...)
+}
+
+func (c *captureTB) Skipf(format string, args ...any) {
+	c.mu.Lock()
+	c.skipped, c.skipReason = true, fmt.Sprintf(format, args...)
+	c.mu.Unlock()
+	c.TB.Skipf(format, args...)
+}
+
+// fromRapid reports whether a panic value is rapid's own control flow (an
+// invalid draw, a stopped check) rather than the property's.
+func fromRapid(r any) bool {
+	return r != nil && strings.HasPrefix(fmt.Sprintf("%T", r), "rapid.")
+}
+
+// RunPattern is the -run pattern that selects exactly the test named name
+// (subtests included): each element anchored, as go test splits on '/'.
+func RunPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// ReproArgs returns the go test arguments that replay a failing run: the
+// anchored -run pattern and the fail file (the minimal case) or, without
+// one, the failing check's seed.
+func ReproArgs(name string, seed uint64, failfile string) string {
+	args := "-run " + ShellQuote(RunPattern(name))
+	if failfile != "" {
+		return args + " -rapid.failfile=" + ShellQuote(failfile)
+	}
+	return args + fmt.Sprintf(" -rapid.seed=%d", seed)
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs quoting.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

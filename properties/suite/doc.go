@@ -1,0 +1,55 @@
+// Package suite runs ptxprop's contracts and reports on them: it owns the
+// run's settings, the device, rapid's configuration, the contract report,
+// the deadline, SIGINT/SIGTERM, progress lines and exit codes, so that
+// package properties holds none of them.
+//
+// In a test binary, TestMain hands the run to Main and each test hands its
+// *testing.T to a contract through T; see the example. Outside go test, Run
+// runs named contract jobs on a TB of its own and returns the report.
+//
+// # Settings
+//
+// Every setting is a flag -ptxprop.NAME with an environment twin
+// PTXPROP_NAME; a flag overrides the environment, which overrides the
+// default. rapid's own -rapid.checks and -rapid.seed (RAPID_CHECKS,
+// RAPID_SEED) override -ptxprop.checks and -ptxprop.seed.
+//
+//	flag                     environment              default  meaning
+//	-ptxprop.backend         PTXPROP_BACKEND          auto     gpu, emu, emu-checked (the emulator checked as a GPU is) or auto (the GPU if built with -tags cuda and present)
+//	-ptxprop.report          PTXPROP_REPORT           ""       report path; "" is out/contract-report.json at the module root, off writes none
+//	-ptxprop.merge           PTXPROP_MERGE            false    merge into the report at the path (same commit and device only) instead of replacing it
+//	-ptxprop.deadline        PTXPROP_DEADLINE         0        end the run after this long, as Ctrl-C does (0: none)
+//	-ptxprop.max-elements    PTXPROP_MAX_ELEMENTS     0        cap on the elements of one generated tensor (0: the backend's limits)
+//	-ptxprop.progress        PTXPROP_PROGRESS         auto     progress interval; auto is 5s on a terminal, 1m otherwise; 0: none
+//	-ptxprop.emu-adversarial PTXPROP_EMU_ADVERSARIAL  0        emulator: approximate instructions return any value within the PTX ISA's bound, from this seed (0: off)
+//	-ptxprop.checks          PTXPROP_CHECKS           0        rapid checks per contract (0: rapid's default, 100)
+//	-ptxprop.seed            PTXPROP_SEED             0        rapid's base seed (0: a random one); the report records the seed used
+//	-ptxprop.watchdog        PTXPROP_WATCHDOG         0        bound on one launch and one launcher call (0: 30s a launch, 2m a call)
+//	-ptxprop.summary         PTXPROP_SUMMARY          true     print the report's summary when the run ends
+//
+// # Ending a run
+//
+// When the deadline passes, or at the first SIGINT or SIGTERM, contract
+// runs stop before their next check: the report keeps the predictions that
+// finished as they ended, the running ones inconclusive with the checks
+// they passed, and those not started as skipped. The report is written
+// atomically at once and again when the tests have returned. A second
+// signal ends the process at once.
+//
+// # Exit codes
+//
+// Main returns 0 when every test passed and the report was written, 1 when
+// a test failed, the deadline passed or the report could not be written, 2
+// for an invalid setting and 130 after SIGINT or SIGTERM.
+//
+// # Reports
+//
+// A run writes its own report, replacing the file at the path. With
+// -ptxprop.merge it merges into the report there instead: the predictions
+// it ran replace the file's and the others are kept; a file that cannot be
+// read, or that is the report of another commit or device, is left as it
+// is and this run's report is written beside it, the error naming both.
+// A failure's reproduction is one command: go test with the package, the
+// test's anchored -run pattern and rapid's fail file (or the failing
+// check's seed); the report records the base seed the run used.
+package suite

@@ -1,0 +1,4 @@
+package suite
+
+// GoTestCommand is goTestCommand, for the tests.
+var GoTestCommand = goTestCommand

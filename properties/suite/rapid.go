@@ -1,0 +1,130 @@
+package suite
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Rapid is what a run sets of rapid's own configuration. rapid v1.3.0 keeps
+// it in package variables bound to the flags it defines on the process's
+// command line (-rapid.checks, …), with no per-call API; this file is the
+// one place that sets them.
+type Rapid struct {
+	Checks     int           // 0: leave as it is
+	Seed       uint64        // 0: leave as it is
+	ShrinkTime time.Duration // 0: leave as it is
+	NoFailFile bool          // write no fail files
+}
+
+// SetRapid sets rapid's configuration to r for every rapid.Check in the
+// process until the returned function restores it. Contracts run under one
+// setting at a time: callers that need different settings run one after
+// the other.
+func SetRapid(r Rapid) (restore func()) {
+	userRapid()
+	saved := map[string]string{}
+	set := func(name, v string) {
+		f := flag.Lookup(name)
+		if f == nil {
+			return
+		}
+		if _, ok := saved[name]; !ok {
+			saved[name] = f.Value.String()
+		}
+		flag.Set(name, v)
+	}
+	if r.Checks > 0 {
+		set("rapid.checks", strconv.Itoa(r.Checks))
+	}
+	if r.Seed != 0 {
+		set("rapid.seed", strconv.FormatUint(r.Seed, 10))
+	}
+	if r.ShrinkTime > 0 {
+		set("rapid.shrinktime", r.ShrinkTime.String())
+	}
+	if r.NoFailFile {
+		set("rapid.nofailfile", "true")
+	}
+	return func() {
+		for name, v := range saved {
+			flag.Set(name, v)
+		}
+	}
+}
+
+// userRapid is the set of rapid's flags the user gave on the command line,
+// noted before this package sets any (flag.Visit cannot tell them apart
+// afterwards).
+var userRapid = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+})
+
+// rapidGiven reports whether rapid's setting name (e.g. "checks") was given
+// on the command line (-rapid.checks) or in the environment (RAPID_CHECKS).
+func rapidGiven(name string, lookup func(string) (string, bool)) bool {
+	_, env := lookup("RAPID_" + upper(name))
+	return userRapid()["rapid."+name] || env
+}
+
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+// rapidInt and rapidUint read rapid's current setting.
+func rapidInt(name string) int {
+	if f := flag.Lookup("rapid." + name); f != nil {
+		n, _ := strconv.Atoi(f.Value.String())
+		return n
+	}
+	return 0
+}
+
+func rapidUint(name string) uint64 {
+	if f := flag.Lookup("rapid." + name); f != nil {
+		n, _ := strconv.ParseUint(f.Value.String(), 10, 64)
+		return n
+	}
+	return 0
+}
+
+// rapidForRun returns the rapid settings a run of c uses: c.Checks unless
+// rapid's checks were given, and c.Seed — or, when neither it nor rapid's
+// seed was given, a fresh random seed, so that the report records the seed
+// actually used.
+func rapidForRun(c Config, lookup func(string) (string, bool)) Rapid {
+	var r Rapid
+	if c.Checks > 0 && !rapidGiven("checks", lookup) {
+		r.Checks = c.Checks
+	}
+	if !rapidGiven("seed", lookup) || rapidUint("seed") == 0 {
+		r.Seed = c.Seed
+		if r.Seed == 0 {
+			r.Seed = randomSeed()
+		}
+	}
+	return r
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) | 1
+}
+
+// describeRapid names rapid's settings for a progress line.
+func describeRapid() string {
+	return fmt.Sprintf("%d checks per contract, seed %d", rapidInt("checks"), rapidUint("seed"))
+}

@@ -1,0 +1,256 @@
+package suite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/reports"
+)
+
+// DefaultReportPath is out/contract-report.json at the root of the module
+// containing the working directory (or in the working directory, outside a
+// module): where go test, make and the ptxprop command all look.
+func DefaultReportPath() string {
+	return filepath.Join(moduleRoot(), "out", "contract-report.json")
+}
+
+// moduleRoot returns the directory holding the go.mod above the working
+// directory, or the working directory.
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+// ReportPath resolves c.Report: "" is DefaultReportPath(), "off" is none ("").
+func (c Config) ReportPath() string {
+	switch c.Report {
+	case "":
+		return DefaultReportPath()
+	case "off":
+		return ""
+	}
+	return c.Report
+}
+
+// BuildCommit is the commit the binary was built from, set at link time
+// (make gpu-bin: -ldflags -X …/properties/suite.BuildCommit=<commit>[-dirty]):
+// a test binary carried to another machine cannot ask git there. Empty in a
+// plain go test build, which runs in the checkout it was built from.
+var BuildCommit string
+
+// commit returns the commit of the code under test: BuildCommit, else the
+// checkout's HEAD, marked -dirty when tracked files differ from it.
+func commit() string {
+	if BuildCommit != "" {
+		return BuildCommit
+	}
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		c += "-dirty"
+	}
+	return c
+}
+
+// NewRun describes a run for the report: backend and device facts from
+// info, rapid's seed and checks, the commit and the command line.
+func NewRun(info cudart.Info, start time.Time) reports.Run {
+	backend := reports.BackendEmu
+	if info.Backend == "gpu" {
+		backend = reports.BackendGPU
+	}
+	run := reports.NewRun(backend)
+	run.Start = start.UTC()
+	run.End = time.Now().UTC()
+	run.Device = info.Name
+	run.ComputeCapability = info.ComputeCapability
+	run.DriverVersion = info.Driver
+	run.CUDAVersion = info.CUDA
+	run.SMCount = info.SMs
+	if info.CopyBandwidth > 0 {
+		bw := info.CopyBandwidth
+		run.CopyBandwidth = &bw
+	}
+	seed := rapidUint("seed")
+	run.RapidSeed = &seed
+	run.RapidChecks = rapidInt("checks")
+	run.GitCommit = commit()
+	return run
+}
+
+// PredictionReport converts the registered prediction p and its outcome (ok
+// false when it never ran) into the report's form.
+func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, notRun string) reports.Prediction {
+	rp := reports.Prediction{ID: p.ID, Title: p.Title, Statement: p.Statement, Kernels: p.Kernels}
+	if !ok {
+		rp.Status = reports.Skipped
+		rp.Reason = notRun
+		return rp
+	}
+	rp.Status = reports.PredictionStatus(o.Status)
+	rp.Reason = o.Reason
+	if len(o.Failures) > 1 {
+		// Every failing run, each with its own ratio.
+		var parts []string
+		for _, f := range o.Failures {
+			parts = append(parts, failureText(f))
+		}
+		rp.Reason = fmt.Sprintf("%d contract runs failed: %s", len(o.Failures), strings.Join(parts, "; "))
+	} else if len(o.Failures) == 1 && o.Failures[0].Ratio > 0 {
+		rp.Reason = failureText(o.Failures[0])
+	}
+	rp.Checks = o.Checks
+	rp.ChecksFailed = o.Failed
+	rp.Duration = o.Duration.Seconds()
+	if o.Duration > 0 && o.Checks > 0 {
+		rp.ChecksPerSecond = float64(o.Checks) / o.Duration.Seconds()
+	}
+	if len(o.Counterexample) > 0 {
+		ce := &reports.Counterexample{}
+		for _, d := range o.Counterexample {
+			label, value, _ := strings.Cut(d, ": ")
+			ce.Draws = append(ce.Draws, reports.Draw{Label: label, Value: value})
+		}
+		rp.Counterexample = ce
+	}
+	if o.Repro != "" {
+		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
+	}
+	if o.Stats.Compared > 0 || o.Stats.MaxRatio > 0 {
+		es := &reports.ErrorStats{MaxAbs: new(o.Stats.MaxAbs), MaxRel: new(o.Stats.MaxRel), MaxULP: new(o.Stats.MaxULP),
+			MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
+		if o.Stats.NaiveMaxRatio > 0 {
+			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio
+			es.NaiveRatio = &r
+		}
+		rp.ErrorStats = es
+	}
+	if o.NonDeterministic != "" {
+		rp.NonDeterministic = o.NonDeterministic
+		rp.SetFlag(reports.FlagNonDeterministic)
+	}
+	return rp
+}
+
+func failureText(f properties.Failure) string {
+	s := f.Run + ": " + f.Reason
+	if f.Ratio > 0 && !strings.Contains(f.Reason, "ratio") {
+		s += fmt.Sprintf(" (err/tol %.4g)", f.Ratio)
+	}
+	return s
+}
+
+// buildReport makes the report of one run: every registered prediction,
+// run or not (notRun is the reason for those that did not run), except the
+// harness's self-tests and benchmarks that did not run.
+func buildReport(run reports.Run, out map[string]properties.Outcome, notRun string) *reports.Report {
+	r := reports.New(run)
+	for _, p := range properties.All() {
+		o, ok := out[p.ID]
+		if strings.HasPrefix(p.ID, "TEST-") || (strings.HasPrefix(p.ID, "BENCH-") && !ok) {
+			continue
+		}
+		r.UpsertPrediction(PredictionReport(p, o, ok, notRun))
+	}
+	return r
+}
+
+// writeReport writes r to path: replacing what is there, or, with merge,
+// merging into the report of the same run (commit and backend) already
+// there. A file it may not merge into is left as it is, r is written beside
+// it and the error names both.
+func writeReport(path string, r *reports.Report, ran map[string]properties.Outcome, merge bool) error {
+	if !merge {
+		return reports.Write(path, r)
+	}
+	err := reports.Update(path, func(old *reports.Report) error {
+		if old.Run.Start.IsZero() {
+			*old = *r
+			return nil
+		}
+		if why := differentRun(old.Run, r.Run); why != "" {
+			return errRefuse{why}
+		}
+		old.Run.End = r.Run.End
+		old.Run.Notes = append(old.Run.Notes, "merged: "+strings.Join(r.Run.CommandLine, " "))
+		for _, p := range r.Predictions {
+			if _, ok := ran[p.ID]; ok || old.Prediction(p.ID) == nil {
+				old.UpsertPrediction(p)
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	var refuse errRefuse
+	why := "it cannot be read: " + err.Error()
+	if errors.As(err, &refuse) {
+		why = refuse.why
+	} else if errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	alt := besidePath(path, r.Run.Start)
+	if werr := reports.Write(alt, r); werr != nil {
+		return fmt.Errorf("not merging into %s (%s), and writing this run's report to %s failed: %w", path, why, alt, werr)
+	}
+	return fmt.Errorf("not merging into %s: %s; it is left as it was and this run's report is %s", path, why, alt)
+}
+
+type errRefuse struct{ why string }
+
+func (e errRefuse) Error() string { return e.why }
+
+// differentRun says why a report of run a may not take the predictions of
+// run b ("" when it may): another commit or another backend or device.
+func differentRun(a, b reports.Run) string {
+	switch {
+	case a.GitCommit != b.GitCommit:
+		return fmt.Sprintf("it is the report of commit %q, this run is of %q", a.GitCommit, b.GitCommit)
+	case a.Backend != b.Backend || a.Device != b.Device:
+		return fmt.Sprintf("it is the report of a run on %s %s, this run is on %s %s", a.Backend, a.Device, b.Backend, b.Device)
+	}
+	return ""
+}
+
+// besidePath is where a report that may not go to path is written:
+// path's name with the run's start time inserted before the extension.
+func besidePath(path string, start time.Time) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "-" + start.UTC().Format("20060102T150405Z") + ext
+}
+
+// DeviceLoad describes how busy a device was over wall: its launches and
+// hand-offs, the share of the wall time it spent in calls (the serial part of
+// a run), and how long callers waited for it.
+func DeviceLoad(s cudart.Stats, wall time.Duration) string {
+	per := time.Duration(0)
+	if s.Handoffs > 0 {
+		per = s.Busy / time.Duration(s.Handoffs)
+	}
+	return fmt.Sprintf("device: %d launches, %d calls (%v each), busy %v = %.0f%% of %v, callers waited %v for it",
+		s.Launches, s.Handoffs, per.Round(time.Microsecond), s.Busy.Round(time.Millisecond),
+		100*s.Busy.Seconds()/wall.Seconds(), wall.Round(time.Millisecond), s.LockWait.Round(time.Millisecond))
+}

@@ -1,0 +1,411 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/reports"
+)
+
+// Exit codes of Main.
+const (
+	ExitOK          = 0   // every test passed and the report was written
+	ExitFailed      = 1   // a test failed, the deadline passed, or the report could not be written
+	ExitUsage       = 2   // a setting is invalid
+	ExitInterrupted = 130 // ended by SIGINT or SIGTERM; the report holds what was done
+)
+
+// runner is one run: its settings, device, recorder, output and the
+// context that ends it.
+type runner struct {
+	cfg      Config
+	pcfg     properties.Config
+	rec      *properties.Recorder
+	dev      cudart.Device
+	start    time.Time
+	out      io.Writer // summary and notices
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	signaled atomic.Bool
+	reproCmd string   // command prefix that replays a contract run
+	cmdline  []string // the command line recorded in the report
+	reportMu sync.Mutex
+}
+
+// current is the run Main started; T hands it to the tests.
+var current atomic.Pointer[runner]
+
+// Main runs a test binary's tests as a ptxprop run and returns its exit
+// code: it reads the settings (flags -ptxprop.X, else PTXPROP_X, else the
+// default), opens the device, runs m, writes the contract report and prints
+// its summary. A deadline or SIGINT/SIGTERM ends the run early with the
+// report of what was done. Call it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }
+func Main(m *testing.M) int {
+	c, err := Load(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ptxprop:", err)
+		return ExitUsage
+	}
+	RegisterFlags(flag.CommandLine, &c)
+	flag.Parse()
+	restore := SetRapid(rapidForRun(c, os.LookupEnv))
+	defer restore()
+	r := newRunner(c, os.Stdout)
+	r.reproCmd, r.cmdline = goTestCommand(os.Args, moduleRoot())
+	r.open()
+	current.Store(r)
+	defer current.Store(nil)
+	stopSignals := r.handleSignals()
+	defer stopSignals()
+	stopTimers := r.arm()
+	code := m.Run()
+	stopTimers()
+	return r.finish(code)
+}
+
+// T returns the TB through which a test's (or benchmark's) contracts reach the run Main
+// started.
+func T(t testing.TB) properties.TB {
+	t.Helper()
+	r := current.Load()
+	if r == nil {
+		t.Fatal("suite.T needs the run suite.Main starts: func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }")
+	}
+	return &testTB{TB: t, cfg: &r.pcfg}
+}
+
+// testTB is a *testing.T that carries its run's Config.
+type testTB struct {
+	testing.TB
+	cfg *properties.Config
+}
+
+func (t *testTB) Config() *properties.Config { return t.cfg }
+
+// Job is one named contract run for Run.
+type Job struct {
+	Name string
+	Run  func(t properties.TB)
+}
+
+// runMu serialises Runs: rapid's settings are the process's (see SetRapid).
+var runMu sync.Mutex
+
+// Run runs jobs as a ptxprop run outside go test (the ptxprop command runs
+// contracts from a binding file this way), at most GOMAXPROCS at a time:
+// it opens the device c names, runs every job on a TB that is not a
+// *testing.T, writes the report to c.Report unless it is "off" and returns
+// it. Cancelling ctx ends the run as a deadline does (use signal.NotifyContext
+// for Ctrl-C); the error then says why. A job that fails outside any
+// prediction is an error too; falsified predictions are not: they are in
+// the report.
+func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
+	runMu.Lock()
+	defer runMu.Unlock()
+	restore := SetRapid(rapidForRun(c, os.LookupEnv))
+	defer restore()
+	out := io.Writer(os.Stderr)
+	r := newRunner(c, out)
+	r.cmdline = os.Args
+	r.open()
+	stopCtx := context.AfterFunc(ctx, func() { r.stop(context.Cause(ctx)) })
+	defer stopCtx()
+	stopTimers := r.arm()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		errs   []error
+		tokens = make(chan struct{}, runtime.GOMAXPROCS(0))
+	)
+	for _, j := range jobs {
+		wg.Add(1)
+		tokens <- struct{}{}
+		go func() {
+			defer func() { <-tokens; wg.Done() }()
+			q := properties.RunQuiet(j.Name, r.pcfg, j.Run)
+			if q.Failed() && !recordedBy(r.rec, j.Name) {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s failed outside its predictions: %s", j.Name, strings.Join(q.Logs(), "; ")))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	stopTimers()
+	rep, err := r.report()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if cause := r.stopCause(); cause != nil {
+		errs = append(errs, cause)
+	}
+	if c.Summary && rep != nil {
+		reports.Summary(out, rep)
+	}
+	r.closeDevice()
+	return rep, errors.Join(errs...)
+}
+
+// recordedBy reports whether some outcome of rec came from the run named name.
+func recordedBy(rec *properties.Recorder, name string) bool {
+	for _, o := range rec.Outcomes() {
+		for _, n := range o.Runs {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func newRunner(c Config, out io.Writer) *runner {
+	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}}
+	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	r.rec.Repro = r.repro
+	r.pcfg = ContractConfig(c, nil)
+	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
+	return r
+}
+
+// open opens the run's device; without one, device predictions are skipped
+// with the reason.
+func (r *runner) open() {
+	dev, note, err := OpenDevice(r.cfg)
+	if note != "" {
+		fmt.Fprintln(r.out, note)
+	}
+	if err != nil {
+		r.pcfg.NoDevice = err.Error()
+		return
+	}
+	r.dev, r.pcfg.Device = dev, dev
+}
+
+// ContractConfig returns the properties.Config that contracts of a run of c
+// on dev see: its limits and watchdog, and private devices opened as c
+// says. Recorder and Context are left for the caller (nil: outcomes go to
+// the TB's own recorder, and nothing ends the run early).
+func ContractConfig(c Config, dev cudart.Device) properties.Config {
+	return properties.Config{Device: dev, MaxElements: c.MaxElements, Watchdog: c.Watchdog,
+		Open: func(backend string) (cudart.Device, error) {
+			cc := c
+			cc.Backend = backend
+			if dev != nil && backend != dev.Info().Backend {
+				cc.EmuAdversarial = 0 // e.g. the emulator PARITY-001 sets beside a GPU
+			}
+			d, _, err := OpenDevice(cc)
+			return d, err
+		}}
+}
+
+func (r *runner) closeDevice() {
+	if r.dev != nil {
+		r.dev.Close()
+	}
+}
+
+// arm starts the deadline and the progress lines.
+func (r *runner) arm() (stop func()) {
+	var stops []func()
+	if d := r.cfg.Deadline; d > 0 {
+		t := time.AfterFunc(d, func() {
+			r.stop(fmt.Errorf("did not finish within -ptxprop.deadline=%v", d))
+		})
+		stops = append(stops, func() { t.Stop() })
+	}
+	if w, every := progressOutput(r.cfg.Progress, r.out); w != nil {
+		stops = append(stops, r.progress(w, every))
+	}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+}
+
+// handleSignals makes the first SIGINT or SIGTERM end the run (a second
+// one kills the process as usual).
+func (r *runner) handleSignals() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			signal.Stop(ch)
+			r.signaled.Store(true)
+			r.stop(fmt.Errorf("interrupted by %v", sig))
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
+}
+
+// stop ends the run: contract runs end before their next check, and the
+// report is written at once from what is known, so that it exists even if a
+// launch in progress never returns.
+func (r *runner) stop(cause error) {
+	if r.ctx.Err() != nil {
+		return
+	}
+	r.cancel(cause)
+	fmt.Fprintf(r.out, "ptxprop: %v after %v: ending the run; running contracts stop at their next check\n", cause, time.Since(r.start).Round(time.Second))
+	if path := r.cfg.ReportPath(); path != "" {
+		if _, err := r.report(); err != nil {
+			fmt.Fprintln(r.out, "ptxprop:", err)
+		} else {
+			fmt.Fprintf(r.out, "ptxprop: partial contract report written to %s\n", path)
+		}
+	}
+}
+
+func (r *runner) stopCause() error {
+	if r.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(r.ctx)
+}
+
+// finish writes the report after m.Run and returns the exit code.
+func (r *runner) finish(code int) int {
+	defer r.closeDevice()
+	rep, err := r.report()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ptxprop:", err)
+		if code == 0 {
+			code = ExitFailed
+		}
+	}
+	if rep != nil && r.cfg.Summary {
+		fmt.Fprintln(r.out)
+		reports.Summary(r.out, rep)
+	}
+	if path := r.cfg.ReportPath(); path != "" && err == nil {
+		fmt.Fprintf(r.out, "ptxprop: contract report written to %s\n", path)
+	}
+	if r.dev != nil {
+		fmt.Fprintln(r.out, "ptxprop:", DeviceLoad(r.dev.Stats(), time.Since(r.start)))
+	}
+	if cause := r.stopCause(); cause != nil {
+		fmt.Fprintln(r.out, "ptxprop:", cause)
+		if r.signaled.Load() {
+			return ExitInterrupted
+		}
+		if code == 0 {
+			code = ExitFailed
+		}
+	}
+	return code
+}
+
+// report builds the run's report from the outcomes so far (runs still in
+// progress as inconclusive, with their checks) and writes it unless the
+// report is off.
+func (r *runner) report() (*reports.Report, error) {
+	r.reportMu.Lock()
+	defer r.reportMu.Unlock()
+	snap := &properties.Recorder{}
+	for _, o := range r.rec.Outcomes() {
+		snap.Record(o)
+	}
+	why := "did not finish"
+	if cause := r.stopCause(); cause != nil {
+		why = cause.Error()
+	}
+	for _, l := range r.rec.Live() {
+		n, st := l.Progress()
+		snap.Record(properties.Outcome{ID: l.ID, Status: properties.Inconclusive, Checks: n, Stats: st,
+			Duration: time.Since(l.Start), Runs: []string{l.Name},
+			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
+	}
+	out := snap.Outcomes()
+	info := cudart.Info{Backend: "emu"}
+	if r.dev != nil {
+		info = r.dev.Info()
+	}
+	run := NewRun(info, r.start)
+	run.CommandLine = r.cmdline
+	notRun := "not run in this invocation (filtered out by -run, or its test was skipped before recording)"
+	if cause := r.stopCause(); cause != nil {
+		notRun = "not started before the run ended: " + cause.Error()
+	}
+	rep := buildReport(run, out, notRun)
+	path := r.cfg.ReportPath()
+	if path == "" {
+		return rep, nil
+	}
+	if err := writeReport(path, rep, out, r.cfg.Merge); err != nil {
+		return rep, fmt.Errorf("writing the contract report: %w", err)
+	}
+	return rep, nil
+}
+
+// repro is the Recorder's command that replays a failing contract run.
+func (r *runner) repro(name string, seed uint64, failfile string) string {
+	args := properties.ReproArgs(name, seed, failfile)
+	if r.reproCmd == "" {
+		return args
+	}
+	var extra []string
+	if r.cfg.Backend != "auto" && r.cfg.Backend != "" {
+		extra = append(extra, "-ptxprop.backend="+r.cfg.Backend)
+	}
+	if r.cfg.MaxElements > 0 {
+		extra = append(extra, fmt.Sprintf("-ptxprop.max-elements=%d", r.cfg.MaxElements))
+	}
+	if r.cfg.EmuAdversarial != 0 {
+		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
+	}
+	return strings.Join(append([]string{r.reproCmd, args}, extra...), " ")
+}
+
+// goTestCommand returns the command prefix that reruns this test binary's
+// package ("go test ./properties", from the module root) and the command
+// line to record: that prefix and the binary's arguments, less those go
+// test adds itself. A binary built once and run elsewhere (make gpu-bin)
+// is named as it was run.
+func goTestCommand(args []string, root string) (prefix string, cmdline []string) {
+	if len(args) == 0 {
+		return "", nil
+	}
+	bin := args[0]
+	if !strings.Contains(filepath.ToSlash(bin), "/go-build") {
+		return bin, args
+	}
+	pkg := "."
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(root, wd); err == nil && !strings.HasPrefix(rel, "..") {
+			pkg = "./" + filepath.ToSlash(rel)
+		}
+	}
+	if pkg == "./." {
+		pkg = "."
+	}
+	prefix = "go test " + pkg
+	cmdline = []string{"go", "test", pkg}
+	for _, a := range args[1:] {
+		switch {
+		case a == "-test.paniconexit0", strings.HasPrefix(a, "-test.timeout="), strings.HasPrefix(a, "-test.gocoverdir="):
+			continue
+		}
+		cmdline = append(cmdline, a)
+	}
+	return prefix, cmdline
+}

@@ -1,0 +1,402 @@
+package suite_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
+	"github.com/ptxprop/ptxprop/reports"
+)
+
+const (
+	idPass = "SELF-PASS"
+	idFail = "SELF-FAIL"
+	idSlow = "SELF-SLOW"
+	// childEnv names the test a child run of this binary runs.
+	childEnv = "SUITE_TEST_CHILD"
+)
+
+func init() {
+	properties.Register(properties.Prediction{ID: idPass, Title: "suite self-test (passing)", Statement: "x = x"})
+	properties.Register(properties.Prediction{ID: idFail, Title: "suite self-test (failing)", Statement: "x ≤ 1"})
+	properties.Register(properties.Prediction{ID: idSlow, Title: "suite self-test (slow)", Statement: "checks take a while"})
+}
+
+func passing(t properties.TB) {
+	properties.Check(t, idPass, func(rt *rapid.T, o *properties.Obs) {
+		x := rapid.Float32Range(-1, 1).Draw(rt, "x")
+		o.Within("x", []float32{x}, []float64{float64(x)}, []float64{0})
+	})
+}
+
+func failing(t properties.TB) {
+	properties.Check(t, idFail, func(rt *rapid.T, o *properties.Obs) {
+		x := rapid.Float64Range(0, 4).Draw(rt, "x")
+		o.Ratio("x", x, 1)
+	})
+}
+
+// slow passes every check, each taking d.
+func slow(d time.Duration) func(t properties.TB) {
+	return func(t properties.TB) {
+		properties.Check(t, idSlow, func(rt *rapid.T, o *properties.Obs) {
+			rapid.Int().Draw(rt, "n")
+			time.Sleep(d)
+			o.Ratio("n", 0, 1)
+		})
+	}
+}
+
+// testConfig is a run of the emulator writing to a fresh report path.
+func testConfig(t *testing.T) suite.Config {
+	c := suite.Default()
+	c.Backend = "emu"
+	c.Report = filepath.Join(t.TempDir(), "out", "report.json")
+	c.Summary = false
+	c.Progress = 0
+	c.Checks = 20
+	return c
+}
+
+// Every setting has its environment twin, read through the lookup it is
+// given; flags override the environment; bad values are errors.
+func TestLoadReadsEverySetting(t *testing.T) {
+	env := map[string]string{
+		"PTXPROP_BACKEND": "emu-checked", "PTXPROP_REPORT": "/x/r.json", "PTXPROP_MERGE": "true",
+		"PTXPROP_DEADLINE": "45s", "PTXPROP_MAX_ELEMENTS": "4096", "PTXPROP_PROGRESS": "3s",
+		"PTXPROP_EMU_ADVERSARIAL": "7", "PTXPROP_CHECKS": "1000", "PTXPROP_SEED": "99",
+		"PTXPROP_WATCHDOG": "5s", "PTXPROP_SUMMARY": "false",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	c, err := suite.Load(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := suite.Config{Backend: "emu-checked", Report: "/x/r.json", Merge: true, Deadline: 45 * time.Second,
+		MaxElements: 4096, Progress: 3 * time.Second, EmuAdversarial: 7, Checks: 1000, Seed: 99,
+		Watchdog: 5 * time.Second, Summary: false}
+	if c != want {
+		t.Errorf("Load = %+v\nwant   %+v", c, want)
+	}
+	// Every setting is in the table: each one moved its field away from
+	// the default.
+	if len(suite.Settings()) != len(env) {
+		t.Errorf("%d settings, the test sets %d", len(suite.Settings()), len(env))
+	}
+	for _, s := range suite.Settings() {
+		if _, ok := env[s.Env]; !ok || s.Env != suite.EnvName(s.Name) {
+			t.Errorf("setting %s: %s not tested", s.Name, s.Env)
+		}
+	}
+	if _, err := suite.Load(func(k string) (string, bool) { return "sometimes", k == "PTXPROP_MERGE" }); err == nil ||
+		!strings.Contains(err.Error(), "PTXPROP_MERGE") {
+		t.Errorf("a bad value: err = %v, want one naming PTXPROP_MERGE", err)
+	}
+	if _, err := suite.Load(func(k string) (string, bool) { return "cpu", k == "PTXPROP_BACKEND" }); err == nil {
+		t.Error("backend cpu accepted")
+	}
+}
+
+// The package documentation lists every setting with its flag and its
+// environment twin.
+func TestDocListsSettings(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range suite.Settings() {
+		row := regexp.MustCompile(`(?m)^//\s+-ptxprop\.` + regexp.QuoteMeta(s.Name) + `\s+` + s.Env + `\s+` + regexp.QuoteMeta(s.Default) + `\s`)
+		if !row.Match(doc) {
+			t.Errorf("doc.go has no table row for -ptxprop.%s %s %s", s.Name, s.Env, s.Default)
+		}
+	}
+}
+
+// A run writes its own report: a stale or corrupt file at the path does not
+// fail a finished run, and no lock file is left beside it.
+func TestRunReplacesCorruptReport(t *testing.T) {
+	c := testConfig(t)
+	os.MkdirAll(filepath.Dir(c.Report), 0o755)
+	os.WriteFile(c.Report, []byte(`{"schema_version": "1", "run": {`), 0o644)
+	rep, err := suite.Run(context.Background(), c, []suite.Job{{Name: "TestPass", Run: passing}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := reports.Read(c.Report)
+	if err != nil {
+		t.Fatalf("the run's report: %v", err)
+	}
+	if p := got.Prediction(idPass); p == nil || p.Status != reports.Discharged || p.Checks != 20 {
+		t.Errorf("prediction = %+v, want discharged after 20 checks", p)
+	}
+	if len(got.Predictions) != len(rep.Predictions) || len(got.Predictions) == 0 {
+		t.Errorf("report on disk has %d predictions, Run returned %d", len(got.Predictions), len(rep.Predictions))
+	}
+	ents, _ := os.ReadDir(filepath.Dir(c.Report))
+	for _, e := range ents {
+		if e.Name() != "report.json" {
+			t.Errorf("left beside the report: %s", e.Name())
+		}
+	}
+}
+
+// With merge, a file that is not this run's (unreadable, or another
+// commit's) is refused with a message naming both files, and kept.
+func TestMergeRefusesAnotherRunsReport(t *testing.T) {
+	c := testConfig(t)
+	c.Merge = true
+	os.MkdirAll(filepath.Dir(c.Report), 0o755)
+	corrupt := []byte(`{"schema_version": "1", "run": {`)
+	os.WriteFile(c.Report, corrupt, 0o644)
+	_, err := suite.Run(context.Background(), c, []suite.Job{{Name: "TestPass", Run: passing}})
+	if err == nil || !strings.Contains(err.Error(), "not merging into "+c.Report) {
+		t.Fatalf("err = %v, want a refusal to merge", err)
+	}
+	if b, _ := os.ReadFile(c.Report); string(b) != string(corrupt) {
+		t.Errorf("the refused file was changed")
+	}
+	m := regexp.MustCompile(`this run's report is (\S+)$`).FindStringSubmatch(err.Error())
+	if m == nil {
+		t.Fatalf("err = %v: names no file for this run's report", err)
+	}
+	if _, err := reports.Read(m[1]); err != nil {
+		t.Errorf("this run's report beside the refused one: %v", err)
+	}
+
+	// Another commit's report.
+	other := reports.New(reports.NewRun(reports.BackendEmu))
+	other.Run.GitCommit = "0000000"
+	other.Run.Device = "ptxprop PTX emulator (warp 32)"
+	other.UpsertPrediction(reports.Prediction{ID: "X-OTHER", Status: reports.Skipped}) // a report holds at least one
+	if err := reports.Write(c.Report, other); err != nil {
+		t.Fatal(err)
+	}
+	_, err = suite.Run(context.Background(), c, []suite.Job{{Name: "TestPass", Run: passing}})
+	if err == nil || !strings.Contains(err.Error(), `commit "0000000"`) {
+		t.Errorf("merging into another commit's report: err = %v", err)
+	}
+}
+
+// With merge into this run's own report, predictions that ran replace
+// theirs and the rest are kept.
+func TestMergeKeepsOtherPredictions(t *testing.T) {
+	c := testConfig(t)
+	if _, err := suite.Run(context.Background(), c, []suite.Job{{Name: "TestFail", Run: failing}}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := reports.Read(c.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.UpsertPrediction(reports.Prediction{ID: "X-KEPT", Status: reports.Discharged, Checks: 5})
+	if err := reports.Write(c.Report, first); err != nil {
+		t.Fatal(err)
+	}
+	c.Merge = true
+	if _, err := suite.Run(context.Background(), c, []suite.Job{{Name: "TestPass", Run: passing}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := reports.Read(c.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Prediction("X-KEPT") == nil {
+		t.Error("merge dropped a prediction this run did not run")
+	}
+}
+
+// A falsified prediction's report shows the failing ratio, every failing
+// run, a command that can be pasted (anchored -run, no "(or …)"), and the
+// run records the seed it used.
+func TestReportOfAFailure(t *testing.T) {
+	c := testConfig(t)
+	t.Chdir(t.TempDir()) // rapid writes fail files under testdata/ here
+	rep, err := suite.Run(context.Background(), c, []suite.Job{
+		{Name: "TestFailA", Run: failing},
+		{Name: "TestFailB", Run: failing},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Prediction(idFail)
+	if p == nil || p.Status != reports.Falsified {
+		t.Fatalf("prediction = %+v", p)
+	}
+	if p.ErrorStats == nil || !(p.ErrorStats.MaxRatio > 1) {
+		t.Errorf("error stats = %+v, want the failing ratio (> 1)", p.ErrorStats)
+	}
+	if p.ChecksFailed != 2 || !strings.Contains(p.Reason, "TestFailA") || !strings.Contains(p.Reason, "TestFailB") {
+		t.Errorf("checks failed %d, reason %q: want both failing runs", p.ChecksFailed, p.Reason)
+	}
+	if p.Reproduction == nil {
+		t.Fatal("no reproduction")
+	}
+	cmd := p.Reproduction.Command
+	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+)$`).MatchString(cmd) {
+		t.Errorf("reproduction = %q, want one pasteable command", cmd)
+	}
+	if rep.Run.RapidSeed == nil || *rep.Run.RapidSeed == 0 {
+		t.Errorf("run seed = %v, want the seed used", rep.Run.RapidSeed)
+	}
+}
+
+// A cancelled run ends like a deadline: finished predictions as they ended,
+// running ones inconclusive with their checks, the report written, an
+// error saying why.
+func TestRunCancelled(t *testing.T) {
+	c := testConfig(t)
+	c.Checks = 100000
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(500*time.Millisecond, func() { cancel(errors.New("enough")) })
+	start := time.Now()
+	rep, err := suite.Run(ctx, c, []suite.Job{{Name: "TestSlow", Run: slow(10 * time.Millisecond)}})
+	if err == nil || !strings.Contains(err.Error(), "enough") {
+		t.Errorf("err = %v, want the cause", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the run took %v after being cancelled at 0.5s", d)
+	}
+	got, rerr := reports.Read(c.Report)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	for _, r := range []*reports.Report{rep, got} {
+		p := r.Prediction(idSlow)
+		if p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "enough") {
+			t.Errorf("slow prediction = %+v, want inconclusive with its checks", p)
+		}
+	}
+}
+
+// goTestCommand names the package, not the temporary binary.
+func TestCommandLine(t *testing.T) {
+	root := t.TempDir()
+	pkg := filepath.Join(root, "properties")
+	os.MkdirAll(pkg, 0o755)
+	t.Chdir(pkg)
+	prefix, cmd := suite.GoTestCommand([]string{"/tmp/go-build123/b001/properties.test", "-test.paniconexit0", "-test.timeout=10m0s", "-test.run=^TestX$", "-rapid.checks=10"}, root)
+	if prefix != "go test ./properties" {
+		t.Errorf("prefix = %q", prefix)
+	}
+	if got := strings.Join(cmd, " "); got != "go test ./properties -test.run=^TestX$ -rapid.checks=10" {
+		t.Errorf("command line = %q", got)
+	}
+	prefix, _ = suite.GoTestCommand([]string{"./bin/properties.test", "-test.v"}, root)
+	if prefix != "./bin/properties.test" {
+		t.Errorf("a built binary's prefix = %q", prefix)
+	}
+}
+
+// The default report is out/contract-report.json at the module root,
+// wherever in the module the run starts (where the ptxprop command looks).
+func TestDefaultReportPath(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644)
+	sub := filepath.Join(root, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	t.Chdir(sub)
+	if got, want := suite.DefaultReportPath(), filepath.Join(root, "out", "contract-report.json"); got != want {
+		t.Errorf("DefaultReportPath() = %q, want %q", got, want)
+	}
+}
+
+// childRun starts this test binary as a ptxprop run of test name, with
+// args, and returns the command (stdout piped) and the report path.
+func childRun(t *testing.T, name string, args ...string) (*exec.Cmd, *bufio.Scanner, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a child run")
+	}
+	report := filepath.Join(t.TempDir(), "report.json")
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^" + name + "$", "-ptxprop.report=" + report,
+		"-ptxprop.backend=emu", "-ptxprop.summary=false"}, args...)...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PTXPROP_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, childEnv+"="+name)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(out), report
+}
+
+// TestChildSlow is the child run of the signal and progress tests.
+func TestChildSlow(t *testing.T) {
+	if os.Getenv(childEnv) != "TestChildSlow" {
+		t.Skip("run as a child by TestInterrupt and TestProgress")
+	}
+	t.Run("done", func(t *testing.T) { passing(suite.T(t)) })
+	slow(20 * time.Millisecond)(suite.T(t))
+}
+
+// SIGINT (and SIGTERM) end the run as the deadline does: the report holds
+// the finished predictions, the running one inconclusive with its checks,
+// and the exit code is non-zero.
+func TestInterrupt(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd, out, report := childRun(t, "TestChildSlow", "-ptxprop.checks=100000", "-ptxprop.progress=100ms")
+		for out.Scan() { // the first progress line: the slow contract is running
+			if strings.Contains(out.Text(), "TestChildSlow ") {
+				break
+			}
+		}
+		cmd.Process.Signal(sig)
+		go func() {
+			for out.Scan() {
+			}
+		}()
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != suite.ExitInterrupted {
+			t.Errorf("%v: exit %v, want %d", sig, err, suite.ExitInterrupted)
+		}
+		rep, err := reports.Read(report)
+		if err != nil {
+			t.Fatalf("%v: report: %v", sig, err)
+		}
+		if p := rep.Prediction(idSlow); p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "interrupted") {
+			t.Errorf("%v: running prediction = %+v, want inconclusive with its checks", sig, p)
+		}
+		if p := rep.Prediction(idPass); p == nil || p.Status != reports.Discharged {
+			t.Errorf("%v: finished prediction = %+v, want discharged", sig, p)
+		}
+	}
+}
+
+// Progress lines say what runs, the checks it has passed, and the time
+// elapsed, while the run goes on.
+func TestProgress(t *testing.T) {
+	cmd, out, _ := childRun(t, "TestChildSlow", "-ptxprop.checks=30", "-ptxprop.progress=100ms")
+	re := regexp.MustCompile(`^ptxprop \d+(\.\d+)?m?s: \d+ predictions recorded, 1 contract runs running \(checks passed of 30\): TestChildSlow \d+$`)
+	seen := 0
+	for out.Scan() {
+		if re.MatchString(out.Text()) {
+			seen++
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("child: %v", err)
+	}
+	if seen < 2 {
+		t.Errorf("%d progress lines over a 0.6s run at 100ms, want several", seen)
+	}
+}

@@ -99,7 +99,8 @@ gpu-bin:
 #                 the PTX emulator, write out/contract-report.json, print its
 #                 summary; exits non-zero when a prediction is not discharged
 #   make test     every package's tests, as CI runs them
-#   make lint     gofmt -l (must print nothing) and go vet
+#   make lint     gofmt -l (must print nothing), go vet and staticcheck
+#                 (installed at a pinned version by scripts/install-staticcheck.sh)
 #   make falsify  the mutation analysis; adds the kill matrix to the report
 #   make bench    kernel bandwidth benchmarks (meaningful on a GPU)
 .DEFAULT_GOAL := all
@@ -130,6 +131,7 @@ test-checked:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	@sc=$$(bash scripts/install-staticcheck.sh) && sc=$$(echo "$$sc" | tail -n 1) && echo "$$sc ./..." && "$$sc" ./...
 
 falsify:
 	go test ./falsify -count=1 -timeout 80m -report=$(abspath $(REPORT)) -v

@@ -31,7 +31,7 @@
 //	RMSNormFwd              RMSNormForward         rmsnorm_fwd, rmsnorm_fwd_rms
 //	RMSNormBwdWarp32        RMSNormBackwardWarp32  rmsnorm_bwd_warp32 + colsum_f32 (hidden <= 32)
 //	RMSNormBwdWarp          RMSNormBackwardRowWarp rmsnorm_bwd_rowwarp + colsum_f32 (design "warp", upstream)
-//	RMSNormBwdBlock         RMSNormBackwardChunk   rmsnorm_bwd_chunk + colsum_f32 (design "block", fast)
+//	RMSNormBwdChunk         RMSNormBackwardChunk   rmsnorm_bwd_chunk + colsum_f32 (chunks of rows, fastest)
 //	FusedResidualRMSNormFwd FusedResidualRMSNorm   fused_residual_rmsnorm
 //	LayerNormFwd            LayerNormForward       layernorm_fwd, layernorm_fwd_stats
 //	LayerNormBwd            LayerNormBackward      layernorm_bwd_chunk + colsum_f32 (twice)
@@ -44,9 +44,10 @@
 // Every implementation has two levels:
 //
 //   - a host-level method named after the operation (RMSNormForward,
-//     RMSNormBackward, …) taking an *…Args of host slices: it validates the
-//     arguments, allocates device buffers, uploads, launches, downloads into
-//     the caller's output slices and frees — the one-method interface a
+//     RMSNormBackward, …) taking the operation's *op.…Args of host slices:
+//     it validates the arguments, allocates device buffers, uploads,
+//     launches, downloads into the caller's output slices and frees (all
+//     through Host, which reads the op table) — the one-method interface a
 //     property contract is written against;
 //   - a device-level Launch taking a …Buffers of already allocated
 //     cudart.Buffers (no copies), for benchmarks and for tests that inspect
@@ -68,5 +69,5 @@
 // ("kernels: rmsnorm_fwd: upload x: …"). Nothing in this package panics on
 // bad input.
 //
-// Package kernels imports cudart only; it knows no test and no oracle.
+// Package kernels imports cudart and op only; it knows no test and no oracle.
 package kernels

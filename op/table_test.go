@@ -72,6 +72,9 @@ func TestShapeAndLengths(t *testing.T) {
 	if s := PerHeadRMSNorm.Shape(a); s != (Shape{Rows: 2, Hidden: 12, Heads: 3, HeadDim: 4}) {
 		t.Errorf("Shape = %+v", s)
 	}
+	if !PerHeadRMSNorm.PerHead() || RMSNormForward.PerHead() || !RoPEBackward.PerHead() {
+		t.Error("PerHead is wrong")
+	}
 	if got := PerHeadRMSNorm.Lengths(a); !slices.Equal(got, []string{"len(Y)=23, want 24"}) {
 		t.Errorf("Lengths = %q", got)
 	}
@@ -110,5 +113,18 @@ func TestSelectRowsAndByRow(t *testing.T) {
 	}
 	if outs := LayerNormForward.Outputs(c); len(outs) != 3 || &outs[0][0] != &c.Y[0] {
 		t.Errorf("Outputs = %v", outs)
+	}
+}
+
+func TestFreshKeepsIntegerInputs(t *testing.T) {
+	a := &RoPEBackwardArgs{Rows: 2, Heads: 1, HeadDim: 2, Positions: []uint32{3, 4}, DY: []float32{1, 2, 3, 4},
+		DX: []float32{9, 9, 9, 9}}
+	b := RoPEBackward.Fresh(a)
+	if &b.Positions[0] != &a.Positions[0] || &b.DY[0] != &a.DY[0] || &b.DX[0] == &a.DX[0] || b.DX[0] != 0 {
+		t.Errorf("Fresh = %+v", b)
+	}
+	c := RoPEBackward.SelectRows(a, []int{1})
+	if !slices.Equal(c.Positions, []uint32{4}) || !slices.Equal(c.DY, []float32{3, 4}) || len(c.DX) != 2 {
+		t.Errorf("SelectRows = %+v", c)
 	}
 }

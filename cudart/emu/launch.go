@@ -708,10 +708,6 @@ func (l *launch) checkBarriers() {
 func (l *launch) deadlock() error {
 	insts := l.k.insts
 	var lines []string
-	type group struct {
-		what string
-		pc   int32
-	}
 	var first *warp
 	var firstIn *inst
 	firstLane := -1

@@ -41,6 +41,10 @@ type Config struct {
 	// Watchdog bounds a launcher call before a contract calls it a liveness
 	// failure (0: DefaultWatchdog).
 	Watchdog time.Duration
+	// Seed is rapid's base seed for the run (0: unknown). With it, a
+	// discharged run and a failure rapid does not shrink (a liveness or
+	// set-up failure) get the command that reruns them.
+	Seed uint64
 	// Recorder receives every contract run's progress and outcome (nil:
 	// outcomes are dropped).
 	Recorder *Recorder

@@ -138,7 +138,7 @@ func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, n
 	if o.Repro != "" {
 		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
 	}
-	if o.Stats.Compared > 0 || o.Stats.MaxRatio > 0 {
+	if o.Stats.Compared > 0 || o.Stats.Ratios > 0 || o.Stats.MaxRatio > 0 {
 		es := &reports.ErrorStats{MaxAbs: o.Stats.MaxAbs, MaxRel: o.Stats.MaxRel, MaxULP: o.Stats.MaxULP,
 			MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
 		if o.Stats.NaiveMaxRatio > 0 {

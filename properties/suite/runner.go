@@ -42,8 +42,9 @@ type runner struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	signaled atomic.Bool
-	reproCmd string   // command prefix that replays a contract run
-	cmdline  []string // the command line recorded in the report
+	watchdog time.Duration // the device's bound on one launch
+	reproCmd string        // command prefix that replays a contract run
+	cmdline  []string      // the command line recorded in the report
 	reportMu sync.Mutex
 }
 
@@ -181,6 +182,7 @@ func newRunner(c Config, out io.Writer) *runner {
 	r.rec.Repro = r.repro
 	r.pcfg = ContractConfig(c, nil)
 	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
+	r.pcfg.Seed = rapidUint("seed") // set by SetRapid before the runner
 	return r
 }
 
@@ -196,6 +198,7 @@ func (r *runner) open() {
 		return
 	}
 	r.dev, r.pcfg.Device = dev, dev
+	r.watchdog = dev.Options().Watchdog
 }
 
 // ContractConfig returns the properties.Config that contracts of a run of c
@@ -266,7 +269,11 @@ func (r *runner) stop(cause error) {
 		return
 	}
 	r.cancel(cause)
-	fmt.Fprintf(r.out, "ptxprop: %v after %v: ending the run; running contracts stop at their next check\n", cause, time.Since(r.start).Round(time.Second))
+	wait := ""
+	if r.watchdog > 0 {
+		wait = fmt.Sprintf(" (a launch in progress returns within the watchdog, -ptxprop.watchdog=%v)", r.watchdog)
+	}
+	fmt.Fprintf(r.out, "ptxprop: %v after %v: ending the run; running contracts stop at their next check%s\n", cause, time.Since(r.start).Round(time.Second), wait)
 	if path := r.cfg.ReportPath(); path != "" {
 		if _, err := r.report(); err != nil {
 			fmt.Fprintln(r.out, "ptxprop:", err)

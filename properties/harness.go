@@ -83,7 +83,7 @@ type Failure struct {
 type Recorder struct {
 	// Repro returns the command that replays a failing run from the
 	// failing check's seed and rapid's fail file (either may be empty); nil
-	// is ReproArgs, the go test arguments alone.
+	// is the go test arguments alone.
 	Repro func(run string, seed uint64, failfile string) string
 
 	mu       sync.Mutex
@@ -290,7 +290,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 				if rec != nil && rec.Repro != nil {
 					o.Repro = rec.Repro(t.Name(), log.seed, log.failfile)
 				} else {
-					o.Repro = ReproArgs(t.Name(), log.seed, log.failfile)
+					o.Repro = reproArgs(t.Name(), log.seed, log.failfile)
 				}
 			}
 			o.Failures = []Failure{{Run: t.Name(), Reason: o.Reason, Ratio: ratio, Counterexample: o.Counterexample,

@@ -359,7 +359,7 @@ func (r *runner) report() (*reports.Report, error) {
 
 // repro is the Recorder's command that replays a failing contract run.
 func (r *runner) repro(name string, seed uint64, failfile string) string {
-	args := properties.ReproArgs(name, seed, failfile)
+	args := reproArgs(name, seed, failfile)
 	if r.reproCmd == "" {
 		return args
 	}

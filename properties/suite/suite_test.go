@@ -192,6 +192,7 @@ func TestMergeRefusesAnotherRunsReport(t *testing.T) {
 // theirs and the rest are kept.
 func TestMergeKeepsOtherPredictions(t *testing.T) {
 	c := testConfig(t)
+	t.Chdir(t.TempDir()) // rapid writes fail files under testdata/ here
 	if _, err := suite.Run(context.Background(), c, []suite.Job{{Name: "TestFail", Run: failing}}); err != nil {
 		t.Fatal(err)
 	}
@@ -397,5 +398,21 @@ func TestProgress(t *testing.T) {
 	}
 	if seen < 2 {
 		t.Errorf("%d progress lines over a 0.6s run at 100ms, want several", seen)
+	}
+}
+
+// The reproduction's -run pattern selects exactly the failing test: each
+// element anchored (TestX does not also run TestXFD), subtests included,
+// quoted for the shell.
+func TestReproArgs(t *testing.T) {
+	for _, tc := range []struct{ name, failfile, want string }{
+		{"TestRMSNormBackwardRowWarp", "", "-run '^TestRMSNormBackwardRowWarp$' -rapid.seed=7"},
+		{"TestA/sub_1", "testdata/rapid/TestA/sub_1/x.fail", "-run '^TestA$/^sub_1$' -rapid.failfile=testdata/rapid/TestA/sub_1/x.fail"},
+		{"TestB/x.y(1)", "", `-run '^TestB$/^x\.y\(1\)$' -rapid.seed=7`},
+		{"TestC", "it's.fail", `-run '^TestC$' -rapid.failfile='it'\''s.fail'`},
+	} {
+		if got := suite.ReproArgs(tc.name, 7, tc.failfile); got != tc.want {
+			t.Errorf("ReproArgs(%q, %q) = %q, want %q", tc.name, tc.failfile, got, tc.want)
+		}
 	}
 }

@@ -251,7 +251,11 @@ func (r *runner) handleSignals() (stop func()) {
 		case sig := <-ch:
 			signal.Stop(ch)
 			r.signaled.Store(true)
-			r.stop(fmt.Errorf("interrupted by %v", sig))
+			name := "SIGTERM"
+			if sig == syscall.SIGINT {
+				name = "SIGINT"
+			}
+			r.stop(fmt.Errorf("interrupted by %s", name))
 		case <-done:
 		}
 	}()

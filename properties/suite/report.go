@@ -139,7 +139,7 @@ func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, n
 		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
 	}
 	if o.Stats.Compared > 0 || o.Stats.MaxRatio > 0 {
-		es := &reports.ErrorStats{MaxAbs: o.Stats.MaxAbs, MaxRel: o.Stats.MaxRel, MaxULP: o.Stats.MaxULP,
+		es := &reports.ErrorStats{MaxAbs: new(o.Stats.MaxAbs), MaxRel: new(o.Stats.MaxRel), MaxULP: new(o.Stats.MaxULP),
 			MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
 		if o.Stats.NaiveMaxRatio > 0 {
 			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio

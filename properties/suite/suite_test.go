@@ -179,6 +179,7 @@ func TestMergeRefusesAnotherRunsReport(t *testing.T) {
 	other := reports.New(reports.NewRun(reports.BackendEmu))
 	other.Run.GitCommit = "0000000"
 	other.Run.Device = "ptxprop PTX emulator (warp 32)"
+	other.UpsertPrediction(reports.Prediction{ID: "X-OTHER", Status: reports.Skipped}) // a report holds at least one
 	if err := reports.Write(c.Report, other); err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,10 @@ const (
 	Inconclusive Status = "inconclusive" // e.g. a failure that did not reproduce
 	Skipped      Status = "skipped"      // could not run here; Reason says why
 	Errored      Status = "error"        // the harness itself failed
+	NotRun       Status = "not_run"      // the run ended before it started
 )
 
-var statusRank = map[Status]int{"": 0, Skipped: 1, Discharged: 2, Inconclusive: 3, Errored: 4, Falsified: 5}
+var statusRank = map[Status]int{"": 0, NotRun: 1, Skipped: 2, Discharged: 3, Inconclusive: 4, Errored: 5, Falsified: 6}
 
 // Outcome is what running a prediction's contracts produced. Several contract
 // runs for one ID (e.g. two backward designs) merge into one Outcome.
@@ -225,7 +226,8 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	cfg := t.Config()
 	rec := cfg.Recorder
 	if err := cfg.stopped(); err != nil {
-		Skip(t, id, "not started: "+err.Error())
+		rec.Record(Outcome{ID: id, Status: NotRun, Reason: "not started: " + err.Error(), Runs: []string{t.Name()}})
+		t.Skipf("%s not started: %v", id, err)
 		return
 	}
 	ct := &captureTB{TB: t}

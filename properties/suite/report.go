@@ -105,7 +105,7 @@ func NewRun(info cudart.Info, start time.Time) reports.Run {
 func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, notRun string) reports.Prediction {
 	rp := reports.Prediction{ID: p.ID, Title: p.Title, Statement: p.Statement, Kernels: p.Kernels}
 	if !ok {
-		rp.Status = reports.Skipped
+		rp.Status = reports.NotRun
 		rp.Reason = notRun
 		return rp
 	}
@@ -164,15 +164,20 @@ func failureText(f properties.Failure) string {
 
 // buildReport makes the report of one run: every registered prediction,
 // run or not (notRun is the reason for those that did not run), except the
-// harness's self-tests and benchmarks that did not run.
-func buildReport(run reports.Run, out map[string]properties.Outcome, notRun string) *reports.Report {
+// harness's self-tests and benchmarks that did not run. rerun, when not
+// nil, gives the command that reruns the named contract runs.
+func buildReport(run reports.Run, out map[string]properties.Outcome, notRun string, rerun func(runs []string) string) *reports.Report {
 	r := reports.New(run)
 	for _, p := range properties.All() {
 		o, ok := out[p.ID]
 		if strings.HasPrefix(p.ID, "TEST-") || (strings.HasPrefix(p.ID, "BENCH-") && !ok) {
 			continue
 		}
-		r.UpsertPrediction(PredictionReport(p, o, ok, notRun))
+		rp := PredictionReport(p, o, ok, notRun)
+		if ok && rerun != nil && len(o.Runs) > 0 {
+			rp.Rerun = rerun(o.Runs)
+		}
+		r.UpsertPrediction(rp)
 	}
 	return r
 }

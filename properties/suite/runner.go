@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +44,7 @@ type runner struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	signaled atomic.Bool
+	id       string   // the run's identity in its report
 	reproCmd string   // command prefix that replays a contract run
 	cmdline  []string // the command line recorded in the report
 	reportMu sync.Mutex
@@ -176,7 +179,7 @@ func recordedBy(rec *properties.Recorder, name string) bool {
 }
 
 func newRunner(c Config, out io.Writer) *runner {
-	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}}
+	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro = r.repro
 	r.pcfg = ContractConfig(c, nil)
@@ -345,12 +348,13 @@ func (r *runner) report() (*reports.Report, error) {
 		info = r.dev.Info()
 	}
 	run := NewRun(info, r.start)
-	run.CommandLine = r.cmdline
+	run.ID, run.CommandLine = r.id, r.cmdline
 	notRun := "not run in this invocation (filtered out by -run, or its test was skipped before recording)"
 	if cause := r.stopCause(); cause != nil {
 		notRun = "not started before the run ended: " + cause.Error()
+		run.Stopped = cause.Error()
 	}
-	rep := buildReport(run, out, notRun)
+	rep := buildReport(run, out, notRun, r.rerun)
 	path := r.cfg.ReportPath()
 	if path == "" {
 		return rep, nil
@@ -378,6 +382,31 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
 	}
 	return strings.Join(append([]string{r.reproCmd, args}, extra...), " ")
+}
+
+// rerun is the command that runs the named contract runs again.
+func (r *runner) rerun(runs []string) string {
+	pattern := runPattern(runs[0])
+	if len(runs) > 1 {
+		var names []string
+		for _, n := range runs {
+			if strings.Contains(n, "/") { // subtests: the first run alone
+				names = nil
+				break
+			}
+			if q := regexp.QuoteMeta(n); !slices.Contains(names, q) {
+				names = append(names, q)
+			}
+		}
+		if len(names) > 1 {
+			pattern = "^(" + strings.Join(names, "|") + ")$"
+		}
+	}
+	args := "-run " + shellQuote(pattern)
+	if r.reproCmd == "" {
+		return args
+	}
+	return r.reproCmd + " " + args
 }
 
 // goTestCommand returns the command prefix that reruns this test binary's

@@ -248,6 +248,9 @@ func TestReportOfAFailure(t *testing.T) {
 	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+)$`).MatchString(cmd) {
 		t.Errorf("reproduction = %q, want one pasteable command", cmd)
 	}
+	if want := "-run '^(TestFailA|TestFailB)$'"; p.Rerun != want {
+		t.Errorf("rerun = %q, want %q", p.Rerun, want)
+	}
 	if rep.Run.RapidSeed == nil || *rep.Run.RapidSeed == 0 {
 		t.Errorf("run seed = %v, want the seed used", rep.Run.RapidSeed)
 	}
@@ -277,6 +280,12 @@ func TestRunCancelled(t *testing.T) {
 		p := r.Prediction(idSlow)
 		if p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "enough") {
 			t.Errorf("slow prediction = %+v, want inconclusive with its checks", p)
+		}
+		if r.Run.Stopped != "enough" || !r.Partial() {
+			t.Errorf("run stopped = %q, partial %v; want the cause, partial", r.Run.Stopped, r.Partial())
+		}
+		if p := r.Prediction(idPass); p == nil || p.Status != reports.NotRun {
+			t.Errorf("prediction never started = %+v, want not_run", p)
 		}
 	}
 }
@@ -374,11 +383,16 @@ func TestInterrupt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: report: %v", sig, err)
 		}
-		if p := rep.Prediction(idSlow); p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "interrupted") {
+		if p := rep.Prediction(idSlow); p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "interrupted by SIG") {
 			t.Errorf("%v: running prediction = %+v, want inconclusive with its checks", sig, p)
+		}
+		if !strings.HasPrefix(rep.Run.Stopped, "interrupted by SIG") {
+			t.Errorf("%v: run stopped = %q", sig, rep.Run.Stopped)
 		}
 		if p := rep.Prediction(idPass); p == nil || p.Status != reports.Discharged {
 			t.Errorf("%v: finished prediction = %+v, want discharged", sig, p)
+		} else if want := "go test ./properties/suite -run '^TestChildSlow$/^done$'"; p.Rerun != want {
+			t.Errorf("%v: rerun = %q, want %q", sig, p.Rerun, want)
 		}
 	}
 }

@@ -182,8 +182,6 @@ func newRunner(c Config, out io.Writer) *runner {
 	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro = r.repro
-	r.pcfg = ContractConfig(c, nil)
-	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
 	return r
 }
 
@@ -194,11 +192,12 @@ func (r *runner) open() {
 	if note != "" {
 		fmt.Fprintln(r.out, note)
 	}
+	r.dev = dev
+	r.pcfg = ContractConfig(r.cfg, dev)
+	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
 	if err != nil {
 		r.pcfg.NoDevice = err.Error()
-		return
 	}
-	r.dev, r.pcfg.Device = dev, dev
 }
 
 // ContractConfig returns the properties.Config that contracts of a run of c

@@ -366,7 +366,7 @@ func (r *runner) report() (*reports.Report, error) {
 
 // repro is the Recorder's command that replays a failing contract run.
 func (r *runner) repro(name string, seed uint64, failfile string) string {
-	args := reproArgs(name, seed, failfile)
+	args := r.testFlags(reproArgs(name, seed, failfile))
 	if r.reproCmd == "" {
 		return args
 	}
@@ -398,14 +398,24 @@ func (r *runner) rerun(runs []string) string {
 			}
 		}
 		if len(names) > 1 {
+			slices.Sort(names)
 			pattern = "^(" + strings.Join(names, "|") + ")$"
 		}
 	}
-	args := "-run " + shellQuote(pattern)
+	args := r.testFlags("-run " + shellQuote(pattern))
 	if r.reproCmd == "" {
 		return args
 	}
 	return r.reproCmd + " " + args
+}
+
+// testFlags spells go test's -run and -rapid.X for a test binary run
+// directly (make gpu-bin's), which knows them as -test.run and -rapid.X.
+func (r *runner) testFlags(args string) string {
+	if r.reproCmd == "" || strings.HasPrefix(r.reproCmd, "go test ") {
+		return args
+	}
+	return strings.Replace(args, "-run ", "-test.run ", 1)
 }
 
 // goTestCommand returns the command prefix that reruns this test binary's

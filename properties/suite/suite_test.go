@@ -216,6 +216,12 @@ func TestMergeKeepsOtherPredictions(t *testing.T) {
 	if got.Prediction("X-KEPT") == nil {
 		t.Error("merge dropped a prediction this run did not run")
 	}
+	ents, _ := os.ReadDir(filepath.Dir(c.Report))
+	for _, e := range ents {
+		if e.Name() != "report.json" {
+			t.Errorf("left beside the report: %s", e.Name())
+		}
+	}
 }
 
 // A falsified prediction's report shows the failing ratio, every failing
@@ -429,5 +435,20 @@ func TestReproArgs(t *testing.T) {
 		if got := suite.ReproArgs(tc.name, 7, tc.failfile); got != tc.want {
 			t.Errorf("ReproArgs(%q, %q) = %q, want %q", tc.name, tc.failfile, got, tc.want)
 		}
+	}
+}
+
+// The reproduction command is one line to paste: the package's go test (or
+// the test binary with -test.run), and the settings that shape the case.
+func TestReproCommand(t *testing.T) {
+	c := suite.Default()
+	if got, want := suite.Repro(c, "go test ./properties", "TestX", 0, "testdata/rapid/TestX/a.fail"),
+		"go test ./properties -run '^TestX$' -rapid.failfile=testdata/rapid/TestX/a.fail"; got != want {
+		t.Errorf("repro = %q, want %q", got, want)
+	}
+	c.Backend, c.MaxElements = "emu-checked", 4096
+	if got, want := suite.Repro(c, "../bin/properties.test", "TestX", 12, ""),
+		"../bin/properties.test -test.run '^TestX$' -rapid.seed=12 -ptxprop.backend=emu-checked -ptxprop.max-elements=4096"; got != want {
+		t.Errorf("repro = %q, want %q", got, want)
 	}
 }

@@ -244,8 +244,8 @@ func TestChild(t *testing.T) {
 // asks a backend that can tell (the GPU's Usable) whether a sticky fault
 // left it unusable: a Device may keep a small write as a pending store and
 // answer the read back from it, so the copies alone need not reach the
-// driver (on the H200 they did not, and 50 later mutants of
-// TestGenericMutants then failed to load in a child that carried on).
+// driver, and a child that carried on with a faulted GPU would fail to load
+// every later mutant.
 func healthy(dev cudart.Device) error {
 	if u, ok := dev.Backend().(interface{ Usable() error }); ok {
 		if err := u.Usable(); err != nil {

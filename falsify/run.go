@@ -169,7 +169,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 	defer func() { r.Duration = time.Since(start) }()
 	if g, ok := m.(Generic); ok {
 		if why := s.exercised(g.Kernel); why != "" {
-			r.Status, r.Reason = reports.MutantSurvived, why
+			r.Status, r.Reason = reports.MutantNotExercised, why
 			return r
 		}
 	}
@@ -220,6 +220,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 	case len(errored) > 0:
 		r.Status, r.Reason = reports.MutantError, "contract runs failed outside their properties: "+strings.Join(errored, "; ")
 	case launches == 0:
+		r.Status = reports.MutantNotExercised
 		r.Reason = fmt.Sprintf("not exercised: no run of %s launched the mutated code", strings.Join(uniq(ids), ", "))
 	case !s.opts.Equivalence:
 		r.Reason = "every prediction passed (equivalence not checked)"

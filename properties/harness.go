@@ -21,9 +21,10 @@ const (
 	Inconclusive Status = "inconclusive" // e.g. a failure that did not reproduce
 	Skipped      Status = "skipped"      // could not run here; Reason says why
 	Errored      Status = "error"        // the harness itself failed
+	NotRun       Status = "not_run"      // the run ended before it started
 )
 
-var statusRank = map[Status]int{"": 0, Skipped: 1, Discharged: 2, Inconclusive: 3, Errored: 4, Falsified: 5}
+var statusRank = map[Status]int{"": 0, NotRun: 1, Skipped: 2, Discharged: 3, Inconclusive: 4, Errored: 5, Falsified: 6}
 
 // Outcome is what running a prediction's contracts produced. Several contract
 // runs for one ID (e.g. two backward designs) merge into one Outcome.
@@ -98,7 +99,7 @@ type Failure struct {
 type Recorder struct {
 	// Repro returns the command that replays a failing run from the
 	// failing check's seed and rapid's fail file (either may be empty); nil
-	// is ReproArgs, the go test arguments alone.
+	// is the go test arguments alone.
 	Repro func(run string, seed uint64, failfile string) string
 
 	mu       sync.Mutex
@@ -240,7 +241,8 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	cfg := t.Config()
 	rec := cfg.Recorder
 	if err := cfg.stopped(); err != nil {
-		Skip(t, id, "not started: "+err.Error())
+		rec.Record(Outcome{ID: id, Status: NotRun, Reason: "not started: " + err.Error(), Runs: []string{t.Name()}})
+		t.Skipf("%s not started: %v", id, err)
 		return
 	}
 	ct := &captureTB{TB: t}
@@ -312,7 +314,6 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			o.Reason = ct.skipReason
 		default:
 			o.Status = Discharged
-			o.Repro = rerun(cfg, rec, t.Name(), n)
 		}
 		if ended == nil && (o.Status == Falsified || (o.Status == Inconclusive && o.NonDeterministic != "")) {
 			o.Checks++ // the failing check
@@ -328,7 +329,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 				if rec != nil && rec.Repro != nil {
 					o.Repro = rec.Repro(t.Name(), log.seed, log.failfile)
 				} else {
-					o.Repro = ReproArgs(t.Name(), log.seed, log.failfile)
+					o.Repro = reproArgs(t.Name(), log.seed, log.failfile)
 				}
 			}
 			o.Failures = []Failure{{Run: t.Name(), Reason: o.Reason, Ratio: ratio, Counterexample: o.Counterexample,
@@ -392,14 +393,14 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	})
 }
 
-// rerun returns the command that reruns the first checks checks of the
+// rerun returns the command that replays the first checks checks of the
 // contract run name from the run's base seed (cfg.Seed), or "" when the
 // seed is unknown.
 func rerun(cfg *Config, rec *Recorder, name string, checks int) string {
 	if cfg.Seed == 0 || checks <= 0 {
 		return ""
 	}
-	cmd := ReproArgs(name, cfg.Seed, "")
+	cmd := reproArgs(name, cfg.Seed, "")
 	if rec != nil && rec.Repro != nil {
 		cmd = rec.Repro(name, cfg.Seed, "")
 	}

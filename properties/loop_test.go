@@ -174,7 +174,7 @@ func TestSetupFailuresAreErrors(t *testing.T) {
 // derivatives) has a ratio and no element statistics; RoPE's rotations,
 // which cancel to near zero, have relative errors and ULP distances only
 // where they describe the result (at most 1/2 and one binade, by Scaled's
-// floor). Each discharged run carries the command that reruns it.
+// floor).
 func TestContractStatistics(t *testing.T) {
 	const checks = 5
 	fd, _ := runContract(t, properties.BRMSBackFD, checks, 0, func(tb properties.TB) {
@@ -183,8 +183,19 @@ func TestContractStatistics(t *testing.T) {
 	if s := fd.Stats; fd.Status != properties.Discharged || s.Compared != 0 || s.MaxAbs != 0 || s.RelCompared != 0 || s.Ratios == 0 || !(s.MaxRatio > 0) {
 		t.Errorf("%s: %s, stats %+v: want only ratios", properties.BRMSBackFD, fd.Status, s)
 	}
-	if want := "-rapid.seed=12345 -rapid.checks=5"; !strings.HasSuffix(fd.Repro, want) {
-		t.Errorf("discharged run's command %q, want one ending %q", fd.Repro, want)
+	// In the report: the ratio, no element statistics, and the command
+	// that reruns the prediction.
+	c := suite.Default()
+	c.Backend, c.Report, c.Summary, c.Progress, c.Checks = "emu", "off", false, 0, checks
+	rep, err := suite.Run(context.Background(), c, []suite.Job{{Name: "TestFD", Run: func(tb properties.TB) {
+		properties.RMSNormBackwardFDContract(tb, kernels.RMSNormBwdWarp)
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Prediction(properties.BRMSBackFD); p == nil || p.ErrorStats == nil || p.ErrorStats.MaxAbs != nil ||
+		p.ErrorStats.MaxRel != nil || p.ErrorStats.MaxULP != nil || !(p.ErrorStats.MaxRatio > 0) || p.Rerun == "" {
+		t.Errorf("reported %+v, stats %+v: want a ratio alone and a rerun command", p, p.ErrorStats)
 	}
 	rope, _ := runContract(t, properties.RoPEBasis, checks, 0, func(tb properties.TB) {
 		properties.RoPEBasisContract(tb, kernels.RoPEFwdBatched, properties.PerRowPositions, kernels.RoPEBwd)

@@ -16,7 +16,7 @@ import (
 //	prediction FALSIFY-RMS-002: flag unproven set
 //	mutant drop-eps: killed -> survived
 //	kernel rmsnorm_bwd: ptx_sha256 changed
-//	mutation score: 7/9 -> 6/9
+//	mutation score: 7/9 = 77.8% -> 6/9 = 66.7%
 //
 // A nil report is an empty one. Equal reports give no lines.
 func Diff(a, b *Report) []string {
@@ -89,10 +89,9 @@ func Diff(a, b *Report) []string {
 		}
 	}
 
-	ak, ac := a.MutationScore()
-	bk, bc := b.MutationScore()
-	if (ak != bk || ac != bc) && (ac > 0 || bc > 0) {
-		add("mutation score: %d/%d -> %d/%d", ak, ac, bk, bc)
+	as, bs := a.MutationScore(""), b.MutationScore("")
+	if as.Killed != bs.Killed || as.Counted() != bs.Counted() {
+		add("mutation score: %s -> %s", as, bs)
 	}
 	return out
 }

@@ -19,7 +19,7 @@ func TestDiff(t *testing.T) {
 	b.Mutants[0].Status, b.Mutants[0].KilledBy = MutantSurvived, ""
 	b.Mutants[1].Status, b.Mutants[1].KilledBy = MutantKilled, "NEW-004"
 	b.Mutants = b.Mutants[:2]
-	b.UpsertMutant(Mutant{Name: "fresh", Kind: MutantNamed, Status: MutantKilled, KilledBy: "NEW-004"})
+	b.UpsertMutant(Mutant{Name: "fresh", Kind: MutantNamed, Status: MutantSurvived})
 	b.Kernels[0].PTXSHA256 = shaB
 	b.Kernels = b.Kernels[:1]
 	b.UpsertKernel(Kernel{Name: "softmax", Entry: "softmax"})
@@ -31,18 +31,20 @@ func TestDiff(t *testing.T) {
 		"prediction FALSIFY-X-003: removed (was skipped)",
 		"mutant drop-eps: killed -> survived",
 		"mutant ptx:add->sub@12: survived -> killed by NEW-004",
-		"mutant fresh: added (killed by NEW-004)",
+		"mutant fresh: added (survived)",
 		"mutant ptx:rnd@40: removed (was equivalent)",
+		"mutant ptx:mul@7: removed (was not_exercised)",
+		"mutant wrong-axis: removed (was killed)",
 		"kernel rmsnorm_fwd: ptx_sha256 changed",
 		"kernel softmax: added",
 		"kernel rmsnorm_bwd: removed",
-		"mutation score: 1/2 -> 2/3",
+		"mutation score: 2/3 = 66.7% -> 1/3 = 33.3%",
 	}
 	if got := Diff(a, b); !slices.Equal(got, want) {
 		t.Errorf("Diff =\n%q\nwant\n%q", got, want)
 	}
-	if got := Diff(nil, minimalReport()); got != nil {
-		t.Errorf("Diff(nil, empty) = %q", got)
+	if got := Diff(nil, minimalReport()); !slices.Equal(got, []string{"prediction P-0: added (skipped)"}) {
+		t.Errorf("Diff(nil, minimal) = %q", got)
 	}
 	if got := Diff(a, nil); len(got) != len(a.Predictions)+len(a.Mutants)+len(a.Kernels)+1 {
 		t.Errorf("Diff(a, nil) = %q", got)

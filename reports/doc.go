@@ -9,26 +9,34 @@
 //
 // A report is versioned data in the manner of Go's cmd/internal/test2json:
 //
-//   - Every file carries schema_version, currently "ptxprop.contract-report/v1"
+//   - Every file carries schema_version, currently "ptxprop.contract-report/v2"
 //     (SchemaVersion). Read refuses any other version with an error wrapping
 //     ErrSchemaVersion. Adding a field or an enum value is a schema change:
-//     update the Go types, schema/contract-report.v1.json and its tests together.
+//     update the Go types, schema/contract-report.v2.json and its tests together.
 //   - Field names are snake_case; enum values are lower case. The enum types
 //     (Backend, PredictionStatus, MutantKind, MutantStatus, Flag) refuse to
 //     marshal or unmarshal a value outside their constants, so an invalid
 //     status can never reach a file.
 //   - A field that is absent means "not measured". Where zero is a meaningful
-//     measurement and absence is not zero (a copy bandwidth, a naive-CPU error
-//     ratio, a rapid seed), the field is a pointer with omitempty.
+//     measurement and absence is not zero (a copy bandwidth, an element-wise
+//     error statistic, a naive-CPU error ratio, a rapid seed), the field is a
+//     pointer with omitempty.
 //   - Times are RFC 3339 in UTC; durations are float seconds (suffix _s);
 //     rates are per second; bandwidths are bytes per second.
 //   - Error statistics may be NaN or ±Inf (a kernel that writes NaN has
 //     an infinite error); they are encoded as the JSON strings "NaN", "+Inf"
-//     and "-Inf". Every other float must be finite and non-negative.
+//     and "-Inf" (an error statistic is never negative: NaN or +Inf at
+//     worst). Every other float must be finite and non-negative.
+//   - Every run has an ID (NewRun makes one); Merge refuses to add one run
+//     up twice. A report is partial (Report.Partial) when a prediction has
+//     status not_run or the run was stopped early (run.stopped).
+//   - One mutation score (Score), used by every renderer and by the gate
+//     of package falsify.
 //   - A file is written whole or not at all: Write marshals first, writes a
 //     temporary file in the target directory, fsyncs it and renames it over
-//     the target. Update adds a lock file (path + ".lock") so that separate
-//     processes adding predictions and mutants to one report lose nothing.
+//     the target. Update holds a lock file (path + ".lock", removed when it
+//     ends) so that separate processes adding predictions and mutants to
+//     one report lose nothing.
 //
 // The schema is embedded (Schema, SchemaID); the package validates with Go
 // code (Report.Validate) that mirrors it and is tested against it, so it

@@ -27,10 +27,15 @@ const (
 	// Inconclusive: the checks neither passed nor failed, e.g. rapid
 	// generated too few valid cases or a failure did not reproduce.
 	Inconclusive PredictionStatus = "inconclusive"
-	// Skipped: the prediction did not run (no device, not selected).
+	// Skipped: the prediction cannot run here (it needs a GPU, say);
+	// Reason says why.
 	Skipped PredictionStatus = "skipped"
 	// Error: the harness failed (setup error, launch failure), not the claim.
 	Error PredictionStatus = "error"
+	// NotRun: the run did not attempt the prediction (filtered out by -run,
+	// or not started before a deadline or a signal stopped the run). A
+	// report with one is partial (Report.Partial).
+	NotRun PredictionStatus = "not_run"
 )
 
 // MutantKind says where a mutant comes from.
@@ -52,6 +57,18 @@ const (
 	MutantEquivalent MutantStatus = "equivalent" // judged to behave as the original
 	MutantError      MutantStatus = "error"      // it could not be built or run
 	MutantSkipped    MutantStatus = "skipped"    // not run
+	// MutantNotExercised: no check executed the mutated instruction, so no
+	// prediction could catch it; a gap in coverage, left out of the score.
+	MutantNotExercised MutantStatus = "not_exercised"
+)
+
+// KernelOrigin says where a kernel comes from.
+type KernelOrigin string
+
+// Kernel origins.
+const (
+	KernelOurs    KernelOrigin = "ours"    // one of ptxprop's own kernels (package kernels)
+	KernelBinding KernelOrigin = "binding" // a foreign kernel bound from a binding file
 )
 
 // Flag marks a prediction with a finding beyond its status.
@@ -69,11 +86,25 @@ const (
 
 var (
 	backends           = []Backend{BackendGPU, BackendEmu}
-	predictionStatuses = []PredictionStatus{Discharged, Falsified, Inconclusive, Skipped, Error}
+	predictionStatuses = []PredictionStatus{Discharged, Falsified, Inconclusive, Skipped, Error, NotRun}
 	mutantKinds        = []MutantKind{MutantNamed, MutantGeneric}
-	mutantStatuses     = []MutantStatus{MutantKilled, MutantSurvived, MutantEquivalent, MutantError, MutantSkipped}
+	mutantStatuses     = []MutantStatus{MutantKilled, MutantSurvived, MutantEquivalent, MutantError, MutantSkipped, MutantNotExercised}
+	kernelOrigins      = []KernelOrigin{KernelOurs, KernelBinding}
 	flags              = []Flag{FlagUnproven, FlagNonDeterministic}
 )
+
+// Valid reports whether o is one of the KernelOrigin constants.
+func (o KernelOrigin) Valid() bool { return slices.Contains(kernelOrigins, o) }
+
+// MarshalText implements encoding.TextMarshaler; it fails for an invalid value.
+func (o KernelOrigin) MarshalText() ([]byte, error) {
+	return marshalEnum("kernel origin", o, kernelOrigins)
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler; it fails for an invalid value.
+func (o *KernelOrigin) UnmarshalText(t []byte) error {
+	return unmarshalEnum("kernel origin", t, o, kernelOrigins)
+}
 
 // Valid reports whether b is one of the Backend constants.
 func (b Backend) Valid() bool { return slices.Contains(backends, b) }
@@ -135,7 +166,7 @@ func enumError[E ~string](what string, v E, all []E) error {
 	for i, e := range all {
 		names[i] = string(e)
 	}
-	return fmt.Errorf("invalid %s %q (want one of %s)", what, string(v), strings.Join(names, ", "))
+	return fmt.Errorf("invalid %s %s (want one of %s)", what, quote(string(v)), strings.Join(names, ", "))
 }
 
 func marshalEnum[E ~string](what string, v E, all []E) ([]byte, error) {

@@ -51,28 +51,40 @@ func (f *extFloat) UnmarshalJSON(b []byte) error {
 
 // errorStatsJSON is the wire form of ErrorStats; keep its tags identical.
 type errorStatsJSON struct {
-	MaxAbs           extFloat  `json:"max_abs"`
-	MaxRel           extFloat  `json:"max_rel"`
-	MaxULP           extFloat  `json:"max_ulp"`
+	MaxAbs           *extFloat `json:"max_abs,omitempty"`
+	MaxRel           *extFloat `json:"max_rel,omitempty"`
+	MaxULP           *extFloat `json:"max_ulp,omitempty"`
 	MaxRatio         extFloat  `json:"max_ratio"`
 	ToleranceFormula string    `json:"tolerance_formula,omitempty"`
 	NaiveRatio       *extFloat `json:"naive_ratio,omitempty"`
 }
 
+func toExt(x *float64) *extFloat {
+	if x == nil {
+		return nil
+	}
+	e := extFloat(*x)
+	return &e
+}
+
+func fromExt(x *extFloat) *float64 {
+	if x == nil {
+		return nil
+	}
+	f := float64(*x)
+	return &f
+}
+
 // MarshalJSON encodes e, writing NaN and ±Inf as "NaN", "+Inf" and "-Inf".
 func (e ErrorStats) MarshalJSON() ([]byte, error) {
-	w := errorStatsJSON{
-		MaxAbs:           extFloat(e.MaxAbs),
-		MaxRel:           extFloat(e.MaxRel),
-		MaxULP:           extFloat(e.MaxULP),
+	return marshalJSON(errorStatsJSON{
+		MaxAbs:           toExt(e.MaxAbs),
+		MaxRel:           toExt(e.MaxRel),
+		MaxULP:           toExt(e.MaxULP),
 		MaxRatio:         extFloat(e.MaxRatio),
 		ToleranceFormula: e.ToleranceFormula,
-	}
-	if e.NaiveRatio != nil {
-		x := extFloat(*e.NaiveRatio)
-		w.NaiveRatio = &x
-	}
-	return marshalJSON(w)
+		NaiveRatio:       toExt(e.NaiveRatio),
+	})
 }
 
 // UnmarshalJSON decodes e, accepting "NaN", "+Inf" and "-Inf" for numbers.
@@ -80,18 +92,15 @@ func (e ErrorStats) MarshalJSON() ([]byte, error) {
 func (e *ErrorStats) UnmarshalJSON(b []byte) error {
 	var w errorStatsJSON
 	if err := strictUnmarshal(b, &w); err != nil {
-		return fmt.Errorf("error_stats: %w", err)
+		return err
 	}
 	*e = ErrorStats{
-		MaxAbs:           float64(w.MaxAbs),
-		MaxRel:           float64(w.MaxRel),
-		MaxULP:           float64(w.MaxULP),
+		MaxAbs:           fromExt(w.MaxAbs),
+		MaxRel:           fromExt(w.MaxRel),
+		MaxULP:           fromExt(w.MaxULP),
 		MaxRatio:         float64(w.MaxRatio),
 		ToleranceFormula: w.ToleranceFormula,
-	}
-	if w.NaiveRatio != nil {
-		x := float64(*w.NaiveRatio)
-		e.NaiveRatio = &x
+		NaiveRatio:       fromExt(w.NaiveRatio),
 	}
 	return nil
 }

@@ -31,6 +31,9 @@ func sampleReport() *Report {
 	return &Report{
 		SchemaVersion: SchemaVersion,
 		Run: Run{
+			ID:                "run-sample",
+			MergedFrom:        []string{"shard-a", "shard-b"},
+			Stopped:           "deadline 7m0s",
 			Start:             start,
 			End:               start.Add(83 * time.Second),
 			GitCommit:         "0123456789abcdef0123456789abcdef01234567",
@@ -56,7 +59,8 @@ func sampleReport() *Report {
 				Kernels:         []string{"rmsnorm_fwd"},
 				Status:          Discharged,
 				Checks:          10000,
-				ErrorStats:      &ErrorStats{MaxAbs: 1e-7, MaxRel: 3e-7, MaxULP: 2, MaxRatio: 0.31, ToleranceFormula: "4·eps32·(|x|·|w| + 1)", NaiveRatio: ptr(0.5)},
+				ErrorStats:      &ErrorStats{MaxAbs: ptr(1e-7), MaxRel: ptr(3e-7), MaxULP: ptr(2.0), MaxRatio: 0.31, ToleranceFormula: "4·eps32·(|x|·|w| + 1)", NaiveRatio: ptr(0.5)},
+				Rerun:           "go test ./properties -run '^TestRMSNormForward$' -rapid.checks=10000",
 				Duration:        0.813,
 				ChecksPerSecond: 12300,
 			},
@@ -76,29 +80,37 @@ func sampleReport() *Report {
 					Command:  "go test ./properties -run '^TestRMSNormBackward$' -rapid.seed=18446744073709551615",
 					FailFile: "testdata/rapid/TestRMSNormBackward/TestRMSNormBackward-20260102-030405-1.fail",
 				},
-				ErrorStats:       &ErrorStats{MaxAbs: math.Inf(1), MaxRel: math.NaN(), MaxULP: math.Inf(1), MaxRatio: math.Inf(1)},
+				ErrorStats:       &ErrorStats{MaxAbs: ptr(math.Inf(1)), MaxRel: ptr(math.NaN()), MaxULP: ptr(math.Inf(1)), MaxRatio: math.Inf(1)},
 				Duration:         0.012,
 				Flags:            []Flag{FlagUnproven, FlagNonDeterministic},
 				NonDeterministic: "failed on the first run, passed on replay",
 			},
 			{ID: "FALSIFY-X-003", Status: Skipped, Reason: "no GPU"},
+			{ID: "FALSIFY-Y-004", Status: NotRun, Reason: "filtered out by -run"},
+			{ID: "FALSIFY-Z-005", Status: Inconclusive, Checks: 12, ErrorStats: &ErrorStats{MaxRatio: 0.5}},
 		},
 		Mutants: []Mutant{
 			{Name: "drop-eps", Description: "omit epsilon", Kind: MutantNamed, Kernel: "rmsnorm_fwd", Status: MutantKilled, KilledBy: "FALSIFY-DIM-001", ChecksToKill: 3,
 				Counterexample: &Counterexample{Draws: []Draw{{Label: "hidden", Value: "1"}}}},
 			{Name: "ptx:add->sub@12", Kind: MutantGeneric, Kernel: "rmsnorm_bwd", Operator: "add->sub", Site: "rmsnorm_bwd.ptx:12", Status: MutantSurvived},
 			{Name: "ptx:rnd@40", Kind: MutantGeneric, Operator: "rn->rz", Site: "rmsnorm_fwd.ptx:40", Status: MutantEquivalent, Reason: "rounding of an exact value"},
+			{Name: "ptx:mul@7", Kind: MutantGeneric, Kernel: "rmsnorm_bwd", Operator: "arith-swap", Status: MutantNotExercised, Reason: "not exercised: no check launched it"},
+			{Name: "wrong-axis", Kind: MutantNamed, Kernel: "rmsnorm_bwd", Status: MutantKilled, KilledBy: "FALSIFY-RMS-002",
+				Expected: []string{"FALSIFY-RMS-002"}, ChecksToKill: 1, Duration: 0.25},
 		},
 		Kernels: []Kernel{
-			{Name: "rmsnorm_fwd", Entry: "rmsnorm_fwd", Source: "kernels/rmsnorm.cu", PTX: "kernels/ptx/rmsnorm.ptx", PTXSHA256: shaA, SourceSHA256: shaB},
-			{Name: "rmsnorm_bwd", Entry: "rmsnorm_bwd"},
+			{Name: "rmsnorm_fwd", Origin: KernelOurs, Entry: "rmsnorm_fwd", Source: "kernels/rmsnorm.cu", PTX: "kernels/ptx/rmsnorm.ptx", PTXSHA256: shaA, SourceSHA256: shaB},
+			{Name: "rmsnorm_bwd", Origin: KernelBinding, Entry: "rmsnorm_bwd_kernel", PTX: "rmsnorm_bwd.ptx", PTXSHA256: shaB,
+				Binding: "testdata/triton-rmsnorm-bwd.yaml", Contract: "rmsnorm.backward"},
 		},
 	}
 }
 
 // minimalReport has only what is required.
 func minimalReport() *Report {
-	return New(Run{Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), GoVersion: "go1.26", Backend: BackendEmu})
+	r := New(Run{ID: "run-minimal", Start: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), GoVersion: "go1.26", Backend: BackendEmu})
+	r.Predictions = []Prediction{{ID: "P-0", Status: Skipped}}
+	return r
 }
 
 var (

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,8 +136,11 @@ func Read(path string) (*Report, error) {
 
 // Parse decodes a report. It fails, with an error wrapping ErrSchemaVersion,
 // when schema_version is missing or not SchemaVersion; and, with an error
-// wrapping ErrInvalid, when a required field is missing or null, a field is
-// unknown, or Validate fails.
+// wrapping ErrInvalid, when the data is not a JSON object, a value has the
+// wrong kind or an enum value is unknown, a required field is missing or
+// null, a field is unknown, or Validate fails. Each problem names the JSON
+// path of the value (predictions[3].status) and repeats at most a short
+// prefix of it.
 func Parse(data []byte) (*Report, error) {
 	r, err := parse(data)
 	if err != nil {
@@ -146,39 +150,73 @@ func Parse(data []byte) (*Report, error) {
 }
 
 func parse(data []byte) (*Report, error) {
-	var head struct {
-		SchemaVersion *string `json:"schema_version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	switch {
-	case head.SchemaVersion == nil:
-		return nil, fmt.Errorf("%w: no schema_version (not a ptxprop contract report?)", ErrSchemaVersion)
-	case *head.SchemaVersion != SchemaVersion:
-		return nil, fmt.Errorf("%w: file has %q, this ptxprop reads %q", ErrSchemaVersion, *head.SchemaVersion, SchemaVersion)
-	}
-
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, syntaxError(data, err))
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: unexpected data after the JSON value", ErrInvalid)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: the file holds %s, not a JSON object (not a ptxprop contract report?)", ErrInvalid, describe(doc))
+	}
+	switch sv, ok := obj["schema_version"].(string); {
+	case !ok:
+		return nil, fmt.Errorf("%w: no schema_version (not a ptxprop contract report?)", ErrSchemaVersion)
+	case sv != SchemaVersion:
+		return nil, fmt.Errorf("%w: file has %s, this ptxprop reads %q", ErrSchemaVersion, quote(sv), SchemaVersion)
+	}
+
 	var v validator
-	requireFields(&v, "", doc, reflect.TypeFor[Report]())
+	checkDoc(&v, "", doc, reflect.TypeFor[Report]())
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-
 	r := new(Report)
 	if err := strictUnmarshal(data, r); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		// checkDoc admits only what decodes; this is a safety net.
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, syntaxError(data, err))
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// syntaxError describes a decoding error in the file's terms (line and
+// column, JSON kinds) rather than Go's.
+func syntaxError(data []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line, col := position(data, se.Offset)
+		return fmt.Sprintf("not valid JSON at line %d, column %d: %s", line, col, strings.TrimPrefix(se.Error(), "invalid character "))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "not valid JSON: the file ends in the middle of a value (truncated?)"
+	case errors.As(err, &te):
+		at := te.Field
+		if at == "" {
+			at = "a value"
+		}
+		return fmt.Sprintf("%s: a JSON %s where the schema wants another kind", at, te.Value)
+	}
+	return err.Error()
+}
+
+// position returns the 1-based line and column of byte offset off.
+func position(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1)
+	if col == 0 {
+		col = 1
+	}
+	return line, col
 }
 
 // strictUnmarshal is json.Unmarshal that rejects unknown fields (the schema's
@@ -195,27 +233,120 @@ func strictUnmarshal(data []byte, v any) error {
 	return nil
 }
 
-var timeType = reflect.TypeFor[time.Time]()
+var (
+	timeType       = reflect.TypeFor[time.Time]()
+	errorStatsType = reflect.TypeFor[ErrorStats]()
+	extFloatType   = reflect.TypeFor[extFloat]()
+	validType      = reflect.TypeFor[interface{ Valid() bool }]()
+)
 
-// requireFields walks the decoded document doc along the Go type t and
-// reports what the schema forbids but encoding/json lets pass: missing
-// required fields (those without omitempty or omitzero), null values (no
-// field is nullable) and keys that match a field only case-insensitively.
-func requireFields(v *validator, at string, doc any, t reflect.Type) {
+// describe names the JSON kind of a decoded value for a message, with the
+// value itself when it is short: `an array`, `the string "x"`, `the number 5`.
+func describe(doc any) string {
+	switch x := doc.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "the string " + quote(x)
+	case json.Number:
+		if len(x) > quoteMax {
+			return "a number of " + strconv.Itoa(len(x)) + " characters"
+		}
+		return "the number " + x.String()
+	case bool:
+		return fmt.Sprintf("%v", x)
+	}
+	return fmt.Sprintf("%T", doc)
+}
+
+// checkDoc walks the decoded document doc along the Go type t and reports,
+// at its JSON path (run.start, predictions[3].status), what the schema
+// forbids: a value of the wrong JSON kind, an enum value outside its
+// constants, a number that is not an integer where one is wanted, a time
+// that is not RFC 3339, a missing required field (one without omitempty or
+// omitzero), null (no field is nullable) and an unknown key (encoding/json
+// would match keys case-insensitively; the schema does not).
+func checkDoc(v *validator, at string, doc any, t reflect.Type) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	where := at
+	if where == "" {
+		where = "the report"
+	}
+	want := func(kind string) { v.addf("%s: want %s, got %s", where, kind, describe(doc)) }
 	switch {
+	case t == timeType:
+		s, ok := doc.(string)
+		if !ok {
+			want("an RFC 3339 time string")
+		} else if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			v.addf("%s: %s is not an RFC 3339 time", where, quote(s))
+		}
+	case t == extFloatType:
+		switch x := doc.(type) {
+		case json.Number:
+		case string:
+			if x != "NaN" && x != "+Inf" && x != "-Inf" {
+				v.addf(`%s: %s is not a number (want a JSON number, "NaN", "+Inf" or "-Inf")`, where, quote(x))
+			}
+		default:
+			want(`a number (or "NaN", "+Inf", "-Inf")`)
+		}
+	case t == errorStatsType:
+		checkDoc(v, at, doc, reflect.TypeFor[errorStatsJSON]())
 	case t.Kind() == reflect.Slice:
-		if list, ok := doc.([]any); ok {
-			for i, e := range list {
-				requireFields(v, fmt.Sprintf("%s[%d]", at, i), e, t.Elem())
+		list, ok := doc.([]any)
+		if !ok {
+			want("an array")
+			return
+		}
+		for i, e := range list {
+			checkDoc(v, fmt.Sprintf("%s[%d]", at, i), e, t.Elem())
+		}
+	case t.Kind() == reflect.String:
+		s, ok := doc.(string)
+		if !ok {
+			want("a string")
+			return
+		}
+		if t.Implements(validType) {
+			if e := reflect.ValueOf(s).Convert(t).Interface().(interface{ Valid() bool }); !e.Valid() {
+				v.addf("%s: %s", where, enumMessage(t, s))
 			}
 		}
-	case t.Kind() == reflect.Struct && t != timeType:
+	case t.Kind() == reflect.Int, t.Kind() == reflect.Int64, t.Kind() == reflect.Uint64:
+		n, ok := doc.(json.Number)
+		if !ok {
+			want("an integer")
+			return
+		}
+		var err error
+		if t.Kind() == reflect.Uint64 {
+			_, err = strconv.ParseUint(n.String(), 10, 64)
+		} else {
+			_, err = strconv.ParseInt(n.String(), 10, 64)
+		}
+		if err != nil {
+			v.addf("%s: %s is not an integer in range", where, quote(n.String()))
+		}
+	case t.Kind() == reflect.Float64:
+		if _, ok := doc.(json.Number); !ok {
+			want("a number")
+		}
+	case t.Kind() == reflect.Bool:
+		if _, ok := doc.(bool); !ok {
+			want("true or false")
+		}
+	case t.Kind() == reflect.Struct:
 		obj, ok := doc.(map[string]any)
 		if !ok {
-			return // a type mismatch; json.Unmarshal reports it
+			want("an object")
+			return
 		}
 		known := make(map[string]bool)
 		for i := range t.NumField() {
@@ -224,28 +355,27 @@ func requireFields(v *validator, at string, doc any, t reflect.Type) {
 				continue
 			}
 			known[name] = true
-			where := name
+			field := name
 			if at != "" {
-				where = at + "." + name
+				field = at + "." + name
 			}
 			val, present := obj[name]
 			switch {
 			case !present && required:
-				v.addf("%s is missing", where)
+				v.addf("%s is missing", field)
 			case present && val == nil:
-				v.addf("%s is null", where)
+				v.addf("%s is null", field)
 			case present:
-				requireFields(v, where, val, t.Field(i).Type)
+				checkDoc(v, field, val, t.Field(i).Type)
 			}
 		}
-		// encoding/json matches keys case-insensitively; the schema does not.
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			if !known[k] {
-				where := k
+				field := k
 				if at != "" {
-					where = at + "." + k
+					field = at + "." + k
 				}
-				v.addf("%s is not a field of %s", where, t.Name())
+				v.addf("%s is not a field of %s", quote(field), where)
 			}
 		}
 	}
@@ -267,9 +397,22 @@ func jsonField(f reflect.StructField) (name string, required bool) {
 	return name, true
 }
 
+// enumMessage is what the enum type t's UnmarshalText says of s.
+func enumMessage(t reflect.Type, s string) string {
+	u, ok := reflect.New(t).Interface().(interface{ UnmarshalText([]byte) error })
+	if !ok {
+		return quote(s) + " is not a valid value"
+	}
+	if err := u.UnmarshalText([]byte(s)); err != nil {
+		return err.Error()
+	}
+	return quote(s) + " is not a valid value"
+}
+
 // Update applies fn to the report at path and writes the result atomically,
-// holding an exclusive lock (the file path + ".lock", which stays in place)
-// so that concurrent Updates from goroutines or processes lose no write.
+// holding an exclusive lock (the file path + ".lock", removed when the
+// Update ends) so that concurrent Updates from goroutines or processes lose
+// no write.
 // When path does not exist, fn receives a report holding only SchemaVersion
 // (r.Run.Start.IsZero()) and must fill in Run. If path exists but cannot be
 // read or parsed, or fn fails, nothing is written and the error is returned.

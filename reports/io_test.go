@@ -32,12 +32,12 @@ func dirEntries(t *testing.T, dir string) []string {
 	return names
 }
 
-// noTempFiles fails if dir holds a leftover temporary file.
+// noTempFiles fails if dir holds a leftover temporary or lock file.
 func noTempFiles(t *testing.T, dir string) {
 	t.Helper()
 	for _, n := range dirEntries(t, dir) {
-		if strings.Contains(n, ".tmp") {
-			t.Errorf("temporary file %s left in %s", n, dir)
+		if strings.Contains(n, ".tmp") || strings.HasSuffix(n, ".lock") {
+			t.Errorf("temporary or lock file %s left in %s", n, dir)
 		}
 	}
 }
@@ -57,7 +57,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{
-		"{\n  \"schema_version\": \"ptxprop.contract-report/v1\",\n",
+		"{\n  \"schema_version\": \"ptxprop.contract-report/v2\",\n",
 		`"status": "discharged"`,
 		`"max_abs": "+Inf"`,
 		`"max_rel": "NaN"`,
@@ -85,7 +85,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	if again := mustMarshal(t, got); !bytes.Equal(again, data) {
 		t.Errorf("Read then Marshal differs from the file:\n%s\nwant\n%s", again, data)
 	}
-	if !math.IsNaN(got.Predictions[1].ErrorStats.MaxRel) || !math.IsInf(got.Predictions[1].ErrorStats.MaxAbs, 1) {
+	if e := got.Predictions[1].ErrorStats; !math.IsNaN(*e.MaxRel) || !math.IsInf(*e.MaxAbs, 1) {
 		t.Errorf("non-finite error stats not restored: %+v", got.Predictions[1].ErrorStats)
 	}
 	got.Predictions[1].ErrorStats, want.Predictions[1].ErrorStats = nil, nil
@@ -105,7 +105,7 @@ func TestRoundTripMinimal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Empty lists come back empty, not nil.
-	want.Predictions, want.Mutants, want.Kernels = []Prediction{}, []Mutant{}, []Kernel{}
+	want.Mutants, want.Kernels = []Mutant{}, []Kernel{}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
@@ -226,12 +226,12 @@ func TestReadErrors(t *testing.T) {
 		}
 		return p
 	}
-	v2 := strings.Replace(string(mustMarshal(t, minimalReport())), "/v1", "/v2", 1)
-	_, err := Read(write("v2.json", v2))
+	v1 := strings.Replace(string(mustMarshal(t, minimalReport())), "/v2", "/v1", 1)
+	_, err := Read(write("v1.json", v1))
 	if !errors.Is(err, ErrSchemaVersion) {
-		t.Errorf("Read(v2) = %v, want ErrSchemaVersion", err)
-	} else if msg := err.Error(); !strings.Contains(msg, `"ptxprop.contract-report/v2"`) || !strings.Contains(msg, `"ptxprop.contract-report/v1"`) || !strings.Contains(msg, "v2.json") {
-		t.Errorf("Read(v2) error %q should name the file and both versions", msg)
+		t.Errorf("Read(v1) = %v, want ErrSchemaVersion", err)
+	} else if msg := err.Error(); !strings.Contains(msg, `"ptxprop.contract-report/v2"`) || !strings.Contains(msg, `"ptxprop.contract-report/v1"`) || !strings.Contains(msg, "v1.json") {
+		t.Errorf("Read(v1) error %q should name the file and both versions", msg)
 	}
 	if _, err := Read(write("other.json", `{"Action":"pass"}`)); !errors.Is(err, ErrSchemaVersion) {
 		t.Errorf("Read(test2json) = %v, want ErrSchemaVersion", err)
@@ -450,4 +450,57 @@ func TestUpdateErrorsWriteNothing(t *testing.T) {
 		t.Errorf("Update leaving Run empty = %v, want ErrInvalid", err)
 	}
 	noTempFiles(t, dir)
+}
+
+// TestParseErrorMessages: an error names the JSON path of the bad value in
+// the file's terms (no Go types), and never repeats a huge value whole.
+func TestParseErrorMessages(t *testing.T) {
+	base := mustMarshal(t, sampleReport())
+	edit := func(f func(m map[string]any)) []byte {
+		m := toDoc(t, base)
+		f(m)
+		return fromDoc(t, m)
+	}
+	huge := strings.Repeat("x", 10<<20)
+	for _, c := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"array", []byte(`[1, 2]`), []string{"an array, not a JSON object"}},
+		{"syntax", []byte("{\n  \"schema_version\": ,\n}"), []string{"line 2, column"}},
+		{"truncated", base[:200], []string{"truncated"}},
+		{"run is an array", edit(func(m map[string]any) { m["run"] = []any{1} }), []string{"run: want an object, got an array"}},
+		{"start is an array", edit(func(m map[string]any) { at(m, "run")["start"] = []any{} }), []string{"run.start: want an RFC 3339 time string, got an array"}},
+		{"checks is a string", edit(func(m map[string]any) { at(m, "predictions", 2)["checks"] = "7" }), []string{`predictions[2].checks: want an integer, got the string "7"`}},
+		{"fractional checks", edit(func(m map[string]any) { at(m, "predictions", 2)["checks"] = 1.5 }), []string{`predictions[2].checks: "1.5" is not an integer`}},
+		{"status", edit(func(m map[string]any) { at(m, "predictions", 1)["status"] = "passed" }), []string{`predictions[1].status: invalid prediction status "passed" (want one of discharged,`}},
+		{"huge status", edit(func(m map[string]any) { at(m, "predictions", 1)["status"] = huge }), []string{"predictions[1].status: invalid prediction status \"xxxx", "(10485760 bytes)"}},
+		{"huge unknown key", edit(func(m map[string]any) { at(m, "run")[huge] = 1 }), []string{"(10485764 bytes) is not a field of run"}},
+		{"huge stat", edit(func(m map[string]any) { at(m, "predictions", 0, "error_stats")["max_abs"] = huge }), []string{"predictions[0].error_stats.max_abs:", "is not a number"}},
+		{"stats are a list", edit(func(m map[string]any) { at(m, "predictions", 0)["error_stats"] = []any{1} }), []string{"predictions[0].error_stats: want an object, got an array"}},
+		{"flag", edit(func(m map[string]any) { at(m, "predictions", 1)["flags"] = []any{"x", 3} }), []string{"predictions[1].flags[0]: invalid flag", "predictions[1].flags[1]: want a string, got the number 3"}},
+		{"missing", edit(func(m map[string]any) { delete(at(m, "kernels", 1), "entry") }), []string{"kernels[1].entry is missing"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(c.data)
+			if err == nil {
+				t.Fatal("Parse accepted it")
+			}
+			msg := err.Error()
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error lacks %q:\n%.2000s", w, msg)
+				}
+			}
+			for _, leak := range []string{"Go value", "struct {", "reports.", "*float64", "json: "} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("error leaks %q: %.2000s", leak, msg)
+				}
+			}
+			if len(msg) > 4096 {
+				t.Errorf("error of %d bytes", len(msg))
+			}
+		})
+	}
 }

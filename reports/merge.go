@@ -11,40 +11,90 @@ import (
 // statusRank orders prediction statuses from the least to the most
 // serious: the merged status of a prediction run in several shards is the
 // most serious one (a single falsified shard falsifies it).
-var statusRank = map[PredictionStatus]int{Skipped: 0, Discharged: 1, Inconclusive: 2, Error: 3, Falsified: 4}
+var statusRank = map[PredictionStatus]int{NotRun: 0, Skipped: 0, Discharged: 1, Inconclusive: 2, Error: 3, Falsified: 4}
 
 // Merge combines reports of shards of one run — the same code on the same
 // backend and device, split into processes, seeds or machines (e.g. a soak
 // too long for one job) — into one report. For each prediction the shards
-// that ran it (not skipped) are added up: checks, failed checks and
+// that ran it (neither skipped nor not_run) are added up: checks, failed checks and
 // durations are summed (so checks per second is the rate of one shard, not
 // of the shards side by side), the error maxima are the maxima over the
 // shards, and the status is the most serious one, with that shard's reason,
-// counterexample and reproduction. A prediction every shard skipped stays
-// skipped. Kernels and mutants are united; the same kernel with other
-// hashes, or the same mutant in two shards, is an error, as are shards of
-// other commits, backends or devices. The run spans the shards (earliest
-// start, latest end); its rapid_checks is their sum, and each shard's
-// command line becomes a note.
+// counterexample and reproduction. A prediction no shard ran keeps the
+// first shard's skip (or, if none skipped it, not_run). Kernels and mutants
+// are united; the same kernel with other hashes, or the same mutant in two
+// shards, is an error, as are shards of other commits, backends or devices.
+//
+// Every shard must be a different run: a report given twice, or a merged
+// report together with one of the shards it holds, would count the same
+// checks twice, so Merge refuses it (ErrSameRun). The merged run has a new
+// ID and lists the shards' IDs (merged_from); it spans the shards (earliest
+// start, latest end); its rapid_checks is their sum, each shard's command
+// line becomes a note, and a shard that was stopped early stops it too.
 func Merge(rs ...*Report) (*Report, error) {
+	names := make([]string, len(rs))
+	for i := range rs {
+		names[i] = fmt.Sprintf("report %d", i+1)
+	}
+	return merge(names, rs)
+}
+
+// MergeFiles reads the reports at paths and merges them as Merge does; its
+// errors name the files.
+func MergeFiles(paths ...string) (*Report, error) {
+	rs := make([]*Report, len(paths))
+	for i, p := range paths {
+		r, err := Read(p)
+		if err != nil {
+			return nil, err
+		}
+		rs[i] = r
+	}
+	return merge(paths, rs)
+}
+
+func merge(names []string, rs []*Report) (*Report, error) {
 	if len(rs) == 0 {
 		return nil, errors.New("reports: merge: no reports")
 	}
 	first := rs[0].Run
-	run := Run{Start: first.Start, End: first.End, GitCommit: first.GitCommit, GoVersion: first.GoVersion,
+	run := Run{ID: NewRunID(), Start: first.Start, End: first.End, GitCommit: first.GitCommit, GoVersion: first.GoVersion,
 		Host: first.Host, Backend: first.Backend, Device: first.Device, ComputeCapability: first.ComputeCapability,
 		DriverVersion: first.DriverVersion, CUDAVersion: first.CUDAVersion, SMCount: first.SMCount, CopyBandwidth: first.CopyBandwidth}
 	out := New(run)
+	// Each shard is the runs it holds: itself, or those it was merged from.
+	holder := map[string]int{}
+	var same []string
+	for i, r := range rs {
+		ids := r.Run.MergedFrom
+		if len(ids) == 0 {
+			ids = []string{r.Run.ID}
+		}
+		for _, id := range ids {
+			if j, ok := holder[id]; ok {
+				same = append(same, fmt.Sprintf("%s and %s both hold run %s", names[j], names[i], id))
+				continue
+			}
+			holder[id] = i
+			out.Run.MergedFrom = append(out.Run.MergedFrom, id)
+		}
+	}
+	if len(same) > 0 {
+		return nil, fmt.Errorf("reports: merge: %w: %s; merging a run twice would count its checks twice", ErrSameRun, strings.Join(same, "; "))
+	}
 	var problems []string
 	for i, r := range rs {
 		q := r.Run
+		if q.Stopped != "" {
+			out.Run.Stopped = strings.TrimPrefix(out.Run.Stopped+"; ", "; ") + fmt.Sprintf("%s: %s", names[i], q.Stopped)
+		}
 		for _, c := range []struct{ what, a, b string }{
 			{"git_commit", first.GitCommit, q.GitCommit},
 			{"backend", string(first.Backend), string(q.Backend)},
 			{"device", first.Device, q.Device},
 		} {
 			if c.a != c.b {
-				problems = append(problems, fmt.Sprintf("report %d: %s %q, report 1: %q", i+1, c.what, c.b, c.a))
+				problems = append(problems, fmt.Sprintf("%s: %s %q, %s: %q", names[i], c.what, c.b, names[0], c.a))
 			}
 		}
 		if q.Start.Before(out.Run.Start) {
@@ -61,14 +111,14 @@ func Merge(rs ...*Report) (*Report, error) {
 		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
 		for _, k := range r.Kernels {
 			if have := out.Kernel(k.Name); have != nil && *have != k {
-				problems = append(problems, fmt.Sprintf("report %d: kernel %s differs from an earlier report's", i+1, k.Name))
+				problems = append(problems, fmt.Sprintf("%s: kernel %s differs from an earlier report's", names[i], k.Name))
 				continue
 			}
 			out.UpsertKernel(k)
 		}
 		for _, m := range r.Mutants {
 			if out.Mutant(m.Name) != nil {
-				problems = append(problems, fmt.Sprintf("report %d: mutant %s is in an earlier report too", i+1, m.Name))
+				problems = append(problems, fmt.Sprintf("%s: mutant %s is in an earlier report too", names[i], m.Name))
 				continue
 			}
 			out.UpsertMutant(m)
@@ -96,10 +146,18 @@ func Merge(rs ...*Report) (*Report, error) {
 	return out, nil
 }
 
+// ErrSameRun is wrapped by Merge's error when two reports hold one run.
+var ErrSameRun = errors.New("the same run twice")
+
 // mergePrediction adds up one prediction's shards (see Merge).
 func mergePrediction(ps []Prediction) Prediction {
-	ran := slices.DeleteFunc(slices.Clone(ps), func(p Prediction) bool { return p.Status == Skipped })
+	ran := slices.DeleteFunc(slices.Clone(ps), func(p Prediction) bool { return p.Status == Skipped || p.Status == NotRun })
 	if len(ran) == 0 {
+		for _, p := range ps {
+			if p.Status == Skipped {
+				return p
+			}
+		}
 		return ps[0]
 	}
 	worst := ran[0]
@@ -131,12 +189,13 @@ func mergePrediction(ps []Prediction) Prediction {
 		}
 		if m.ErrorStats == nil {
 			c := *s
+			c.MaxAbs, c.MaxRel, c.MaxULP = clonePtr(s.MaxAbs), clonePtr(s.MaxRel), clonePtr(s.MaxULP)
 			c.NaiveRatio = nil
 			m.ErrorStats = &c
 		} else {
 			e := m.ErrorStats
-			e.MaxAbs, e.MaxRel = math.Max(e.MaxAbs, s.MaxAbs), math.Max(e.MaxRel, s.MaxRel)
-			e.MaxULP, e.MaxRatio = math.Max(e.MaxULP, s.MaxULP), math.Max(e.MaxRatio, s.MaxRatio)
+			e.MaxAbs, e.MaxRel, e.MaxULP = maxPtr(e.MaxAbs, s.MaxAbs), maxPtr(e.MaxRel, s.MaxRel), maxPtr(e.MaxULP, s.MaxULP)
+			e.MaxRatio = math.Max(e.MaxRatio, s.MaxRatio)
 		}
 		if s.NaiveRatio == nil || *s.NaiveRatio == 0 {
 			naive = false
@@ -152,4 +211,25 @@ func mergePrediction(ps []Prediction) Prediction {
 		m.ChecksPerSecond = float64(m.Checks) / m.Duration
 	}
 	return m
+}
+
+func clonePtr(x *float64) *float64 {
+	if x == nil {
+		return nil
+	}
+	y := *x
+	return &y
+}
+
+// maxPtr is the larger of two optional statistics (NaN wins, as in
+// math.Max); absent in one shard, it is the other's.
+func maxPtr(a, b *float64) *float64 {
+	switch {
+	case a == nil:
+		return clonePtr(b)
+	case b == nil:
+		return a
+	}
+	m := math.Max(*a, *b)
+	return &m
 }

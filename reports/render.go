@@ -1,32 +1,37 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Summary writes a short report for the terminal: one line per prediction,
-// status first, in report order, e.g.
+// status first, in report order, with its title, e.g.
 //
-//	discharged    FALSIFY-DIM-001  10000 checks  worst err/tol 0.31  (12.3k checks/s)
-//	falsified     FALSIFY-RMS-002     37 checks  1 failed  worst err/tol 4.2  (3.1k checks/s)  -- max error above bound
+//	discharged  FALSIFY-DIM-001  Output shape follows input shape  10000 checks  worst err/tol 0.31  (12.3k checks/s)
+//	falsified   FALSIFY-RMS-002  Backward matches the derivative      37 checks  1 failed  worst err/tol 4.2  -- max error above bound
 //
-// then a totals line, and when r has mutants a mutation score line
-// (killed/(total−equivalent)) and the unproven predictions; then one
+// then a totals line; when the report is partial, a line saying so with the
+// predictions not run; when r has mutants, the mutation analysis
+// (MutationSummary) and the unproven predictions; then one
 // "reproduce ID: command" line per prediction that has a reproduction, and
-// one "nondeterministic ID: …" line per non-deterministic finding.
+// one "nondeterministic ID: …" line per non-deterministic finding. Ratios
+// carry the digits that tell them from 1 (0.99999 is not printed as 1).
 func Summary(w io.Writer, r *Report) error {
 	if r == nil {
 		r = &Report{}
 	}
 	var b strings.Builder
-	idw, cw := 0, 0
+	idw, tw, cw := 0, 0, 0
 	for _, p := range r.Predictions {
 		idw = max(idw, len(p.ID))
+		tw = max(tw, utf8.RuneCountInString(title(p.Title)))
 		cw = max(cw, len(strconv.Itoa(p.Checks)))
 	}
 	for _, p := range r.Predictions {
@@ -35,7 +40,7 @@ func Summary(w io.Writer, r *Report) error {
 			fields = append(fields, fmt.Sprintf("%d failed", p.ChecksFailed))
 		}
 		if p.ErrorStats != nil {
-			fields = append(fields, "worst err/tol "+formatFloat(p.ErrorStats.MaxRatio))
+			fields = append(fields, "worst err/tol "+formatRatio(p.ErrorStats.MaxRatio))
 		}
 		if rate := checksPerSecond(&p); rate > 0 {
 			fields = append(fields, "("+formatSI(rate)+" checks/s)")
@@ -46,13 +51,21 @@ func Summary(w io.Writer, r *Report) error {
 		if p.Reason != "" {
 			fields = append(fields, "-- "+firstLine(p.Reason))
 		}
-		fmt.Fprintf(&b, "%-*s  %-*s  %s\n", statusWidth, p.Status, idw, p.ID, strings.Join(fields, "  "))
+		t := title(p.Title)
+		pad := strings.Repeat(" ", tw-utf8.RuneCountInString(t))
+		if tw > 0 {
+			t = "  " + t + pad
+		}
+		fmt.Fprintf(&b, "%-*s  %-*s%s  %s\n", statusWidth, p.Status, idw, p.ID, t, strings.Join(fields, "  "))
 	}
 	b.WriteString(totalsLine(r))
 	b.WriteByte('\n')
-	if len(r.Mutants) > 0 {
-		b.WriteString(mutationLine(r))
+	if r.Partial() {
+		b.WriteString(partialLine(r))
 		b.WriteByte('\n')
+	}
+	if len(r.Mutants) > 0 {
+		mutationSummary(&b, r.Mutants, nil)
 		if ids := r.Unproven(); len(ids) > 0 {
 			fmt.Fprintf(&b, "unproven: %s\n", strings.Join(ids, ", "))
 		}
@@ -73,6 +86,31 @@ func Summary(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// titleMax bounds a title in the summary's column.
+const titleMax = 48
+
+// title is t on one line, cut to titleMax runes.
+func title(t string) string {
+	t = strings.Join(strings.Fields(t), " ")
+	if utf8.RuneCountInString(t) <= titleMax {
+		return t
+	}
+	return string([]rune(t)[:titleMax-1]) + "…"
+}
+
+// partialLine is e.g. "partial: stopped: deadline 7m0s; 2 predictions not
+// run: A, B".
+func partialLine(r *Report) string {
+	var parts []string
+	if r.Run.Stopped != "" {
+		parts = append(parts, "stopped: "+firstLine(r.Run.Stopped))
+	}
+	if ids := r.NotRun(); len(ids) > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s not run: %s", len(ids), plural(len(ids), "prediction", "predictions"), strings.Join(ids, ", ")))
+	}
+	return "partial: " + strings.Join(parts, "; ")
 }
 
 // statusWidth is the width of the longest prediction status.
@@ -125,16 +163,16 @@ func totalsLine(r *Report) string {
 
 // mutationLine is e.g.
 // "mutation score 7/9 = 77.8% (10 mutants: 7 killed, 2 survived, 1 equivalent)".
-func mutationLine(r *Report) string {
-	killed, counted := r.MutationScore()
-	score := "n/a"
-	if counted > 0 {
-		score = fmt.Sprintf("%d/%d = %.1f%%", killed, counted, 100*float64(killed)/float64(counted))
-	}
+func mutationLine(ms []Mutant) string {
+	return fmt.Sprintf("mutation score %s (%s)", ScoreOf(ms, ""), statusCounts(ms))
+}
+
+// statusCounts is e.g. "10 mutants: 7 killed, 2 survived, 1 equivalent".
+func statusCounts(ms []Mutant) string {
 	var counts []string
 	for _, s := range mutantStatuses {
 		n := 0
-		for _, m := range r.Mutants {
+		for _, m := range ms {
 			if m.Status == s {
 				n++
 			}
@@ -143,8 +181,7 @@ func mutationLine(r *Report) string {
 			counts = append(counts, fmt.Sprintf("%d %s", n, s))
 		}
 	}
-	return fmt.Sprintf("mutation score %s (%d %s: %s)", score, len(r.Mutants),
-		plural(len(r.Mutants), "mutant", "mutants"), strings.Join(counts, ", "))
+	return fmt.Sprintf("%d %s: %s", len(ms), plural(len(ms), "mutant", "mutants"), strings.Join(counts, ", "))
 }
 
 func runDuration(run *Run) (time.Duration, bool) {
@@ -196,6 +233,31 @@ func formatFloat(x float64) string {
 	return strconv.FormatFloat(x, 'g', 3, 64)
 }
 
+// formatRatio prints an error/tolerance ratio with 3 significant digits, or
+// as many more as it takes for the printed value to lie on the same side of
+// 1 as x: 0.31, 0.99999, 1, 1.00001, 4.2, +Inf.
+func formatRatio(x float64) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return formatFloat(x)
+	}
+	side := cmp.Compare(x, 1)
+	for prec := 3; prec < 17; prec++ {
+		s := strconv.FormatFloat(x, 'g', prec, 64)
+		if y, err := strconv.ParseFloat(s, 64); err == nil && cmp.Compare(y, 1) == side {
+			return s
+		}
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+// formatOpt is formatFloat of an optional statistic, "" when absent.
+func formatOpt(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return formatFloat(*x)
+}
+
 // formatSI prints a non-negative rate with an SI prefix: 850, 12.3k, 1.5M, 3.2T.
 func formatSI(x float64) string {
 	switch {
@@ -222,6 +284,9 @@ func Markdown(w io.Writer, r *Report) error {
 	var b strings.Builder
 	b.WriteString("# ptxprop contract report\n\n")
 	fmt.Fprintf(&b, "Schema `%s`. %s.\n\n", r.SchemaVersion, totalsLine(r))
+	if r.Partial() {
+		fmt.Fprintf(&b, "**Partial report.** %s.\n\n", capitalize(strings.TrimPrefix(partialLine(r), "partial: ")))
+	}
 
 	b.WriteString("## Run\n\n")
 	run := &r.Run
@@ -240,6 +305,11 @@ func Markdown(w io.Writer, r *Report) error {
 	if d, ok := runDuration(run); ok {
 		add("Duration", d.String())
 	}
+	add("Run ID", code(run.ID))
+	if len(run.MergedFrom) > 0 {
+		add("Merged from", code(strings.Join(run.MergedFrom, " ")))
+	}
+	add("Stopped", run.Stopped)
 	add("Backend", string(run.Backend))
 	add("Device", run.Device)
 	add("Compute capability", run.ComputeCapability)
@@ -283,10 +353,8 @@ func Markdown(w io.Writer, r *Report) error {
 			for _, p := range r.Predictions {
 				ratio, abs, rel, ulp, naive := "", "", "", "", ""
 				if e := p.ErrorStats; e != nil {
-					ratio, abs, rel, ulp = formatFloat(e.MaxRatio), formatFloat(e.MaxAbs), formatFloat(e.MaxRel), formatFloat(e.MaxULP)
-					if e.NaiveRatio != nil {
-						naive = formatFloat(*e.NaiveRatio)
-					}
+					ratio, abs, rel, ulp = formatRatio(e.MaxRatio), formatOpt(e.MaxAbs), formatOpt(e.MaxRel), formatOpt(e.MaxULP)
+					naive = formatOpt(e.NaiveRatio)
 				}
 				rate := ""
 				if x := checksPerSecond(&p); x > 0 {
@@ -306,11 +374,11 @@ func Markdown(w io.Writer, r *Report) error {
 	if len(r.Mutants) == 0 {
 		b.WriteString("No mutants.\n\n")
 	} else {
-		fmt.Fprintf(&b, "%s.\n\n", capitalize(mutationLine(r)))
+		fmt.Fprintf(&b, "%s.\n\n", capitalize(mutationLine(r.Mutants)))
 		if ids := r.Unproven(); len(ids) > 0 {
 			fmt.Fprintf(&b, "Unproven predictions (killed no mutant): %s.\n\n", cell(strings.Join(ids, ", ")))
 		}
-		table(&b, []string{"Status", "Mutant", "Kind", "Kernel", "Operator", "Site", "Killed by", "Checks to kill", "Reason"},
+		table(&b, []string{"Status", "Mutant", "Kind", "Kernel", "Operator", "Site", "Killed by", "Expected killers", "Checks to kill", "Reason"},
 			func(yield func([]string)) {
 				for _, m := range r.Mutants {
 					ctk := ""
@@ -318,7 +386,7 @@ func Markdown(w io.Writer, r *Report) error {
 						ctk = strconv.Itoa(m.ChecksToKill)
 					}
 					yield([]string{"**" + string(m.Status) + "**", code(m.Name), string(m.Kind), m.Kernel, m.Operator,
-						m.Site, code(m.KilledBy), ctk, m.Reason})
+						m.Site, code(m.KilledBy), strings.Join(m.Expected, ", "), ctk, m.Reason})
 				}
 			})
 		if len(r.Predictions) > 0 {
@@ -341,9 +409,10 @@ func Markdown(w io.Writer, r *Report) error {
 	if len(r.Kernels) == 0 {
 		b.WriteString("No kernels.\n")
 	} else {
-		table(&b, []string{"Name", "Entry", "Source", "PTX", "PTX SHA-256", "Source SHA-256"}, func(yield func([]string)) {
+		table(&b, []string{"Name", "Origin", "PTX", "Entry", "PTX SHA-256", "Binding", "Contract", "Source", "Source SHA-256"}, func(yield func([]string)) {
 			for _, k := range r.Kernels {
-				yield([]string{code(k.Name), code(k.Entry), k.Source, k.PTX, code(k.PTXSHA256), code(k.SourceSHA256)})
+				yield([]string{code(k.Name), string(k.Origin), k.PTX, code(k.Entry), code(k.PTXSHA256), k.Binding, k.Contract,
+					k.Source, code(k.SourceSHA256)})
 			}
 		})
 	}
@@ -355,7 +424,7 @@ func Markdown(w io.Writer, r *Report) error {
 // beyond its table row: a reason, a counterexample, a reproduction, a
 // non-deterministic finding.
 func predictionDetails(b *strings.Builder, p *Prediction) {
-	if p.Reason == "" && p.Counterexample == nil && p.Reproduction == nil && p.NonDeterministic == "" {
+	if p.Reason == "" && p.Counterexample == nil && p.Reproduction == nil && p.NonDeterministic == "" && p.Rerun == "" {
 		return
 	}
 	fmt.Fprintf(b, "### %s (%s)\n\n", p.ID, p.Status)
@@ -392,6 +461,9 @@ func predictionDetails(b *strings.Builder, p *Prediction) {
 	}
 	if p.NonDeterministic != "" {
 		fence(b, "Non-deterministic:", p.NonDeterministic)
+	}
+	if p.Rerun != "" {
+		fence(b, "Rerun:", p.Rerun)
 	}
 }
 

@@ -1,18 +1,20 @@
 package reports
 
 import (
+	"math"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// countPredictionLines counts the lines that start with a prediction status.
+// countPredictionLines counts the unindented lines that start with a
+// prediction status.
 func countPredictionLines(s string) int {
 	n := 0
 	for _, l := range lines(s) {
 		f := strings.Fields(l)
-		if len(f) > 0 && PredictionStatus(f[0]).Valid() {
+		if len(f) > 0 && l[0] != ' ' && PredictionStatus(f[0]).Valid() {
 			n++
 		}
 	}
@@ -60,11 +62,18 @@ func TestSummary(t *testing.T) {
 		t.Errorf("%d lines start with a status, want %d", got, len(r.Predictions))
 	}
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`^discharged +FALSIFY-DIM-001 +10000 checks  worst err/tol 0\.31  \(12\.3k checks/s\)$`),
-		regexp.MustCompile(`^falsified +FALSIFY-RMS-002 +37 checks  1 failed  worst err/tol \+Inf  \(3\.1k checks/s\)  \[unproven nondeterministic\]  -- max error above bound …$`),
+		regexp.MustCompile(`^discharged +FALSIFY-DIM-001  Output shape follows input shape +10000 checks  worst err/tol 0\.31  \(12\.3k checks/s\)$`),
+		regexp.MustCompile(`^falsified +FALSIFY-RMS-002  Backward matches the float64 derivative +37 checks  1 failed  worst err/tol \+Inf  \(3\.1k checks/s\)  \[unproven nondeterministic\]  -- max error above bound …$`),
 		regexp.MustCompile(`^skipped +FALSIFY-X-003 +0 checks  -- no GPU$`),
-		regexp.MustCompile(`^3 predictions: 1 discharged, 1 falsified, 1 skipped; backend gpu \(NVIDIA H200, sm 9\.0\); 1m23s$`),
-		regexp.MustCompile(`^mutation score 1/2 = 50\.0% \(3 mutants: 1 killed, 1 survived, 1 equivalent\)$`),
+		regexp.MustCompile(`^not_run +FALSIFY-Y-004 +0 checks  -- filtered out by -run$`),
+		regexp.MustCompile(`^5 predictions: 1 discharged, 1 falsified, 1 inconclusive, 1 skipped, 1 not_run; backend gpu \(NVIDIA H200, sm 9\.0\); 1m23s$`),
+		regexp.MustCompile(`^partial: stopped: deadline 7m0s; 1 prediction not run: FALSIFY-Y-004$`),
+		regexp.MustCompile(`^mutation score 2/3 = 66\.7% \(5 mutants: 2 killed, 1 survived, 1 equivalent, 1 not_exercised\)$`),
+		regexp.MustCompile(`^named mutants: 2/2 = 100\.0%$`),
+		regexp.MustCompile(`^  wrong-axis  killed +by FALSIFY-RMS-002 after 1 checks \(0\.25s\)$`),
+		regexp.MustCompile(`^generic mutants: 0/1 = 0\.0%$`),
+		regexp.MustCompile(`^  rmsnorm_bwd +- +2 +0 +0 +1 +1 +0  0/1 = 0\.0%$`),
+		regexp.MustCompile(`^    ptx:mul@7  not exercised: no check launched it$`),
 		regexp.MustCompile(`^unproven: FALSIFY-RMS-002$`),
 		regexp.MustCompile(`^reproduce FALSIFY-RMS-002: go test \./properties -run '\^TestRMSNormBackward\$' -rapid\.seed=18446744073709551615  \(fail file testdata/rapid/.*\.fail\)$`),
 		regexp.MustCompile(`^nondeterministic FALSIFY-RMS-002: failed on the first run, passed on replay$`),
@@ -73,12 +82,33 @@ func TestSummary(t *testing.T) {
 			t.Errorf("no line matches %s", want)
 		}
 	}
-	if len(ls) != 8 {
-		t.Errorf("%d lines, want 8", len(ls))
-	}
 	// Mutation lines come after all prediction lines.
 	if i := slices.IndexFunc(ls, func(l string) bool { return strings.HasPrefix(l, "mutation score") }); i <= len(r.Predictions) {
 		t.Errorf("mutation score on line %d, want after the predictions and totals", i)
+	}
+	// A named mutant killed by another prediction than those expected.
+	r.Mutants[4].KilledBy = "FALSIFY-DIM-001"
+	if out := summary(t, r); !strings.Contains(out, "  wrong-axis  killed         by FALSIFY-DIM-001 after 1 checks (0.25s)  UNEXPECTED (expected FALSIFY-RMS-002)\n") {
+		t.Errorf("unexpected killer not marked:\n%s", out)
+	}
+}
+
+// TestFormatRatio: a ratio is never printed as 1 unless it is 1, nor on the
+// other side of 1 than it is.
+func TestFormatRatio(t *testing.T) {
+	for x, want := range map[float64]string{
+		0: "0", 0.31: "0.31", 0.99999: "0.99999", 0.9999999999: "0.9999999999", 1: "1", 1.00001: "1.00001",
+		math.Nextafter(1, 0): "0.9999999999999999", math.Nextafter(1, 2): "1.0000000000000002",
+		4.2: "4.2", 1234.5: "1.23e+03", math.Inf(1): "+Inf", math.NaN(): "NaN",
+	} {
+		if got := formatRatio(x); got != want {
+			t.Errorf("formatRatio(%v) = %q, want %q", x, got, want)
+		}
+	}
+	r := minimalReport()
+	r.Predictions = []Prediction{{ID: "A", Title: "t", Status: Discharged, Checks: 10, ErrorStats: &ErrorStats{MaxRatio: 0.99999}}}
+	if out := summary(t, r); !strings.Contains(out, "worst err/tol 0.99999\n") {
+		t.Errorf("summary:\n%s", out)
 	}
 }
 
@@ -90,8 +120,8 @@ func TestSummaryWithoutMutants(t *testing.T) {
 		t.Errorf("summary without mutants mentions mutation:\n%s", out)
 	}
 	out = summary(t, minimalReport())
-	if out != "0 predictions; backend emu\n" {
-		t.Errorf("empty summary = %q", out)
+	if out != "skipped       P-0  0 checks\n1 prediction: 1 skipped; backend emu\n" {
+		t.Errorf("minimal summary = %q", out)
 	}
 	if summary(t, nil) != "0 predictions\n" {
 		t.Errorf("nil summary = %q", summary(t, nil))
@@ -166,27 +196,35 @@ func TestMarkdown(t *testing.T) {
 		"### FALSIFY-RMS-002 (falsified)",
 		"| hidden | `33` |",
 		"go test ./properties -run '^TestRMSNormBackward$' -rapid.seed=18446744073709551615",
-		"Mutation score 1/2 = 50.0% (3 mutants: 1 killed, 1 survived, 1 equivalent).",
+		"Mutation score 2/3 = 66.7% (5 mutants: 2 killed, 1 survived, 1 equivalent, 1 not_exercised).",
+		"**Partial report.** Stopped: deadline 7m0s; 1 prediction not run: FALSIFY-Y-004.",
+		"| Run ID | `run-sample` |",
+		"| Merged from | `shard-a shard-b` |",
+		"go test ./properties -run '^TestRMSNormForward$' -rapid.checks=10000",
 		"Unproven predictions (killed no mutant): FALSIFY-RMS-002.",
-		"| **killed** | `drop-eps` | named | rmsnorm_fwd | | | `FALSIFY-DIM-001` | 3 | |",
+		"| **killed** | `drop-eps` | named | rmsnorm_fwd | | | `FALSIFY-DIM-001` | | 3 | |",
+		"| **killed** | `wrong-axis` | named | rmsnorm_bwd | | | `FALSIFY-RMS-002` | FALSIFY-RMS-002 | 1 | |",
+		"| **not_exercised** | `ptx:mul@7` | generic | rmsnorm_bwd | arith-swap |",
 		"| `FALSIFY-DIM-001` | 1 | drop-eps |",
-		"| `FALSIFY-RMS-002` | 0 | |",
-		"| `rmsnorm_fwd` | `rmsnorm_fwd` | kernels/rmsnorm.cu | kernels/ptx/rmsnorm.ptx | `" + shaA + "` | `" + shaB + "` |",
+		"| `FALSIFY-RMS-002` | 1 | wrong-axis |",
+		"| `FALSIFY-X-003` | 0 | |",
+		"| `rmsnorm_fwd` | ours | kernels/ptx/rmsnorm.ptx | `rmsnorm_fwd` | `" + shaA + "` | | | kernels/rmsnorm.cu | `" + shaB + "` |",
+		"| `rmsnorm_bwd` | binding | rmsnorm_bwd.ptx | `rmsnorm_bwd_kernel` | `" + shaB + "` | testdata/triton-rmsnorm-bwd.yaml | rmsnorm.backward | | |",
 		"| Copy bandwidth | 3.2TB/s |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
 		}
 	}
-	if strings.Contains(md, "### FALSIFY-DIM-001") {
-		t.Errorf("a discharged prediction without details got a details section")
+	if !strings.Contains(md, "### FALSIFY-DIM-001 (discharged)") {
+		t.Errorf("a discharged prediction with a rerun command has no details section")
 	}
 
 	b.Reset()
 	if err := Markdown(&b, minimalReport()); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"No predictions.", "No mutants.", "No kernels."} {
+	for _, want := range []string{"No mutants.", "No kernels."} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("empty markdown lacks %q:\n%s", want, b.String())
 		}

@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"runtime"
 	"slices"
@@ -9,7 +12,7 @@ import (
 
 // SchemaVersion is the value of schema_version in every report this package
 // writes and the only one Read accepts.
-const SchemaVersion = "ptxprop.contract-report/v1"
+const SchemaVersion = "ptxprop.contract-report/v2"
 
 // Report is one contract report: the run it describes, the verdict on each
 // prediction, the mutants and which prediction killed them, and the kernels
@@ -25,6 +28,16 @@ type Report struct {
 
 // Run describes where and how the report was produced.
 type Run struct {
+	// ID identifies the run: random, set by NewRun. Two reports with one ID
+	// are one run's, and Merge refuses to add them up twice.
+	ID string `json:"id"`
+	// MergedFrom lists the IDs of the runs Merge added up into this one.
+	MergedFrom []string `json:"merged_from,omitempty"`
+	// Stopped says why the run ended before every prediction it was to run
+	// had finished (a deadline, a signal); empty when it ran to its end.
+	// A stopped run's report is partial (Report.Partial).
+	Stopped string `json:"stopped,omitempty"`
+
 	Start             time.Time `json:"start"`                        // RFC 3339
 	End               time.Time `json:"end,omitzero"`                 // RFC 3339; absent while running
 	GitCommit         string    `json:"git_commit,omitempty"`         // commit of the code under test
@@ -50,20 +63,23 @@ type Run struct {
 // Prediction is the verdict on one prediction (a claim about a kernel,
 // checked by one contract).
 type Prediction struct {
-	ID              string           `json:"id"` // e.g. "FALSIFY-DIM-001"
-	Title           string           `json:"title,omitempty"`
-	Statement       string           `json:"statement,omitempty"` // the claim, in words
-	Kernels         []string         `json:"kernels,omitempty"`   // Kernel.Name of each kernel it is about
-	Status          PredictionStatus `json:"status"`
-	Reason          string           `json:"reason,omitempty"`         // why this status (skip reason, failure message)
-	Checks          int              `json:"checks"`                   // rapid checks run
-	ChecksFailed    int              `json:"checks_failed"`            // checks that failed
-	Counterexample  *Counterexample  `json:"counterexample,omitempty"` // the minimal failing case
-	Reproduction    *Reproduction    `json:"reproduction,omitempty"`   // how to replay the failure
-	ErrorStats      *ErrorStats      `json:"error_stats,omitempty"`    // nil when no numeric comparison ran
-	Duration        float64          `json:"duration_s,omitempty"`     // seconds
-	ChecksPerSecond float64          `json:"checks_per_second,omitempty"`
-	Flags           []Flag           `json:"flags,omitempty"`
+	ID             string           `json:"id"` // e.g. "FALSIFY-DIM-001"
+	Title          string           `json:"title,omitempty"`
+	Statement      string           `json:"statement,omitempty"` // the claim, in words
+	Kernels        []string         `json:"kernels,omitempty"`   // Kernel.Name of each kernel it is about
+	Status         PredictionStatus `json:"status"`
+	Reason         string           `json:"reason,omitempty"`         // why this status (skip reason, failure message); required when falsified
+	Checks         int              `json:"checks"`                   // rapid checks run
+	ChecksFailed   int              `json:"checks_failed"`            // checks that failed
+	Counterexample *Counterexample  `json:"counterexample,omitempty"` // the minimal failing case
+	Reproduction   *Reproduction    `json:"reproduction,omitempty"`   // how to replay the failure
+	// Rerun is the command that runs this prediction again, alone: for a
+	// discharged one, how to repeat the evidence (with more checks, say).
+	Rerun           string      `json:"rerun,omitempty"`
+	ErrorStats      *ErrorStats `json:"error_stats,omitempty"` // nil when no numeric comparison ran
+	Duration        float64     `json:"duration_s,omitempty"`  // seconds
+	ChecksPerSecond float64     `json:"checks_per_second,omitempty"`
+	Flags           []Flag      `json:"flags,omitempty"`
 	// NonDeterministic describes a failure that did not reproduce on replay;
 	// set together with FlagNonDeterministic.
 	NonDeterministic string `json:"nondeterministic,omitempty"`
@@ -91,12 +107,18 @@ type Reproduction struct {
 }
 
 // ErrorStats summarises the numeric error of a kernel against its float64
-// oracle over all checks of a prediction. Each field may be NaN or ±Inf.
+// oracle over all checks of a prediction. Every value is non-negative, NaN
+// or +Inf (a kernel that writes NaN has an infinite error).
+//
+// MaxAbs, MaxRel and MaxULP are maxima over one set of compared output
+// elements, and nil when the prediction compared none element by element
+// (only scalar identities, say): then they are absent, not zero. MaxRel is
+// taken over the elements whose oracle value is not zero.
 type ErrorStats struct {
-	MaxAbs   float64 `json:"max_abs"`   // max |got − want|
-	MaxRel   float64 `json:"max_rel"`   // max |got − want| / |want|
-	MaxULP   float64 `json:"max_ulp"`   // max distance in float32 ULPs
-	MaxRatio float64 `json:"max_ratio"` // max observed error / tolerance; ≤ 1 passes
+	MaxAbs   *float64 `json:"max_abs,omitempty"` // max |got − want|
+	MaxRel   *float64 `json:"max_rel,omitempty"` // max |got − want| / |want| over want ≠ 0
+	MaxULP   *float64 `json:"max_ulp,omitempty"` // max distance from float32(want) in float32 ULPs
+	MaxRatio float64  `json:"max_ratio"`         // max observed error / tolerance; ≤ 1 passes
 	// ToleranceFormula is the bound the ratio is taken against, in words or
 	// symbols, e.g. "4·eps32·(|x|·|w| + 1)".
 	ToleranceFormula string `json:"tolerance_formula,omitempty"`
@@ -114,20 +136,36 @@ type Mutant struct {
 	Operator       string          `json:"operator,omitempty"` // mutation operator (generic mutants)
 	Site           string          `json:"site,omitempty"`     // where it applies, e.g. "rmsnorm_bwd.ptx:123"
 	Status         MutantStatus    `json:"status"`
-	KilledBy       string          `json:"killed_by,omitempty"`      // Prediction.ID; required when killed
-	ChecksToKill   int             `json:"checks_to_kill,omitempty"` // checks the killing prediction needed
+	KilledBy       string          `json:"killed_by,omitempty"`        // Prediction.ID; required when killed
+	Expected       []string        `json:"expected_killers,omitempty"` // named mutants: the predictions meant to kill it
+	ChecksToKill   int             `json:"checks_to_kill,omitempty"`   // checks the killing prediction needed
+	Duration       float64         `json:"duration_s,omitempty"`       // seconds spent on the mutant
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 	Reason         string          `json:"reason,omitempty"` // verdict, e.g. why equivalent
 }
 
-// Kernel identifies a kernel the predictions are about, pinned by hashes.
+// Kernel names one kernel a run checked, pinned by the hash of its PTX:
+// one of ours (package kernels) or a foreign one bound from a binding file.
 type Kernel struct {
-	Name         string `json:"name"`
-	Entry        string `json:"entry"`                   // PTX entry point
-	Source       string `json:"source,omitempty"`        // e.g. "kernels/rmsnorm.cu"
-	PTX          string `json:"ptx,omitempty"`           // e.g. "kernels/ptx/rmsnorm.ptx"
-	PTXSHA256    string `json:"ptx_sha256,omitempty"`    // lower-case hex
+	Name      string       `json:"name"`       // unique in the report; Prediction.Kernels and Mutant.Kernel refer to it
+	Origin    KernelOrigin `json:"origin"`     // ours or binding
+	PTX       string       `json:"ptx"`        // the PTX file (module), e.g. "kernels/ptx/rmsnorm_fwd.ptx"
+	Entry     string       `json:"entry"`      // the .entry the launches call
+	PTXSHA256 string       `json:"ptx_sha256"` // SHA-256 of the PTX text, lower-case hex
+	// Binding is the binding file that describes a foreign kernel; required
+	// when Origin is binding, absent otherwise.
+	Binding      string `json:"binding,omitempty"`
+	Contract     string `json:"contract,omitempty"`      // the operation it implements, e.g. "rmsnorm.forward"
+	Source       string `json:"source,omitempty"`        // the source the PTX was compiled from, e.g. "kernels/rmsnorm.cu"
 	SourceSHA256 string `json:"source_sha256,omitempty"` // lower-case hex
+}
+
+// NewKernel describes the kernel name whose launches call entry in the PTX
+// text ptx, read from the file ptxFile, hashing the text. The caller sets
+// Binding for a foreign kernel, and Contract and Source where known.
+func NewKernel(name string, origin KernelOrigin, ptxFile, entry string, ptx []byte) Kernel {
+	sum := sha256.Sum256(ptx)
+	return Kernel{Name: name, Origin: origin, PTX: ptxFile, Entry: entry, PTXSHA256: hex.EncodeToString(sum[:])}
 }
 
 // New returns an empty report of the current schema version for run.
@@ -135,11 +173,15 @@ func New(run Run) *Report {
 	return &Report{SchemaVersion: SchemaVersion, Run: run}
 }
 
-// NewRun returns a Run for backend started now, with the Go version, the host
-// name and the command line of this process filled in.
+// NewRunID returns a fresh random run identity.
+func NewRunID() string { return rand.Text() }
+
+// NewRun returns a Run for backend started now, with a fresh ID, the Go
+// version, the host name and the command line of this process filled in.
 func NewRun(backend Backend) Run {
 	host, _ := os.Hostname()
 	return Run{
+		ID:          NewRunID(),
 		Start:       time.Now().UTC(),
 		GoVersion:   runtime.Version(),
 		Host:        host,
@@ -277,19 +319,17 @@ func (r *Report) Unproven() []string {
 	return ids
 }
 
-// MutationScore returns the killed mutants and the mutants that count:
-// all but the equivalent ones. The score is killed/counted; counted is 0
-// when there are no mutants or all are equivalent.
-func (r *Report) MutationScore() (killed, counted int) {
-	for _, m := range r.Mutants {
-		switch m.Status {
-		case MutantKilled:
-			killed++
-			counted++
-		case MutantEquivalent:
-		default:
-			counted++
+// Partial reports whether r lacks evidence its run was to give: some
+// prediction did not run (NotRun), or the run was stopped early.
+func (r *Report) Partial() bool { return r.Run.Stopped != "" || len(r.NotRun()) > 0 }
+
+// NotRun returns the IDs of the predictions with status not_run, in order.
+func (r *Report) NotRun() []string {
+	var ids []string
+	for _, p := range r.Predictions {
+		if p.Status == NotRun {
+			ids = append(ids, p.ID)
 		}
 	}
-	return killed, counted
+	return ids
 }

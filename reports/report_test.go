@@ -57,7 +57,7 @@ func TestEnums(t *testing.T) {
 
 func TestErrorStatsNonFinite(t *testing.T) {
 	for _, x := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1e-300, math.MaxFloat64} {
-		e := ErrorStats{MaxAbs: x, MaxRel: x, MaxULP: x, MaxRatio: x, NaiveRatio: &x}
+		e := ErrorStats{MaxAbs: &x, MaxRel: &x, MaxULP: &x, MaxRatio: x, NaiveRatio: &x}
 		b, err := json.Marshal(e)
 		if err != nil {
 			t.Fatalf("%v: %v", x, err)
@@ -69,7 +69,7 @@ func TestErrorStatsNonFinite(t *testing.T) {
 		same := func(a, b float64) bool {
 			return a == b && math.Signbit(a) == math.Signbit(b) || math.IsNaN(a) && math.IsNaN(b)
 		}
-		if !same(got.MaxAbs, x) || !same(got.MaxRatio, x) || got.NaiveRatio == nil || !same(*got.NaiveRatio, x) {
+		if got.MaxAbs == nil || !same(*got.MaxAbs, x) || !same(got.MaxRatio, x) || got.NaiveRatio == nil || !same(*got.NaiveRatio, x) {
 			t.Errorf("%v: round trip via %s gave %+v", x, b, got)
 		}
 	}
@@ -79,8 +79,8 @@ func TestUpsertAndLookup(t *testing.T) {
 	r := minimalReport()
 	r.UpsertPrediction(Prediction{ID: "A", Status: Discharged})
 	r.UpsertPrediction(Prediction{ID: "B", Status: Discharged})
-	r.UpsertPrediction(Prediction{ID: "A", Status: Falsified, Checks: 5, ChecksFailed: 1})
-	if len(r.Predictions) != 2 || r.Predictions[0].ID != "A" || r.Predictions[0].Status != Falsified {
+	r.UpsertPrediction(Prediction{ID: "A", Status: Falsified, Reason: "r", Checks: 5, ChecksFailed: 1})
+	if len(r.Predictions) != 3 || r.Predictions[1].ID != "A" || r.Predictions[1].Status != Falsified {
 		t.Errorf("UpsertPrediction: %+v", r.Predictions)
 	}
 	r.UpsertMutant(Mutant{Name: "m1", Kind: MutantNamed, Status: MutantSurvived})
@@ -89,9 +89,9 @@ func TestUpsertAndLookup(t *testing.T) {
 	if len(r.Mutants) != 2 || r.Mutant("m1").Status != MutantKilled || r.Mutants[1].Name != "m2" {
 		t.Errorf("UpsertMutant: %+v", r.Mutants)
 	}
-	r.UpsertKernel(Kernel{Name: "k", Entry: "e1"})
-	r.UpsertKernel(Kernel{Name: "k", Entry: "e2"})
-	if len(r.Kernels) != 1 || r.Kernel("k").Entry != "e2" {
+	r.UpsertKernel(NewKernel("k", KernelOurs, "k.ptx", "e1", []byte("a")))
+	r.UpsertKernel(NewKernel("k", KernelOurs, "k.ptx", "e2", []byte("a")))
+	if len(r.Kernels) != 1 || r.Kernel("k").Entry != "e2" || r.Kernel("k").PTXSHA256 != "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb" {
 		t.Errorf("UpsertKernel: %+v", r.Kernels)
 	}
 	if r.Prediction("Z") != nil || r.Mutant("Z") != nil || r.Kernel("Z") != nil {
@@ -105,12 +105,13 @@ func TestUpsertAndLookup(t *testing.T) {
 
 func TestMarkUnproven(t *testing.T) {
 	r := sampleReport()
+	r.Mutants = r.Mutants[:4] // without wrong-axis, FALSIFY-RMS-002 killed nothing
 	for i := range r.Predictions {
 		r.Predictions[i].Flags = nil
 	}
 	r.Predictions[1].SetFlag(FlagNonDeterministic)
 	got := r.MarkUnproven()
-	if want := []string{"FALSIFY-RMS-002", "FALSIFY-X-003"}; !slices.Equal(got, want) {
+	if want := []string{"FALSIFY-RMS-002", "FALSIFY-X-003", "FALSIFY-Y-004", "FALSIFY-Z-005"}; !slices.Equal(got, want) {
 		t.Errorf("MarkUnproven = %v, want %v", got, want)
 	}
 	if !slices.Equal(r.Unproven(), got) {
@@ -133,11 +134,31 @@ func TestMarkUnproven(t *testing.T) {
 }
 
 func TestMutationScore(t *testing.T) {
-	if k, c := sampleReport().MutationScore(); k != 1 || c != 2 {
-		t.Errorf("MutationScore = %d/%d, want 1/2", k, c)
+	// sampleReport: killed drop-eps (named) and wrong-axis (named); survived
+	// one generic; one generic equivalent, one generic not exercised.
+	r := sampleReport()
+	if s := r.MutationScore(""); s != (Score{Killed: 2, Survived: 1, Equivalent: 1, NotExercised: 1}) || s.Counted() != 3 || s.Total() != 5 {
+		t.Errorf("MutationScore(all) = %+v", s)
 	}
-	if k, c := minimalReport().MutationScore(); k != 0 || c != 0 {
-		t.Errorf("empty MutationScore = %d/%d", k, c)
+	if s := r.MutationScore(MutantGeneric); s.Killed != 0 || s.Counted() != 1 || s.String() != "0/1 = 0.0%" {
+		t.Errorf("MutationScore(generic) = %+v %s", s, s)
+	}
+	if s := r.MutationScore(MutantNamed); s.String() != "2/2 = 100.0%" {
+		t.Errorf("MutationScore(named) = %s", s)
+	}
+	// Errors count as not killed; skipped, equivalent, not exercised do not count.
+	s := ScoreOf([]Mutant{{Status: MutantKilled}, {Status: MutantError}, {Status: MutantSkipped}, {Status: MutantNotExercised}, {Status: MutantEquivalent}}, "")
+	if x, ok := s.Ratio(); !ok || x != 0.5 || s.Counted() != 2 {
+		t.Errorf("ScoreOf = %+v, ratio %v %v; want 1/2", s, x, ok)
+	}
+	if _, ok := minimalReport().MutationScore("").Ratio(); ok {
+		t.Errorf("the score of no mutants is defined")
+	}
+	if x := (Score{Killed: 999, Survived: 1}).String(); x != "999/1000 = 99.9%" {
+		t.Errorf("%s", x)
+	}
+	if x := (Score{Killed: 9999, Survived: 1}).String(); x != "9999/10000 = >99.9%" {
+		t.Errorf("%s: a score below 1 must not print as 100%%", x)
 	}
 }
 
@@ -171,6 +192,10 @@ func TestNewRun(t *testing.T) {
 	if r.SchemaVersion != SchemaVersion || r.Run.Backend != BackendGPU || r.Run.GoVersion == "" || r.Run.Start.IsZero() || len(r.Run.CommandLine) == 0 {
 		t.Errorf("New(NewRun(gpu)) = %+v", r)
 	}
+	if r.Run.ID == "" || r.Run.ID == NewRun(BackendGPU).ID {
+		t.Errorf("run id %q: want a fresh one each time", r.Run.ID)
+	}
+	r.Predictions = []Prediction{{ID: "P", Status: Skipped}}
 	if err := r.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
@@ -183,8 +208,14 @@ func TestNewRun(t *testing.T) {
 func genReport() *rapid.Generator[*Report] {
 	str := rapid.StringMatching(`[ -~\p{Greek}<>&|\n"\x60]{0,12}`)
 	name := rapid.StringMatching(`[A-Za-z0-9_.:@>-]{1,10}`)
-	float := rapid.OneOf(rapid.Float64Min(0), rapid.SampledFrom([]float64{0, math.NaN(), math.Inf(1), math.Inf(-1), -1, 5e-324}))
+	float := rapid.OneOf(rapid.Float64Min(0), rapid.SampledFrom([]float64{0, math.NaN(), math.Inf(1), 5e-324}))
 	opt := func(t *rapid.T, label string) bool { return rapid.Bool().Draw(t, label) }
+	optFloat := func(t *rapid.T, label string) *float64 {
+		if opt(t, label) {
+			return ptr(float.Draw(t, label))
+		}
+		return nil
+	}
 	optStr := func(t *rapid.T, label string) string {
 		if opt(t, label) {
 			return str.Draw(t, label)
@@ -207,7 +238,11 @@ func genReport() *rapid.Generator[*Report] {
 	}
 	return rapid.Custom(func(t *rapid.T) *Report {
 		start := time.Unix(rapid.Int64Range(0, 4e9).Draw(t, "start"), rapid.Int64Range(0, 1e9-1).Draw(t, "ns")).UTC()
-		r := New(Run{Start: start, GoVersion: name.Draw(t, "go"), Backend: rapid.SampledFrom(backends).Draw(t, "backend")})
+		r := New(Run{ID: name.Draw(t, "runid"), Start: start, GoVersion: name.Draw(t, "go"), Backend: rapid.SampledFrom(backends).Draw(t, "backend")})
+		r.Run.Stopped = optStr(t, "stopped")
+		if opt(t, "merged") {
+			r.Run.MergedFrom = []string{"a", "b"}
+		}
 		if opt(t, "end") {
 			r.Run.End = start.Add(time.Duration(rapid.Int64Range(0, 1e12).Draw(t, "dur")))
 		}
@@ -223,24 +258,37 @@ func genReport() *rapid.Generator[*Report] {
 		if len(r.Run.Notes) == 0 {
 			r.Run.Notes = nil
 		}
-		for i := range rapid.IntRange(0, 4).Draw(t, "predictions") {
+		for i := range rapid.IntRange(1, 4).Draw(t, "predictions") {
+			status := rapid.SampledFrom(predictionStatuses).Draw(t, "status")
 			checks := rapid.IntRange(0, 1e6).Draw(t, "checks")
+			failed := rapid.IntRange(0, checks).Draw(t, "failed")
+			switch status {
+			case Discharged:
+				failed = 0
+			case NotRun:
+				checks, failed = 0, 0
+			}
 			p := Prediction{
 				ID:             name.Draw(t, "id") + "#" + string(rune('a'+i)),
 				Title:          optStr(t, "title"),
-				Status:         rapid.SampledFrom(predictionStatuses).Draw(t, "status"),
+				Status:         status,
 				Reason:         optStr(t, "reason"),
 				Checks:         checks,
-				ChecksFailed:   rapid.IntRange(0, checks).Draw(t, "failed"),
+				ChecksFailed:   failed,
 				Counterexample: cex(t),
 				Duration:       rapid.Float64Range(0, 1e4).Draw(t, "duration"),
+				Rerun:          optStr(t, "rerun"),
+			}
+			if status == Falsified && strings.TrimSpace(p.Reason) == "" {
+				p.Reason = "failed"
 			}
 			if opt(t, "stats") {
-				p.ErrorStats = &ErrorStats{MaxAbs: float.Draw(t, "abs"), MaxRel: float.Draw(t, "rel"),
-					MaxULP: float.Draw(t, "ulp"), MaxRatio: float.Draw(t, "ratio"), ToleranceFormula: optStr(t, "tol")}
-				if opt(t, "naive") {
-					p.ErrorStats.NaiveRatio = ptr(float.Draw(t, "naive"))
+				ratio := float.Draw(t, "ratio")
+				if status == Discharged {
+					ratio = rapid.Float64Range(0, 1).Draw(t, "ratio")
 				}
+				p.ErrorStats = &ErrorStats{MaxAbs: optFloat(t, "abs"), MaxRel: optFloat(t, "rel"),
+					MaxULP: optFloat(t, "ulp"), MaxRatio: ratio, ToleranceFormula: optStr(t, "tol"), NaiveRatio: optFloat(t, "naive")}
 			}
 			if opt(t, "repro") {
 				p.Reproduction = &Reproduction{Command: "go test -run " + name.Draw(t, "run"), FailFile: optStr(t, "failfile")}
@@ -259,6 +307,10 @@ func genReport() *rapid.Generator[*Report] {
 				Status:         rapid.SampledFrom(mutantStatuses).Draw(t, "mstatus"),
 				Site:           optStr(t, "site"),
 				Counterexample: cex(t),
+				Duration:       rapid.Float64Range(0, 100).Draw(t, "mduration"),
+			}
+			if opt(t, "expected") {
+				m.Expected = []string{name.Draw(t, "expected")}
 			}
 			if m.Status == MutantKilled {
 				m.KilledBy = name.Draw(t, "killer")
@@ -267,9 +319,13 @@ func genReport() *rapid.Generator[*Report] {
 			r.UpsertMutant(m)
 		}
 		for i := range rapid.IntRange(0, 2).Draw(t, "kernels") {
-			k := Kernel{Name: name.Draw(t, "kernel") + "#" + string(rune('a'+i)), Entry: name.Draw(t, "entry")}
+			k := NewKernel(name.Draw(t, "kernel")+"#"+string(rune('a'+i)), rapid.SampledFrom(kernelOrigins).Draw(t, "origin"),
+				name.Draw(t, "ptx"), name.Draw(t, "entry"), []byte(str.Draw(t, "text")))
+			if k.Origin == KernelBinding {
+				k.Binding = name.Draw(t, "binding")
+			}
 			if opt(t, "sha") {
-				k.PTXSHA256 = shaA
+				k.SourceSHA256 = shaA
 			}
 			r.UpsertKernel(k)
 		}
@@ -315,4 +371,54 @@ func TestGeneratedReports(t *testing.T) {
 			t.Fatalf("Diff of a report and its round trip: %q", d)
 		}
 	})
+}
+
+// TestPartial: a report is partial when a prediction did not run or the run
+// was stopped, and only then.
+func TestPartial(t *testing.T) {
+	r := sampleReport()
+	if !r.Partial() || !slices.Equal(r.NotRun(), []string{"FALSIFY-Y-004"}) {
+		t.Errorf("sample: partial %v, not run %v", r.Partial(), r.NotRun())
+	}
+	r.Run.Stopped = ""
+	if !r.Partial() {
+		t.Errorf("a report with a not_run prediction is not partial")
+	}
+	r.Predictions[3].Status = Skipped
+	if r.Partial() || r.NotRun() != nil {
+		t.Errorf("complete report: partial %v, not run %v", r.Partial(), r.NotRun())
+	}
+	r.Run.Stopped = "interrupt"
+	if !r.Partial() {
+		t.Errorf("a stopped run is not partial")
+	}
+}
+
+// TestLint: statistics that cannot all hold over the same elements are
+// found (the C-BRMS report: max_abs 100.66 beside max_rel 0 and max_ulp 0),
+// as are references to kernels the kernels section lacks.
+func TestLint(t *testing.T) {
+	r := sampleReport()
+	if l := r.Lint(); l != nil {
+		t.Errorf("sample: %q", l)
+	}
+	e := r.Predictions[0].ErrorStats
+	e.MaxAbs, e.MaxRel, e.MaxULP = ptr(100.66), ptr(0.0), ptr(0.0)
+	r.Predictions[0].Kernels = []string{"rmsnorm_fwd", "nope"}
+	want := []string{
+		`predictions[0] "FALSIFY-DIM-001": error_stats max_abs 100.66 beside max_rel 0 and max_ulp 0: they cannot all hold over the same elements`,
+		`predictions[0] "FALSIFY-DIM-001": kernel "nope" is not in the kernels section`,
+	}
+	if l := r.Lint(); !slices.Equal(l, want) {
+		t.Errorf("Lint = %q\nwant %q", l, want)
+	}
+	e.MaxAbs, e.MaxRel, e.MaxULP = ptr(0.0), ptr(1e-7), ptr(0.0)
+	r.Predictions[0].Kernels = nil
+	if l := r.Lint(); len(l) != 1 {
+		t.Errorf("abs 0 with rel > 0: Lint = %q", l)
+	}
+	e.MaxAbs, e.MaxRel, e.MaxULP = ptr(0.0), nil, ptr(0.0) // absent: nothing to compare
+	if l := r.Lint(); l != nil {
+		t.Errorf("with max_rel absent: %q", l)
+	}
 }

@@ -93,7 +93,30 @@ func TestInvalidReportsRejected(t *testing.T) {
 		{"short sha", func(m map[string]any) { at(m, "kernels", 0)["source_sha256"] = "abc" }},
 		{"negative bandwidth", func(m map[string]any) { at(m, "run")["copy_bandwidth_bytes_per_s"] = -1 }},
 		{"missing schema_version", func(m map[string]any) { delete(m, "schema_version") }},
-		{"other schema_version", func(m map[string]any) { m["schema_version"] = "ptxprop.contract-report/v2" }},
+		{"other schema_version", func(m map[string]any) { m["schema_version"] = "ptxprop.contract-report/v1" }},
+		{"no predictions", func(m map[string]any) { m["predictions"] = []any{} }},
+		{"missing run id", func(m map[string]any) { delete(at(m, "run"), "id") }},
+		{"empty run id", func(m map[string]any) { at(m, "run")["id"] = "" }},
+		{"repeated merged_from", func(m map[string]any) { at(m, "run")["merged_from"] = []any{"a", "a"} }},
+		{"discharged with max_ratio 5", func(m map[string]any) { at(m, "predictions", 0, "error_stats")["max_ratio"] = 5 }},
+		{"discharged with max_ratio NaN", func(m map[string]any) { at(m, "predictions", 0, "error_stats")["max_ratio"] = "NaN" }},
+		{"discharged with max_ratio +Inf", func(m map[string]any) { at(m, "predictions", 0, "error_stats")["max_ratio"] = "+Inf" }},
+		{"discharged with a failed check", func(m map[string]any) { at(m, "predictions", 0)["checks_failed"] = 1 }},
+		{"max_ratio -1", func(m map[string]any) { at(m, "predictions", 1, "error_stats")["max_ratio"] = -1 }},
+		{"max_abs -Inf", func(m map[string]any) { at(m, "predictions", 1, "error_stats")["max_abs"] = "-Inf" }},
+		{"max_ulp negative", func(m map[string]any) { at(m, "predictions", 0, "error_stats")["max_ulp"] = -2 }},
+		{"naive_ratio negative", func(m map[string]any) { at(m, "predictions", 0, "error_stats")["naive_ratio"] = -0.5 }},
+		{"falsified without reason", func(m map[string]any) { delete(at(m, "predictions", 1), "reason") }},
+		{"falsified with a blank reason", func(m map[string]any) { at(m, "predictions", 1)["reason"] = " \n" }},
+		{"not_run with checks", func(m map[string]any) { at(m, "predictions", 3)["checks"] = 4 }},
+		{"mutant status not_exercised misspelt", func(m map[string]any) { at(m, "mutants", 3)["status"] = "not exercised" }},
+		{"kernel without origin", func(m map[string]any) { delete(at(m, "kernels", 0), "origin") }},
+		{"kernel origin", func(m map[string]any) { at(m, "kernels", 0)["origin"] = "theirs" }},
+		{"kernel without ptx_sha256", func(m map[string]any) { delete(at(m, "kernels", 0), "ptx_sha256") }},
+		{"kernel without ptx", func(m map[string]any) { delete(at(m, "kernels", 0), "ptx") }},
+		{"binding kernel without binding", func(m map[string]any) { delete(at(m, "kernels", 1), "binding") }},
+		{"our kernel with a binding", func(m map[string]any) { at(m, "kernels", 0)["binding"] = "x.yaml" }},
+		{"negative mutant duration", func(m map[string]any) { at(m, "mutants", 4)["duration_s"] = -1 }},
 	}
 	base := mustMarshal(t, sampleReport())
 	for _, c := range cases {
@@ -140,6 +163,7 @@ var schemaEnums = map[reflect.Type]struct {
 	reflect.TypeFor[MutantKind]():       {"mutant_kind", strs(mutantKinds)},
 	reflect.TypeFor[MutantStatus]():     {"mutant_status", strs(mutantStatuses)},
 	reflect.TypeFor[Flag]():             {"flag", strs(flags)},
+	reflect.TypeFor[KernelOrigin]():     {"kernel_origin", strs(kernelOrigins)},
 }
 
 func strs[E ~string](es []E) []string {

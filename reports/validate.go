@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrInvalid is wrapped by every *ValidationError.
@@ -25,12 +27,31 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// quoteMax bounds the bytes of a value an error message repeats.
+const quoteMax = 64
+
+// quote is strconv.Quote of s cut to quoteMax bytes (at a rune boundary),
+// saying how long s was: a message never repeats a huge value in full.
+func quote(s string) string {
+	if len(s) <= quoteMax {
+		return strconv.Quote(s)
+	}
+	cut := quoteMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
 // Validate checks r against the rules of the schema: schema version, required
-// fields, enum values, non-negative counts, finite non-negative durations and
-// rates, hashes, killed mutants naming their killer. It also checks what the
-// schema cannot: unique prediction IDs, mutant names and kernel names, end not
-// before start, checks_failed not above checks. It returns a
-// *ValidationError, or nil.
+// fields, at least one prediction, enum values, non-negative counts, finite
+// non-negative durations and rates, error statistics that are non-negative
+// or NaN or +Inf, a discharged prediction with no failed check and a finite
+// worst ratio of at most 1, a falsified one with a reason, a not_run one with
+// no checks, kernels pinned by a PTX hash, killed mutants naming their
+// killer. It also checks what the schema cannot: unique prediction IDs,
+// mutant names, kernel names and merged run IDs, end not before start,
+// checks_failed not above checks. It returns a *ValidationError, or nil.
 func (r *Report) Validate() error {
 	var v validator
 	if r == nil {
@@ -38,13 +59,16 @@ func (r *Report) Validate() error {
 		return v.err()
 	}
 	if r.SchemaVersion != SchemaVersion {
-		v.addf("schema_version %q, want %q", r.SchemaVersion, SchemaVersion)
+		v.addf("schema_version %s, want %q", quote(r.SchemaVersion), SchemaVersion)
 	}
 	v.run(&r.Run)
+	if len(r.Predictions) == 0 {
+		v.addf("predictions: empty (a report records at least one prediction)")
+	}
 	seen := make(map[string]bool)
 	for i := range r.Predictions {
 		p := &r.Predictions[i]
-		at := fmt.Sprintf("predictions[%d] %q", i, p.ID)
+		at := fmt.Sprintf("predictions[%d] %s", i, quote(p.ID))
 		if p.ID == "" {
 			v.addf("%s: id is empty", at)
 		} else if seen[p.ID] {
@@ -56,7 +80,7 @@ func (r *Report) Validate() error {
 	clear(seen)
 	for i := range r.Mutants {
 		m := &r.Mutants[i]
-		at := fmt.Sprintf("mutants[%d] %q", i, m.Name)
+		at := fmt.Sprintf("mutants[%d] %s", i, quote(m.Name))
 		if m.Name == "" {
 			v.addf("%s: name is empty", at)
 		} else if seen[m.Name] {
@@ -68,22 +92,14 @@ func (r *Report) Validate() error {
 	clear(seen)
 	for i := range r.Kernels {
 		k := &r.Kernels[i]
-		at := fmt.Sprintf("kernels[%d] %q", i, k.Name)
+		at := fmt.Sprintf("kernels[%d] %s", i, quote(k.Name))
 		if k.Name == "" {
 			v.addf("%s: name is empty", at)
 		} else if seen[k.Name] {
 			v.addf("%s: duplicate name", at)
 		}
 		seen[k.Name] = true
-		if k.Entry == "" {
-			v.addf("%s: entry is empty", at)
-		}
-		if k.PTXSHA256 != "" && !sha256Hex.MatchString(k.PTXSHA256) {
-			v.addf("%s: ptx_sha256 %q is not 64 lower-case hex digits", at, k.PTXSHA256)
-		}
-		if k.SourceSHA256 != "" && !sha256Hex.MatchString(k.SourceSHA256) {
-			v.addf("%s: source_sha256 %q is not 64 lower-case hex digits", at, k.SourceSHA256)
-		}
+		v.kernel(at, k)
 	}
 	return v.err()
 }
@@ -108,6 +124,13 @@ func (v *validator) rate(at, name string, x float64) {
 	}
 }
 
+// stat checks an error statistic: non-negative, NaN or +Inf.
+func (v *validator) stat(at, name string, x float64) {
+	if x < 0 || math.IsInf(x, -1) {
+		v.addf("%s: %s %v is negative", at, name, x)
+	}
+}
+
 func (v *validator) count(at, name string, n int) {
 	if n < 0 {
 		v.addf("%s: %s %d is negative", at, name, n)
@@ -116,6 +139,19 @@ func (v *validator) count(at, name string, n int) {
 
 func (v *validator) run(r *Run) {
 	const at = "run"
+	if r.ID == "" {
+		v.addf("run: id is empty")
+	}
+	seen := map[string]bool{}
+	for i, id := range r.MergedFrom {
+		switch {
+		case id == "":
+			v.addf("run: merged_from[%d] is empty", i)
+		case seen[id]:
+			v.addf("run: merged_from[%d] %s is repeated", i, quote(id))
+		}
+		seen[id] = true
+	}
 	if r.Start.IsZero() {
 		v.addf("run: start is missing")
 	}
@@ -126,7 +162,7 @@ func (v *validator) run(r *Run) {
 		v.addf("run: go_version is empty")
 	}
 	if !r.Backend.Valid() {
-		v.addf("run: backend %q is not gpu or emu", r.Backend)
+		v.addf("run: backend %s is not gpu or emu", quote(string(r.Backend)))
 	}
 	v.count(at, "sm_count", r.SMCount)
 	v.count(at, "rapid_checks", r.RapidChecks)
@@ -137,7 +173,7 @@ func (v *validator) run(r *Run) {
 
 func (v *validator) prediction(at string, p *Prediction) {
 	if !p.Status.Valid() {
-		v.addf("%s: status %q is not a prediction status", at, p.Status)
+		v.addf("%s: status %s is not a prediction status", at, quote(string(p.Status)))
 	}
 	v.count(at, "checks", p.Checks)
 	v.count(at, "checks_failed", p.ChecksFailed)
@@ -150,9 +186,36 @@ func (v *validator) prediction(at string, p *Prediction) {
 	if p.Reproduction != nil && p.Reproduction.Command == "" {
 		v.addf("%s: reproduction.command is empty", at)
 	}
+	if e := p.ErrorStats; e != nil {
+		for _, s := range []struct {
+			name string
+			x    *float64
+		}{{"max_abs", e.MaxAbs}, {"max_rel", e.MaxRel}, {"max_ulp", e.MaxULP}, {"max_ratio", &e.MaxRatio}, {"naive_ratio", e.NaiveRatio}} {
+			if s.x != nil {
+				v.stat(at, "error_stats."+s.name, *s.x)
+			}
+		}
+	}
+	switch p.Status {
+	case Discharged:
+		if p.ChecksFailed > 0 {
+			v.addf("%s: discharged with %d failed checks", at, p.ChecksFailed)
+		}
+		if e := p.ErrorStats; e != nil && !(e.MaxRatio <= 1) {
+			v.addf("%s: discharged with error_stats.max_ratio %v (a discharged prediction's worst error/tolerance is at most 1)", at, e.MaxRatio)
+		}
+	case Falsified:
+		if strings.TrimSpace(p.Reason) == "" {
+			v.addf("%s: falsified without a reason", at)
+		}
+	case NotRun:
+		if p.Checks > 0 {
+			v.addf("%s: not_run with %d checks", at, p.Checks)
+		}
+	}
 	for i, f := range p.Flags {
 		if !f.Valid() {
-			v.addf("%s: flags[%d] %q is not a flag", at, i, f)
+			v.addf("%s: flags[%d] %s is not a flag", at, i, quote(string(f)))
 		}
 		for _, g := range p.Flags[:i] {
 			if f == g {
@@ -164,20 +227,80 @@ func (v *validator) prediction(at string, p *Prediction) {
 
 func (v *validator) mutant(at string, m *Mutant) {
 	if !m.Kind.Valid() {
-		v.addf("%s: kind %q is not named or generic", at, m.Kind)
+		v.addf("%s: kind %s is not named or generic", at, quote(string(m.Kind)))
 	}
 	if !m.Status.Valid() {
-		v.addf("%s: status %q is not a mutant status", at, m.Status)
+		v.addf("%s: status %s is not a mutant status", at, quote(string(m.Status)))
 	}
 	if m.Status == MutantKilled && m.KilledBy == "" {
 		v.addf("%s: killed but killed_by is empty", at)
 	}
 	v.count(at, "checks_to_kill", m.ChecksToKill)
+	v.rate(at, "duration_s", m.Duration)
 	v.counterexample(at, m.Counterexample)
+}
+
+func (v *validator) kernel(at string, k *Kernel) {
+	if !k.Origin.Valid() {
+		v.addf("%s: origin %s is not ours or binding", at, quote(string(k.Origin)))
+	}
+	if k.PTX == "" {
+		v.addf("%s: ptx is empty", at)
+	}
+	if k.Entry == "" {
+		v.addf("%s: entry is empty", at)
+	}
+	if !sha256Hex.MatchString(k.PTXSHA256) {
+		v.addf("%s: ptx_sha256 %s is not 64 lower-case hex digits", at, quote(k.PTXSHA256))
+	}
+	if k.SourceSHA256 != "" && !sha256Hex.MatchString(k.SourceSHA256) {
+		v.addf("%s: source_sha256 %s is not 64 lower-case hex digits", at, quote(k.SourceSHA256))
+	}
+	switch {
+	case k.Origin == KernelBinding && k.Binding == "":
+		v.addf("%s: origin binding without the binding file", at)
+	case k.Origin == KernelOurs && k.Binding != "":
+		v.addf("%s: origin ours with a binding file", at)
+	}
 }
 
 func (v *validator) counterexample(at string, c *Counterexample) {
 	if c != nil && c.Text == "" && len(c.Draws) == 0 {
 		v.addf("%s: counterexample has neither text nor draws", at)
 	}
+}
+
+// Lint returns what a valid report says that cannot all be true, one line
+// each, for `ptxprop validate`: error statistics that contradict each other
+// (max_abs is 0 exactly when max_rel and max_ulp both are, as the three are
+// maxima over the same elements: an element with want ≠ 0 and relative
+// error 0 has got = want, and one with want = 0 and ULP distance 0 has
+// got = 0), and predictions or mutants naming a kernel that the kernels
+// section lacks (when there is one). Nil when there is nothing to say.
+func (r *Report) Lint() []string {
+	var out []string
+	for i, p := range r.Predictions {
+		at := fmt.Sprintf("predictions[%d] %s", i, quote(p.ID))
+		if e := p.ErrorStats; e != nil && e.MaxAbs != nil && e.MaxRel != nil && e.MaxULP != nil {
+			if zero := *e.MaxRel == 0 && *e.MaxULP == 0; zero != (*e.MaxAbs == 0) {
+				out = append(out, fmt.Sprintf("%s: error_stats max_abs %v beside max_rel %v and max_ulp %v: they cannot all hold over the same elements",
+					at, *e.MaxAbs, *e.MaxRel, *e.MaxULP))
+			}
+		}
+		if len(r.Kernels) > 0 {
+			for _, k := range p.Kernels {
+				if r.Kernel(k) == nil {
+					out = append(out, fmt.Sprintf("%s: kernel %s is not in the kernels section", at, quote(k)))
+				}
+			}
+		}
+	}
+	if len(r.Kernels) > 0 {
+		for i, m := range r.Mutants {
+			if m.Kernel != "" && r.Kernel(m.Kernel) == nil {
+				out = append(out, fmt.Sprintf("mutants[%d] %s: kernel %s is not in the kernels section", i, quote(m.Name), quote(m.Kernel)))
+			}
+		}
+	}
+	return out
 }

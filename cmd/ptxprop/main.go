@@ -1,16 +1,30 @@
-// Command ptxprop reads contract reports written by the property suite
-// (go test ./properties) and the mutation analysis (go test ./falsify).
+// Command ptxprop reads the contract reports that the property suite
+// (go test ./properties) and the mutation analysis (go test ./falsify) write:
+// it prints their summary, checks them in CI, compares, validates and merges
+// them.
 //
 // Usage:
 //
-//	ptxprop summary [-markdown] [report.json]   print the summary (default out/contract-report.json)
-//	ptxprop check [report.json]                 exit 1 unless every prediction is discharged or skipped
-//	ptxprop diff old.json new.json              list status changes between two reports
-//	ptxprop validate report.json...             check reports against the schema version and rules
-//	ptxprop merge -o out.json shard.json...     combine the reports of shards of one run (reports.Merge)
+//	ptxprop <command> [flags] [arguments]
+//	ptxprop report <command> [flags] [arguments]
 //
-// Exit status: 0 success, 1 a report says something failed (or differs, for
-// diff), 2 usage error or unreadable report.
+// The commands:
+//
+//	summary [-markdown] [report.json]     print the summary
+//	check [-allow-partial] [report.json]  exit 1 unless every prediction that ran is discharged
+//	diff old.json new.json                list what changed between two reports
+//	validate report.json...               check reports against the schema and for contradictions
+//	merge -o out.json shard.json...       add up the reports of shards of one run
+//	help [command]                        print this, or a command's documentation
+//
+// A report defaults to out/contract-report.json in the current directory,
+// else at the root of the enclosing Go module. "ptxprop help <command>" and
+// "ptxprop <command> -h" describe a command.
+//
+// Exit status: 0 success; 1 a finding (a prediction or mutant failed, the
+// report is partial or ran nothing, reports differ, a report contradicts
+// itself); 2 bad usage or input that cannot be read (a missing, corrupt or
+// invalid report).
 package main
 
 import (
@@ -19,94 +33,326 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/ptxprop/ptxprop/reports"
 )
 
-const defaultReport = "out/contract-report.json"
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFinding = 1
+	exitUsage   = 2
+)
+
+const exitCodes = `Exit status:
+  0  success
+  1  a finding: a prediction or mutant failed, the report is partial or ran
+     nothing, the reports differ, or a report contradicts itself
+  2  bad usage, or input that cannot be read (missing, corrupt or invalid report)`
+
+// A command is one subcommand: its synopsis, its documentation, and a setup
+// that defines its flags on its own FlagSet and returns what runs it.
+// Adding a subcommand (run, verify) is adding an entry to commands.
+type command struct {
+	name     string
+	synopsis string // arguments after the name, e.g. "[-markdown] [report.json]"
+	short    string // one line for the command list
+	long     string // what it does, its arguments and exit statuses
+	setup    func(fs *flag.FlagSet) func(e *env, args []string) error
+}
+
+// env is what a command may touch.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{name: "summary", synopsis: "[-markdown] [report.json]", short: "print the summary of a report",
+			long: `Summary prints one line per prediction (status, ID, title, checks, worst
+error/tolerance ratio, reason), the totals, whether the report is partial,
+the mutation analysis when there is one, and the commands that reproduce
+failures. With -markdown it prints the whole report as a Markdown document.
+Exit status 0, or 2 when the report cannot be read.`,
+			setup: summaryCmd},
+		{name: "check", synopsis: "[-allow-partial] [report.json]", short: "exit 1 unless every prediction that ran is discharged",
+			long: `Check lists every prediction that is falsified, inconclusive or an error,
+and every mutant that survived, could not run or was not exercised, and
+exits 1 if there is any. It also exits 1 when no prediction ran (all are
+skipped or not run) and when the report is partial — some prediction not
+run, or the run stopped early — unless -allow-partial is given.
+Exit status 0 when none of that holds, 2 when the report cannot be read.`,
+			setup: checkCmd},
+		{name: "diff", synopsis: "old.json new.json", short: "list what changed between two reports",
+			long: `Diff prints one line per change from old to new: predictions whose status
+changed, that appeared or disappeared, or gained or lost a flag; mutants
+likewise; kernels whose hashes changed; the mutation score.
+Exit status 0 when nothing changed, 1 when something did, 2 when a report
+cannot be read.`,
+			setup: diffCmd},
+		{name: "validate", synopsis: "report.json...", short: "check reports against the schema and for contradictions",
+			long: `Validate reads each report as every command does — the schema version,
+the JSON Schema's rules and those it cannot express — and prints each
+problem with the JSON path of the field (predictions[3].status). It then
+looks for what a valid report cannot mean: error statistics that cannot
+all hold, kernels named but not listed.
+Exit status 0 when every report is valid and consistent, 1 when one is
+valid but contradicts itself, 2 when one cannot be read or is invalid.`,
+			setup: validateCmd},
+		{name: "merge", synopsis: "-o out.json shard.json...", short: "add up the reports of shards of one run",
+			long: `Merge adds up reports of shards of one run — the same code on the same
+backend and device, split into processes or seeds — into out.json: checks
+and durations are summed, error maxima are maxima, each prediction takes
+its most serious status. Every shard must be a different run (run.id): a
+report given twice, or a merged report together with one of its shards,
+is refused, since its checks would be counted twice.
+Exit status 0 when out.json was written, 2 when a report cannot be read or
+the reports are not distinct shards of one run.`,
+			setup: mergeCmd},
+		{name: "help", synopsis: "[command]", short: "print this, or a command's documentation",
+			long:  `Help prints the list of commands, or the documentation of one. Exit status 0.`,
+			setup: helpCmd},
+	}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, `usage:
-  ptxprop summary [-markdown] [report.json]
-  ptxprop check [report.json]
-  ptxprop diff old.json new.json
-  ptxprop validate report.json...
-  ptxprop merge -o out.json shard.json...`)
+	fmt.Fprint(w, `ptxprop reads the contract reports that the property suite (go test ./properties)
+and the mutation analysis (go test ./falsify) write.
+
+Usage:
+  ptxprop <command> [flags] [arguments]
+  ptxprop report <command> [flags] [arguments]
+
+Commands:
+`)
+	width := 0
+	for _, c := range commands {
+		width = max(width, len(c.name)+1+len(c.synopsis))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name+" "+c.synopsis, c.short)
+	}
+	fmt.Fprintf(w, `
+A report defaults to %s in the current directory, else at the
+root of the enclosing Go module. "ptxprop help <command>" or "ptxprop <command> -h"
+describes a command.
+
+%s
+`, defaultReport, exitCodes)
+}
+
+// commandUsage writes c's documentation and flags.
+func commandUsage(w io.Writer, c *command) {
+	fmt.Fprintf(w, "usage: ptxprop %s %s\n\n%s\n", c.name, c.synopsis, c.long)
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	c.setup(fs)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	fmt.Fprintf(w, "\n%s\n", exitCodes)
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-// exitError carries an exit status.
+// exitError carries an exit status; err nil means nothing more to say.
 type exitError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// usageError is bad usage of cmd (nil: of ptxprop itself).
+type usageError struct {
+	cmd *command
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErr(c *command, format string, args ...any) error {
+	return &usageError{c, fmt.Sprintf(format, args...)}
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		usage(stderr)
-		return 2
+		return exitUsage
 	}
-	err := dispatch(args[0], args[1:], stdout)
-	if err == nil {
-		return 0
-	}
+	err := dispatch(e, args)
+	var ue *usageError
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "ptxprop:", ee.err)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "ptxprop:", ue.msg)
+		if ue.cmd != nil {
+			fmt.Fprintf(stderr, "usage: ptxprop %s %s (ptxprop help %s describes it)\n", ue.cmd.name, ue.cmd.synopsis, ue.cmd.name)
+		} else {
+			fmt.Fprintln(stderr, `run "ptxprop help" for the commands`)
 		}
-		if ee.code == 2 && ee.err != nil && errors.Is(ee.err, errUsage) {
-			usage(stderr)
+		return exitUsage
+	case errors.As(err, &ee):
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "ptxprop:", message(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "ptxprop:", err)
-	return 2
+	fmt.Fprintln(stderr, "ptxprop:", message(err))
+	return exitUsage
 }
 
-var errUsage = errors.New("bad usage")
-
-func usageErr(format string, args ...any) error {
-	return &exitError{2, fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))}
+// dispatch runs the command args name, with the rest of args.
+func dispatch(e *env, args []string) error {
+	name, args := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help":
+		usage(e.stdout)
+		return nil
+	case "report": // ptxprop report summary …, as ARCHITECTURE.md has it
+		if len(args) == 0 {
+			return usageErr(nil, "report: missing command")
+		}
+		if c := lookup(args[0]); c == nil || c.name == "help" {
+			return usageErr(nil, "report: unknown command %s", quoteArg(args[0]))
+		}
+		return dispatch(e, args)
+	}
+	c := lookup(name)
+	if c == nil {
+		return usageErr(nil, "unknown command %s", quoteArg(name))
+	}
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	runCmd := c.setup(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			commandUsage(e.stdout, c)
+			return nil
+		}
+		return usageErr(c, "%s: %v", c.name, err)
+	}
+	return runCmd(e, fs.Args())
 }
 
+// quoteArg quotes a command-line argument for a message, cut short.
+func quoteArg(s string) string {
+	const n = 64
+	if len(s) > n {
+		return strconv.Quote(s[:n]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// maxProblems bounds the problems of one invalid report that are printed.
+const maxProblems = 20
+
+// message formats an error for the terminal: the problems of an invalid
+// report one per line (at most maxProblems), the "reports: " prefix of
+// the library dropped.
+func message(err error) string {
+	var ve *reports.ValidationError
+	if !errors.As(err, &ve) {
+		return strings.ReplaceAll(err.Error(), "reports: ", "")
+	}
+	head := strings.TrimSuffix(strings.ReplaceAll(err.Error(), "reports: ", ""), ve.Error())
+	var b strings.Builder
+	fmt.Fprintf(&b, "%sinvalid report (%d %s):", head, len(ve.Problems), plural(len(ve.Problems), "problem", "problems"))
+	for i, p := range ve.Problems {
+		if i == maxProblems {
+			fmt.Fprintf(&b, "\n  … and %d more", len(ve.Problems)-maxProblems)
+			break
+		}
+		b.WriteString("\n  " + p)
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// defaultReport is where the suite writes its report, relative to the
+// module root.
+var defaultReport = filepath.Join("out", "contract-report.json")
+
+// defaultPath returns defaultReport in the working directory if it is
+// there, else at the root of the enclosing module, else the former.
+func defaultPath() string {
+	if _, err := os.Stat(defaultReport); err == nil {
+		return defaultReport
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return defaultReport
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			p := filepath.Join(d, defaultReport)
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				return rel
+			}
+			return p
+		}
+		if filepath.Dir(d) == d {
+			return defaultReport
+		}
+	}
+}
+
+// read reads a report; failing, it is input that cannot be read (exit 2).
 func read(path string) (*reports.Report, error) {
 	r, err := reports.Read(path)
 	if err != nil {
-		return nil, &exitError{2, err}
+		return nil, &exitError{exitUsage, err}
 	}
 	return r, nil
 }
 
-func oneReport(fs *flag.FlagSet) (string, error) {
-	switch fs.NArg() {
+// oneReport returns the single report argument, or the default.
+func oneReport(c *command, args []string) (string, error) {
+	switch len(args) {
 	case 0:
-		return defaultReport, nil
+		return defaultPath(), nil
 	case 1:
-		return fs.Arg(0), nil
+		return args[0], nil
 	}
-	return "", usageErr("expected at most one report, got %d", fs.NArg())
+	return "", usageErr(c, "%s takes at most one report, got %d arguments", c.name, len(args))
 }
 
-func dispatch(cmd string, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	md, outPath := false, ""
-	switch cmd {
-	case "summary":
-		fs.BoolVar(&md, "markdown", false, "print Markdown instead of the terminal summary")
-	case "merge":
-		fs.StringVar(&outPath, "o", "", "the merged report to write")
-	}
-	if err := fs.Parse(args); err != nil {
-		return usageErr("%v", err)
-	}
-	switch cmd {
-	case "summary":
-		path, err := oneReport(fs)
+func summaryCmd(fs *flag.FlagSet) func(e *env, args []string) error {
+	md := fs.Bool("markdown", false, "print the whole report as Markdown instead of the terminal summary")
+	return func(e *env, args []string) error {
+		path, err := oneReport(lookup("summary"), args)
 		if err != nil {
 			return err
 		}
@@ -114,12 +360,17 @@ func dispatch(cmd string, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if md {
-			return reports.Markdown(stdout, r)
+		if *md {
+			return reports.Markdown(e.stdout, r)
 		}
-		return reports.Summary(stdout, r)
-	case "check":
-		path, err := oneReport(fs)
+		return reports.Summary(e.stdout, r)
+	}
+}
+
+func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
+	allowPartial := fs.Bool("allow-partial", false, "accept a partial report (predictions not run, or a run stopped early)")
+	return func(e *env, args []string) error {
+		path, err := oneReport(lookup("check"), args)
 		if err != nil {
 			return err
 		}
@@ -127,76 +378,160 @@ func dispatch(cmd string, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		bad := 0
-		for _, p := range r.Predictions {
-			if p.Status != reports.Discharged && p.Status != reports.Skipped {
-				fmt.Fprintf(stdout, "%-12s %s: %s\n", p.Status, p.ID, p.Reason)
-				bad++
-			}
+		findings, ran := verdict(e, r, *allowPartial)
+		for _, f := range findings {
+			fmt.Fprintln(e.stdout, f)
 		}
-		for _, m := range r.Mutants {
-			if m.Status == reports.MutantSurvived || m.Status == reports.MutantError {
-				fmt.Fprintf(stdout, "mutant %-9s %s: %s\n", m.Status, m.Name, m.Reason)
-				bad++
-			}
+		if len(findings) > 0 {
+			return &exitError{exitFinding, fmt.Errorf("%s: %d %s", path, len(findings), plural(len(findings), "finding", "findings"))}
 		}
-		if bad > 0 {
-			return &exitError{1, fmt.Errorf("%s: %d problem(s)", path, bad)}
-		}
-		fmt.Fprintf(stdout, "%s: %d predictions, none failed\n", path, len(r.Predictions))
+		fmt.Fprintf(e.stdout, "%s: %d predictions, %d ran, none failed\n", path, len(r.Predictions), ran)
 		return nil
-	case "diff":
-		if fs.NArg() != 2 {
-			return usageErr("diff takes two reports")
+	}
+}
+
+// verdict returns check's findings on r, one line each, and how many
+// predictions ran (any status but skipped and not_run). With allowPartial a
+// partial report is noted on e.stdout instead of being a finding. A command
+// that runs contracts (verify, run) judges its report with it too.
+func verdict(e *env, r *reports.Report, allowPartial bool) (findings []string, ran int) {
+	for _, p := range r.Predictions {
+		switch p.Status {
+		case reports.Discharged:
+			ran++
+		case reports.Falsified, reports.Inconclusive, reports.Error:
+			ran++
+			findings = append(findings, fmt.Sprintf("%-12s %s: %s", p.Status, p.ID, firstLine(p.Reason)))
 		}
-		a, err := read(fs.Arg(0))
+	}
+	for _, m := range r.Mutants {
+		switch m.Status {
+		case reports.MutantSurvived, reports.MutantError, reports.MutantNotExercised:
+			findings = append(findings, fmt.Sprintf("mutant %-13s %s: %s", m.Status, m.Name, firstLine(m.Reason)))
+		}
+	}
+	switch {
+	case len(r.Predictions) == 0: // Read refuses such a report; kept should that change
+		findings = append(findings, "no predictions: the report checked nothing")
+	case ran == 0:
+		findings = append(findings, fmt.Sprintf("no prediction ran: all %d are skipped or not run", len(r.Predictions)))
+	}
+	if r.Partial() {
+		line := "partial report"
+		if r.Run.Stopped != "" {
+			line += ": stopped: " + firstLine(r.Run.Stopped)
+		}
+		if ids := r.NotRun(); len(ids) > 0 {
+			line += fmt.Sprintf(": %d %s not run: %s", len(ids), plural(len(ids), "prediction", "predictions"), strings.Join(ids, ", "))
+		}
+		if allowPartial {
+			fmt.Fprintf(e.stdout, "%s (allowed by -allow-partial)\n", line)
+		} else {
+			findings = append(findings, line+" (run them, or pass -allow-partial)")
+		}
+	}
+	return findings, ran
+}
+
+func diffCmd(*flag.FlagSet) func(e *env, args []string) error {
+	return func(e *env, args []string) error {
+		if len(args) != 2 {
+			return usageErr(lookup("diff"), "diff takes two reports, got %d arguments", len(args))
+		}
+		a, err := read(args[0])
 		if err != nil {
 			return err
 		}
-		b, err := read(fs.Arg(1))
+		b, err := read(args[1])
 		if err != nil {
 			return err
 		}
 		d := reports.Diff(a, b)
 		for _, line := range d {
-			fmt.Fprintln(stdout, line)
+			fmt.Fprintln(e.stdout, line)
 		}
 		if len(d) > 0 {
-			return &exitError{1, nil}
-		}
-		return nil
-	case "merge":
-		if outPath == "" || fs.NArg() == 0 {
-			return usageErr("merge takes -o out.json and at least one report")
-		}
-		var rs []*reports.Report
-		for _, p := range fs.Args() {
-			r, err := read(p)
-			if err != nil {
-				return err
-			}
-			rs = append(rs, r)
-		}
-		m, err := reports.Merge(rs...)
-		if err != nil {
-			return &exitError{2, err}
-		}
-		if err := reports.Write(outPath, m); err != nil {
-			return &exitError{2, err}
-		}
-		fmt.Fprintf(stdout, "%s: %d reports merged, %d predictions\n", outPath, len(rs), len(m.Predictions))
-		return nil
-	case "validate":
-		if fs.NArg() == 0 {
-			return usageErr("validate takes at least one report")
-		}
-		for _, p := range fs.Args() {
-			if _, err := read(p); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s: valid %s\n", p, reports.SchemaVersion)
+			return &exitError{exitFinding, nil}
 		}
 		return nil
 	}
-	return usageErr("unknown command %q", cmd)
+}
+
+func validateCmd(*flag.FlagSet) func(e *env, args []string) error {
+	return func(e *env, args []string) error {
+		if len(args) == 0 {
+			return usageErr(lookup("validate"), "validate takes at least one report")
+		}
+		code := exitOK
+		for _, p := range args {
+			r, err := reports.Read(p)
+			if err != nil {
+				fmt.Fprintln(e.stderr, "ptxprop:", message(err))
+				code = exitUsage
+				continue
+			}
+			lint := r.Lint()
+			for _, l := range lint {
+				fmt.Fprintf(e.stdout, "%s: %s\n", p, l)
+			}
+			if len(lint) > 0 {
+				code = max(code, exitFinding)
+				continue
+			}
+			fmt.Fprintf(e.stdout, "%s: valid %s (%d predictions, %d mutants, %d kernels)\n", p, reports.SchemaVersion,
+				len(r.Predictions), len(r.Mutants), len(r.Kernels))
+		}
+		if code != exitOK {
+			return &exitError{code, nil}
+		}
+		return nil
+	}
+}
+
+func mergeCmd(fs *flag.FlagSet) func(e *env, args []string) error {
+	out := fs.String("o", "", "the merged report to write (required)")
+	return func(e *env, args []string) error {
+		if *out == "" || len(args) == 0 {
+			return usageErr(lookup("merge"), "merge takes -o out.json and at least one report")
+		}
+		m, err := reports.MergeFiles(args...)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		if err := reports.Write(*out, m); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		fmt.Fprintf(e.stdout, "%s: %d reports merged, %d predictions\n", *out, len(args), len(m.Predictions))
+		return nil
+	}
+}
+
+func helpCmd(*flag.FlagSet) func(e *env, args []string) error {
+	return func(e *env, args []string) error {
+		switch len(args) {
+		case 0:
+			usage(e.stdout)
+			return nil
+		case 1:
+			name := args[0]
+			if name == "report" {
+				usage(e.stdout)
+				return nil
+			}
+			if c := lookup(name); c != nil {
+				commandUsage(e.stdout, c)
+				return nil
+			}
+			return usageErr(lookup("help"), "help: unknown command %s", quoteArg(name))
+		}
+		return usageErr(lookup("help"), "help takes at most one command")
+	}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i]) + " …"
+	}
+	return s
 }

@@ -22,6 +22,12 @@ type Config struct {
 	Seed           uint64        // rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one, recorded)
 	Watchdog       time.Duration // bound on one launch and one launcher call (0: the defaults)
 	Summary        bool          // print the report's summary at the end of the run
+
+	// Command is the command prefix that reruns a job of Run, in the
+	// report's reproductions (e.g. "ptxprop verify kernel.yaml"); empty:
+	// the go test arguments alone. Main derives it from the test binary's
+	// package. Not a setting: no flag or environment twin.
+	Command string
 }
 
 // Auto is the Progress value that picks the interval from the output: a

@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +44,7 @@ type runner struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	signaled atomic.Bool
+	id       string        // the run's identity in its report
 	watchdog time.Duration // the device's bound on one launch
 	reproCmd string        // command prefix that replays a contract run
 	cmdline  []string      // the command line recorded in the report
@@ -177,12 +180,9 @@ func recordedBy(rec *properties.Recorder, name string) bool {
 }
 
 func newRunner(c Config, out io.Writer) *runner {
-	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}}
+	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro = r.repro
-	r.pcfg = ContractConfig(c, nil)
-	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
-	r.pcfg.Seed = rapidUint("seed") // set by SetRapid before the runner
 	return r
 }
 
@@ -193,12 +193,16 @@ func (r *runner) open() {
 	if note != "" {
 		fmt.Fprintln(r.out, note)
 	}
+	r.dev = dev
+	r.pcfg = ContractConfig(r.cfg, dev)
+	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
+	r.pcfg.Seed = rapidUint("seed") // set by SetRapid before the runner opens
 	if err != nil {
 		r.pcfg.NoDevice = err.Error()
-		return
 	}
-	r.dev, r.pcfg.Device = dev, dev
-	r.watchdog = dev.Options().Watchdog
+	if dev != nil {
+		r.watchdog = dev.Options().Watchdog
+	}
 }
 
 // ContractConfig returns the properties.Config that contracts of a run of c
@@ -254,7 +258,11 @@ func (r *runner) handleSignals() (stop func()) {
 		case sig := <-ch:
 			signal.Stop(ch)
 			r.signaled.Store(true)
-			r.stop(fmt.Errorf("interrupted by %v", sig))
+			name := "SIGTERM"
+			if sig == syscall.SIGINT {
+				name = "SIGINT"
+			}
+			r.stop(fmt.Errorf("interrupted by %s", name))
 		case <-done:
 		}
 	}()
@@ -348,12 +356,13 @@ func (r *runner) report() (*reports.Report, error) {
 		info = r.dev.Info()
 	}
 	run := NewRun(info, r.start)
-	run.CommandLine = r.cmdline
+	run.ID, run.CommandLine = r.id, r.cmdline
 	notRun := "not run in this invocation (filtered out by -run, or its test was skipped before recording)"
 	if cause := r.stopCause(); cause != nil {
 		notRun = "not started before the run ended: " + cause.Error()
+		run.Stopped = cause.Error()
 	}
-	rep := buildReport(run, out, notRun)
+	rep := buildReport(run, out, notRun, r.rerun)
 	path := r.cfg.ReportPath()
 	if path == "" {
 		return rep, nil
@@ -366,7 +375,7 @@ func (r *runner) report() (*reports.Report, error) {
 
 // repro is the Recorder's command that replays a failing contract run.
 func (r *runner) repro(name string, seed uint64, failfile string) string {
-	args := properties.ReproArgs(name, seed, failfile)
+	args := r.testFlags(reproArgs(name, seed, failfile))
 	if r.reproCmd == "" {
 		return args
 	}
@@ -381,6 +390,41 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
 	}
 	return strings.Join(append([]string{r.reproCmd, args}, extra...), " ")
+}
+
+// rerun is the command that runs the named contract runs again.
+func (r *runner) rerun(runs []string) string {
+	pattern := runPattern(runs[0])
+	if len(runs) > 1 {
+		var names []string
+		for _, n := range runs {
+			if strings.Contains(n, "/") { // subtests: the first run alone
+				names = nil
+				break
+			}
+			if q := regexp.QuoteMeta(n); !slices.Contains(names, q) {
+				names = append(names, q)
+			}
+		}
+		if len(names) > 1 {
+			slices.Sort(names)
+			pattern = "^(" + strings.Join(names, "|") + ")$"
+		}
+	}
+	args := r.testFlags("-run " + shellQuote(pattern))
+	if r.reproCmd == "" {
+		return args
+	}
+	return r.reproCmd + " " + args
+}
+
+// testFlags spells go test's -run and -rapid.X for a test binary run
+// directly (make gpu-bin's), which knows them as -test.run and -rapid.X.
+func (r *runner) testFlags(args string) string {
+	if r.reproCmd == "" || strings.HasPrefix(r.reproCmd, "go test ") {
+		return args
+	}
+	return strings.Replace(args, "-run ", "-test.run ", 1)
 }
 
 // goTestCommand returns the command prefix that reruns this test binary's

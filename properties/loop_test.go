@@ -2,6 +2,7 @@ package properties_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,5 +203,50 @@ func TestContractStatistics(t *testing.T) {
 	})
 	if s := rope.Stats; rope.Status != properties.Discharged || s.Compared == 0 || s.RelCompared == 0 || s.MaxRel > 0.5 || s.MaxULP > 1<<24 {
 		t.Errorf("%s: %s, stats %+v", properties.RoPEBasis, rope.Status, s)
+	}
+}
+
+// The emulator draws the row counts a GPU does: its limits cap elements,
+// not rows, so a chunked backward's chunk grows past kernels.ChunkMinRows
+// (at 2049 rows of a small hidden size) on the CPU as well, and the edge
+// rows sit on both sides of that step.
+func TestEmulatorDrawsChunkedRowCounts(t *testing.T) {
+	step := kernels.ChunkMinRows * kernels.ChunkTargetBlocks
+	if kernels.ChunkRows(step) != kernels.ChunkMinRows || kernels.ChunkRows(step+1) == kernels.ChunkMinRows {
+		t.Fatalf("the chunk no longer grows at %d rows: update EdgeRows", step+1)
+	}
+	for _, r := range []int{step, step + 1} {
+		if !slices.Contains(properties.EdgeRows, r) {
+			t.Errorf("EdgeRows %v lacks %d", properties.EdgeRows, r)
+		}
+	}
+	cfg := properties.Config{} // no device: the emulator's limits
+	lim := cfg.Limits()
+	if lim != properties.EmuLimits {
+		t.Fatalf("limits without a device = %+v, want EmuLimits", lim)
+	}
+	// Beyond RandomRows rows come rarely (the emulator runs a block a
+	// row): about one draw in WideOdds.
+	const draws = 2000
+	gen := properties.Rows(lim, 2)
+	most, wide := 0, 0
+	for seed := range draws {
+		r := gen.Example(seed)
+		most = max(most, r)
+		if r > lim.RandomRows {
+			wide++
+		}
+	}
+	if most <= step {
+		t.Errorf("rows of hidden 2 drawn under the emulator's limits reach %d, want past %d", most, step)
+	}
+	if f := float64(wide) / draws; f < 0.5/properties.WideOdds || f > 2.0/properties.WideOdds {
+		t.Errorf("%d of %d draws beyond %d rows, want about 1 in %d", wide, draws, lim.RandomRows, properties.WideOdds)
+	}
+	// Where the elements allow no more than RandomRows, nothing changes.
+	for seed := range 200 {
+		if r := properties.Rows(lim, 1024).Example(seed); r > lim.MaxElements/1024 {
+			t.Fatalf("hidden 1024: %d rows", r)
+		}
 	}
 }

@@ -103,34 +103,6 @@ func TestLivenessEndsTheRunAtOnce(t *testing.T) {
 	}
 }
 
-// A deadline holds with a kernel that hangs: the run ends within the
-// deadline and one watchdog, and says why.
-func TestDeadlineWithAHangingKernel(t *testing.T) {
-	c := suite.Default()
-	c.Backend, c.Report, c.Summary, c.Progress, c.Checks = "emu", "off", false, 0, 100
-	c.Deadline, c.Watchdog = 200*time.Millisecond, time.Second
-	start := time.Now()
-	rep, err := suite.Run(context.Background(), c, []suite.Job{
-		{Name: "TestSpin", Run: func(tb properties.TB) {
-			properties.RMSNormForwardContract(tb, launcher{name: "spin", text: spinPTX, entry: "spin"})
-		}},
-		{Name: "TestAfter", Run: func(tb properties.TB) {
-			time.Sleep(300 * time.Millisecond)
-			properties.RMSNormForwardContract(tb, kernels.RMSNormFwd)
-		}},
-	})
-	took := time.Since(start)
-	if err == nil || !strings.Contains(err.Error(), "deadline") {
-		t.Errorf("err = %v, want the deadline", err)
-	}
-	if took > c.Deadline+c.Watchdog+2*time.Second {
-		t.Errorf("the run took %v: deadline %v, watchdog %v", took, c.Deadline, c.Watchdog)
-	}
-	if p := rep.Prediction(properties.RMSFwd); p == nil || !strings.Contains(p.Reason, "liveness") {
-		t.Errorf("prediction = %+v, want the liveness failure", p)
-	}
-}
-
 // A PTX that does not load, an entry that does not exist and a parameter
 // count that does not match are errors with their reason, not falsified
 // predictions with a shrunk case: the contract run ends at once.

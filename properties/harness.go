@@ -47,7 +47,8 @@ type Outcome struct {
 
 // ErrorStats summarises observed error over every check of a prediction.
 type ErrorStats struct {
-	Compared int     // elements compared
+	Compared int     // output elements compared
+	Scalars  int     // scalar comparisons (Obs.Ratio), in MaxRatio only
 	MaxAbs   float64 // max |got − want|
 	MaxRel   float64 // max |got − want| / |want| over want ≠ 0
 	MaxULP   float64 // max float32 ULP distance between got and float32(want)
@@ -61,6 +62,7 @@ type ErrorStats struct {
 
 func (s *ErrorStats) merge(o ErrorStats) {
 	s.Compared += o.Compared
+	s.Scalars += o.Scalars
 	s.MaxAbs = math.Max(s.MaxAbs, o.MaxAbs)
 	s.MaxRel = math.Max(s.MaxRel, o.MaxRel)
 	s.MaxULP = math.Max(s.MaxULP, o.MaxULP)

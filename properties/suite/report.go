@@ -138,9 +138,11 @@ func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, n
 	if o.Repro != "" {
 		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
 	}
-	if o.Stats.Compared > 0 || o.Stats.MaxRatio > 0 {
-		es := &reports.ErrorStats{MaxAbs: new(o.Stats.MaxAbs), MaxRel: new(o.Stats.MaxRel), MaxULP: new(o.Stats.MaxULP),
-			MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
+	if o.Stats.Compared > 0 || o.Stats.Scalars > 0 || o.Stats.MaxRatio > 0 {
+		es := &reports.ErrorStats{MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
+		if o.Stats.Compared > 0 { // element statistics only over output elements
+			es.MaxAbs, es.MaxRel, es.MaxULP = new(o.Stats.MaxAbs), new(o.Stats.MaxRel), new(o.Stats.MaxULP)
+		}
 		if o.Stats.NaiveMaxRatio > 0 {
 			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio
 			es.NaiveRatio = &r

@@ -60,11 +60,14 @@ var current atomic.Pointer[runner]
 // report of what was done. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }
-func Main(m *testing.M) int {
+func Main(m *testing.M, opts ...Option) int {
 	c, err := Load(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptxprop:", err)
 		return ExitUsage
+	}
+	for _, o := range opts {
+		o(&c)
 	}
 	RegisterFlags(flag.CommandLine, &c)
 	flag.Parse()
@@ -354,6 +357,9 @@ func (r *runner) report() (*reports.Report, error) {
 		run.Stopped = cause.Error()
 	}
 	rep := buildReport(run, out, notRun, r.rerun)
+	for _, k := range r.cfg.Kernels {
+		rep.UpsertKernel(k)
+	}
 	path := r.cfg.ReportPath()
 	if path == "" {
 		return rep, nil

@@ -295,6 +295,12 @@ func (r *runner) stopCause() error {
 // finish writes the report after m.Run and returns the exit code.
 func (r *runner) finish(code int) int {
 	defer r.closeDevice()
+	if len(r.rec.Outcomes()) == 0 && r.stopCause() == nil {
+		// Only tests that are no contracts ran (-run picked others, or
+		// -bench alone): the report at the path is left as it is.
+		fmt.Fprintln(r.out, "ptxprop: no contract ran; no report written")
+		return code
+	}
 	rep, err := r.report()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptxprop:", err)

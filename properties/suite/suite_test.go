@@ -456,3 +456,24 @@ func TestReproCommand(t *testing.T) {
 		t.Errorf("repro = %q, want %q", got, want)
 	}
 }
+
+// TestChildNone is a child run in which no contract runs.
+func TestChildNone(t *testing.T) {
+	if os.Getenv(childEnv) != "TestChildNone" {
+		t.Skip("run as a child by TestNoContractNoReport")
+	}
+}
+
+// A run in which no contract ran (go test -run picked other tests) leaves
+// the report at the path as it was.
+func TestNoContractNoReport(t *testing.T) {
+	cmd, out, report := childRun(t, "TestChildNone")
+	for out.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("child: %v", err)
+	}
+	if _, err := os.Stat(report); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("report written by a run of no contract: %v", err)
+	}
+}

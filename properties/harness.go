@@ -58,7 +58,7 @@ type ErrorStats struct {
 	RelCompared int
 	MaxRel      float64 // max |got − want| / |want| over the RelCompared elements
 	MaxULP      float64 // max float32 ULP distance between got and float32(want) over them
-	Ratios      int     // scalar comparisons made by the caller (Ratio)
+	Scalars     int     // scalar comparisons made by the caller (Obs.Ratio), in MaxRatio only
 	MaxRatio    float64 // max |err| / tolerance over every comparison: the prediction's margin
 	// NaiveMaxRatio is the same ratio for a naive float32 CPU evaluation of
 	// the formula on the same inputs and tolerance (0 when not measured); the
@@ -75,7 +75,7 @@ func Scaled(w, t float64) bool { return 2*t <= math.Abs(w) && w != 0 }
 func (s *ErrorStats) merge(o ErrorStats) {
 	s.Compared += o.Compared
 	s.RelCompared += o.RelCompared
-	s.Ratios += o.Ratios
+	s.Scalars += o.Scalars
 	s.MaxAbs = math.Max(s.MaxAbs, o.MaxAbs)
 	s.MaxRel = math.Max(s.MaxRel, o.MaxRel)
 	s.MaxULP = math.Max(s.MaxULP, o.MaxULP)

@@ -153,7 +153,7 @@ func TestContractStatistics(t *testing.T) {
 	fd, _ := runContract(t, properties.BRMSBackFD, checks, 0, func(tb properties.TB) {
 		properties.RMSNormBackwardFDContract(tb, kernels.RMSNormBwdWarp)
 	})
-	if s := fd.Stats; fd.Status != properties.Discharged || s.Compared != 0 || s.MaxAbs != 0 || s.RelCompared != 0 || s.Ratios == 0 || !(s.MaxRatio > 0) {
+	if s := fd.Stats; fd.Status != properties.Discharged || s.Compared != 0 || s.MaxAbs != 0 || s.RelCompared != 0 || s.Scalars == 0 || !(s.MaxRatio > 0) {
 		t.Errorf("%s: %s, stats %+v: want only ratios", properties.BRMSBackFD, fd.Status, s)
 	}
 	// In the report: the ratio, no element statistics, and the command

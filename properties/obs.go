@@ -306,14 +306,14 @@ func (o *Obs) Identical(name string, got, want []float32) {
 // (for scalar comparisons such as an adjoint identity) and fails when it
 // exceeds 1. It records only the ratio: err is the caller's own quantity
 // (e.g. a directional derivative's error), not an element's, so it enters
-// neither Compared nor MaxAbs.
+// Scalars and MaxRatio only, not the element statistics.
 func (o *Obs) Ratio(name string, err, tol float64) {
 	o.rt.Helper()
 	if math.IsNaN(err) || !(err <= tol) {
 		o.failRatio = err / tol
 		o.Fatalf("%s: |err| %.3g > bound %.3g (ratio %.3g)", name, err, tol, err/tol)
 	}
-	o.stats.Ratios++
+	o.stats.Scalars++
 	if tol > 0 {
 		o.stats.MaxRatio = math.Max(o.stats.MaxRatio, err/tol)
 	}

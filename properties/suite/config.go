@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ptxprop/ptxprop/reports"
 )
 
 // Config holds every setting of a run. Load fills it from the environment
@@ -28,6 +30,17 @@ type Config struct {
 	// the go test arguments alone. Main derives it from the test binary's
 	// package. Not a setting: no flag or environment twin.
 	Command string
+	// Kernels fills the report's kernels section: the kernels the run's
+	// predictions are about (WithKernels, for Main). Not a setting.
+	Kernels []reports.Kernel
+}
+
+// Option adjusts what Main runs with beyond the settings.
+type Option func(*Config)
+
+// WithKernels lists ks in the report's kernels section.
+func WithKernels(ks ...reports.Kernel) Option {
+	return func(c *Config) { c.Kernels = append(c.Kernels, ks...) }
 }
 
 // Auto is the Progress value that picks the interval from the output: a

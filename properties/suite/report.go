@@ -138,7 +138,7 @@ func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, n
 	if o.Repro != "" {
 		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
 	}
-	if s := o.Stats; s.Compared > 0 || s.Ratios > 0 || s.MaxRatio > 0 {
+	if s := o.Stats; s.Compared > 0 || s.Scalars > 0 || s.MaxRatio > 0 {
 		// A maximum over no comparison is no measurement: left out.
 		es := &reports.ErrorStats{MaxRatio: s.MaxRatio, ToleranceFormula: p.Tolerance}
 		if s.Compared > 0 {

@@ -61,11 +61,14 @@ var current atomic.Pointer[runner]
 // report of what was done. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }
-func Main(m *testing.M) int {
+func Main(m *testing.M, opts ...Option) int {
 	c, err := Load(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptxprop:", err)
 		return ExitUsage
+	}
+	for _, o := range opts {
+		o(&c)
 	}
 	RegisterFlags(flag.CommandLine, &c)
 	flag.Parse()
@@ -301,6 +304,12 @@ func (r *runner) stopCause() error {
 // finish writes the report after m.Run and returns the exit code.
 func (r *runner) finish(code int) int {
 	defer r.closeDevice()
+	if len(r.rec.Outcomes()) == 0 && r.stopCause() == nil {
+		// Only tests that are no contracts ran (-run picked others, or
+		// -bench alone): the report at the path is left as it is.
+		fmt.Fprintln(r.out, "ptxprop: no contract ran; no report written")
+		return code
+	}
 	rep, err := r.report()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptxprop:", err)
@@ -363,6 +372,9 @@ func (r *runner) report() (*reports.Report, error) {
 		run.Stopped = cause.Error()
 	}
 	rep := buildReport(run, out, notRun, r.rerun)
+	for _, k := range r.cfg.Kernels {
+		rep.UpsertKernel(k)
+	}
 	path := r.cfg.ReportPath()
 	if path == "" {
 		return rep, nil

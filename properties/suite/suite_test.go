@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -87,7 +88,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 	want := suite.Config{Backend: "emu-checked", Report: "/x/r.json", Merge: true, Deadline: 45 * time.Second,
 		MaxElements: 4096, Progress: 3 * time.Second, EmuAdversarial: 7, Checks: 1000, Seed: 99,
 		Watchdog: 5 * time.Second, Summary: false}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v\nwant   %+v", c, want)
 	}
 	// Every setting is in the table: each one moved its field away from
@@ -242,7 +243,10 @@ func TestReportOfAFailure(t *testing.T) {
 		t.Fatalf("prediction = %+v", p)
 	}
 	if p.ErrorStats == nil || !(p.ErrorStats.MaxRatio > 1) {
-		t.Errorf("error stats = %+v, want the failing ratio (> 1)", p.ErrorStats)
+		t.Fatalf("error stats = %+v, want the failing ratio (> 1)", p.ErrorStats)
+	}
+	if es := p.ErrorStats; es.MaxAbs != nil || es.MaxRel != nil || es.MaxULP != nil {
+		t.Errorf("element statistics of a scalar comparison: %v %v %v, want none", es.MaxAbs, es.MaxRel, es.MaxULP)
 	}
 	if p.ChecksFailed != 2 || !strings.Contains(p.Reason, "TestFailA") || !strings.Contains(p.Reason, "TestFailB") {
 		t.Errorf("checks failed %d, reason %q: want both failing runs", p.ChecksFailed, p.Reason)
@@ -450,5 +454,26 @@ func TestReproCommand(t *testing.T) {
 	if got, want := suite.Repro(c, "../bin/properties.test", "TestX", 12, ""),
 		"../bin/properties.test -test.run '^TestX$' -rapid.seed=12 -ptxprop.backend=emu-checked -ptxprop.max-elements=4096"; got != want {
 		t.Errorf("repro = %q, want %q", got, want)
+	}
+}
+
+// TestChildNone is a child run in which no contract runs.
+func TestChildNone(t *testing.T) {
+	if os.Getenv(childEnv) != "TestChildNone" {
+		t.Skip("run as a child by TestNoContractNoReport")
+	}
+}
+
+// A run in which no contract ran (go test -run picked other tests) leaves
+// the report at the path as it was.
+func TestNoContractNoReport(t *testing.T) {
+	cmd, out, report := childRun(t, "TestChildNone")
+	for out.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("child: %v", err)
+	}
+	if _, err := os.Stat(report); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("report written by a run of no contract: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package properties_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -139,6 +140,25 @@ func TestSetupFailuresAreErrors(t *testing.T) {
 				t.Errorf("checks %d, counterexample %q: want the first check, unshrunk", o.Checks, o.Counterexample)
 			}
 		})
+	}
+}
+
+// failing is an RMSNorm forward whose every call fails with err.
+type failing struct{ err error }
+
+func (f failing) RMSNormForward(cudart.Device, *op.RMSNormForwardArgs) error { return f.err }
+
+// A device left unusable by an earlier timeout fails every later call
+// with an error that matches ErrTimeout as well: the contract that meets it
+// records an error, not a liveness failure of its own kernel.
+func TestPoisonedDeviceIsAnError(t *testing.T) {
+	timeout := &cudart.TimeoutError{What: "other_kernel", Limit: time.Second}
+	err := &cudart.Error{Op: "launch", Name: "rmsnorm_fwd", Err: fmt.Errorf("%w (%w)", cudart.ErrPoisoned, timeout)}
+	o, _ := runContract(t, properties.RMSFwd, 100, 0, func(tb properties.TB) {
+		properties.RMSNormForwardContract(tb, failing{err})
+	})
+	if o.Status != properties.Errored || strings.Contains(o.Reason, "liveness") || o.Checks != 1 {
+		t.Errorf("status %s after %d checks, reason %q: want an error at once", o.Status, o.Checks, o.Reason)
 	}
 }
 

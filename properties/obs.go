@@ -38,22 +38,35 @@ func (o *Obs) Fatalf(format string, args ...any) {
 	o.rt.Fatalf("%s: %s", o.ctx, fmt.Sprintf(format, args...))
 }
 
-// Check fails the check with err, if err is not nil. A kernel's fault
-// (out of bounds, a guard band, a modified input, a race, …) fails it as a
-// wrong result does, and rapid shrinks the case. Two kinds of error end the
-// contract run at once instead, without shrinking: a liveness failure (a
-// launch or launcher call that did not return within the watchdog,
+// ErrShapeRefused is wrapped by the error of an implementation that does
+// not handle the drawn shape (a binding's constraints, such as hidden % 8 ==
+// 0): Check then counts the draw as invalid, not as a counterexample, and
+// rapid draws another.
+var ErrShapeRefused = errors.New("the implementation does not handle this shape")
+
+// Check fails the check with err, if err is not nil; an err wrapping
+// ErrShapeRefused makes the draw invalid instead. A kernel's fault (out of
+// bounds, a guard band, a modified input, a race, …) fails the check as a
+// wrong result does, and rapid shrinks the case. Two kinds of error end
+// the contract run at once instead, without shrinking: a liveness failure
+// (a launch or launcher call that did not return within the watchdog,
 // cudart.ErrTimeout), recorded falsified with the reason "liveness: …",
 // since shrinking would wait the watchdog again at every step; and a
 // failure to set the launch up (cudart.Setup: PTX that does not load, a
-// missing entry, parameters that do not match, an unusable device),
-// recorded as an error, since it says nothing of what the kernel computes.
+// missing entry, parameters that do not match, a device left unusable by
+// an earlier timeout), recorded as an error, since it says nothing of what
+// the kernel computes.
 func (o *Obs) Check(what string, err error) {
 	o.rt.Helper()
 	if err == nil {
 		return
 	}
 	switch {
+	case errors.Is(err, ErrShapeRefused):
+		o.rt.Skipf("%s: %v", what, err) // an invalid draw: rapid draws another
+	case errors.Is(err, cudart.ErrPoisoned):
+		// Matches ErrTimeout too: the timeout was an earlier launch's.
+		o.end(Errored, fmt.Sprintf("%s: %v", what, err))
 	case errors.Is(err, cudart.ErrTimeout):
 		o.end(Falsified, fmt.Sprintf("liveness: %s: %v", what, err))
 	case cudart.Setup(err):

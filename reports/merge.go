@@ -72,7 +72,7 @@ func merge(names []string, rs []*Report) (*Report, error) {
 		}
 		for _, id := range ids {
 			if j, ok := holder[id]; ok {
-				same = append(same, fmt.Sprintf("%s and %s both hold run %s", names[j], names[i], id))
+				same = append(same, fmt.Sprintf("%s and %s both hold run %s", names[j], names[i], quote(id)))
 				continue
 			}
 			holder[id] = i
@@ -94,7 +94,7 @@ func merge(names []string, rs []*Report) (*Report, error) {
 			{"device", first.Device, q.Device},
 		} {
 			if c.a != c.b {
-				problems = append(problems, fmt.Sprintf("%s: %s %q, %s: %q", names[i], c.what, c.b, names[0], c.a))
+				problems = append(problems, fmt.Sprintf("%s: %s %s, %s: %s", names[i], c.what, quote(c.b), names[0], quote(c.a)))
 			}
 		}
 		if q.Start.Before(out.Run.Start) {
@@ -111,14 +111,14 @@ func merge(names []string, rs []*Report) (*Report, error) {
 		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
 		for _, k := range r.Kernels {
 			if have := out.Kernel(k.Name); have != nil && *have != k {
-				problems = append(problems, fmt.Sprintf("%s: kernel %s differs from an earlier report's", names[i], k.Name))
+				problems = append(problems, fmt.Sprintf("%s: kernel %s differs from an earlier report's", names[i], quote(k.Name)))
 				continue
 			}
 			out.UpsertKernel(k)
 		}
 		for _, m := range r.Mutants {
 			if out.Mutant(m.Name) != nil {
-				problems = append(problems, fmt.Sprintf("%s: mutant %s is in an earlier report too", names[i], m.Name))
+				problems = append(problems, fmt.Sprintf("%s: mutant %s is in an earlier report too", names[i], quote(m.Name)))
 				continue
 			}
 			out.UpsertMutant(m)

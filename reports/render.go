@@ -217,10 +217,21 @@ func joinFlags(fs []Flag, sep string) string {
 	return strings.Join(s, sep)
 }
 
+// lineMax bounds the runes of a reason on a summary line.
+const lineMax = 200
+
+// firstLine is the first line of s, cut to lineMax runes; " …" marks a cut.
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
+	cut := false
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return strings.TrimSpace(s[:i]) + " …"
+		s, cut = strings.TrimSpace(s[:i]), true
+	}
+	if utf8.RuneCountInString(s) > lineMax {
+		s, cut = string([]rune(s)[:lineMax]), true
+	}
+	if cut {
+		return s + " …"
 	}
 	return s
 }

@@ -244,3 +244,13 @@ func TestCode(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryCutsLongReasons: a huge single-line reason does not make a
+// huge summary line.
+func TestSummaryCutsLongReasons(t *testing.T) {
+	r := minimalReport()
+	r.Predictions[0].Reason = strings.Repeat("é", 10<<20)
+	if out := summary(t, r); len(out) > 1000 || !strings.Contains(out, "é …\n") {
+		t.Errorf("summary of %d bytes: %.300q", len(out), out)
+	}
+}

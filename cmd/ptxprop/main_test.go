@@ -253,6 +253,7 @@ func TestMerge(t *testing.T) {
 		{[]string{"merge", "-o", out, a, a}, 2, "", a + " and " + a + " both hold run"},
 		{[]string{"merge", "-o", out, ab, b}, 2, "", ab + " and " + b + " both hold run"},
 		{[]string{"merge", "-o", out, a, other}, 2, "", "not shards of one run"},
+		{[]string{"merge", "-o", out, a, write(t, func(r *reports.Report) { r.Run.Device = strings.Repeat("D", 10<<20) })}, 2, "", "(10485760 bytes)"},
 		{[]string{"merge", "-o", out, a, filepath.Join(dir, "missing.json")}, 2, "", "no such file"},
 	})
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {

@@ -29,8 +29,9 @@ import (
 //     soon as its device is unusable; the parent starts a new child for the
 //     mutants left.
 //   - parallelism: the emulator runs one launch at a time per device and
-//     the contracts keep process-wide state (rapid's flags, the outcome
-//     registry), so mutants run side by side only in separate processes.
+//     rapid takes its check count and seed from process-wide flags
+//     (suite.SetRapid), so mutants run side by side only in separate
+//     processes.
 //
 // The parent hands out one mutant at a time over a pipe (file descriptor 3
 // in the child) and reads each result back as a JSON line (descriptor 4).

@@ -188,12 +188,12 @@ func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]b
 		return nil, cudart.Errorf(cudart.ErrInvalid, "%s: %d bytes of shared memory per block (static %d + dynamic %d) exceed 228 KiB", k.name, l.smem, k.sharedEnd, g.SharedBytes)
 	}
 	if len(params) != len(k.params) {
-		return nil, cudart.Errorf(cudart.ErrInvalid, "%s takes %d parameters, launched with %d", k.name, len(k.params), len(params))
+		return nil, cudart.Errorf(cudart.ErrParams, "%s takes %d parameters, launched with %d", k.name, len(k.params), len(params))
 	}
 	l.params = make([]byte, k.paramSize)
 	for i, p := range k.params {
 		if len(params[i]) != p.size {
-			return nil, cudart.Errorf(cudart.ErrInvalid, "%s parameter %d (%s) is %d bytes, launched with %d", k.name, i, p.name, p.size, len(params[i]))
+			return nil, cudart.Errorf(cudart.ErrParams, "%s parameter %d (%s) is %d bytes, launched with %d", k.name, i, p.name, p.size, len(params[i]))
 		}
 		copy(l.params[p.off:], params[i])
 	}

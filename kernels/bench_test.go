@@ -81,7 +81,7 @@ var benchCases = []benchCase{
 	}},
 	{name: "RMSNormBwdWarp32", extra: []benchShape{{65536, 32}}, maxHidden: 32, setup: rmsBackwardBench(RMSNormBwdWarp32)},
 	{name: "RMSNormBwdWarp", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdWarp)},
-	{name: "RMSNormBwdBlock", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdBlock)},
+	{name: "RMSNormBwdChunk", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdChunk)},
 	{name: "FusedResidualRMSNorm", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
 		r := rng(op.Shape{Rows: rows, Hidden: h}, 12)
 		res := d.in("residual", normals(r, rows, h, 0))

@@ -312,7 +312,7 @@ func TestEdgeRMSNormBackward(t *testing.T) {
 	designs := []struct {
 		name string
 		f    rmsBackwardImpl
-	}{{"warp32", RMSNormBwdWarp32}, {"warp", RMSNormBwdWarp}, {"block", RMSNormBwdBlock}}
+	}{{"warp32", RMSNormBwdWarp32}, {"warp", RMSNormBwdWarp}, {"chunk", RMSNormBwdChunk}}
 	for _, h := range edgeHidden {
 		for _, rows := range rowsFor(dev, h) {
 			s := op.Shape{Rows: rows, Hidden: h}

@@ -46,7 +46,7 @@ func BenchmarkFMAD(b *testing.B) {
 		bwd  RMSNormBackwardChunk
 		ln   LayerNormForward
 	}{
-		{"fmad=false", RMSNormFwd, RMSNormBwdBlock, LayerNormFwd},
+		{"fmad=false", RMSNormFwd, RMSNormBwdChunk, LayerNormFwd},
 		{"fmad=true", RMSNormForward{K: load(kRMSNormFwd), KRMS: load(kRMSNormFwdRMS)},
 			RMSNormBackwardChunk{K: load(kRMSNormBwdChunk), Reduce: load(kColSum)},
 			LayerNormForward{K: load(kLayerNormFwd), KStats: load(kLayerNormFwdStats)}},
@@ -60,7 +60,7 @@ func BenchmarkFMAD(b *testing.B) {
 						Gamma: d.in("gamma", uniform(r, h, 0.5, 1.5)), Y: d.out("y", rows*h), RMS: d.out("rms", rows)}
 					return func() error { return v.fwd.Launch(dev, bb) }, f4(rows*h, h, rows*h, rows)
 				}},
-				{name: "RMSNormBwdBlock", setup: rmsBackwardBench(v.bwd)},
+				{name: "RMSNormBwdChunk", setup: rmsBackwardBench(v.bwd)},
 				{name: "LayerNormFwd", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
 					r := rng(op.Shape{Rows: rows, Hidden: h}, 12)
 					bb := LayerNormForwardBuffers{Rows: rows, Hidden: h, Eps: 1e-5, X: d.in("x", normals(r, rows, h, 0)),

@@ -219,7 +219,7 @@ type RMSNormBackwardWarp32 struct{ K, Reduce *Kernel }
 // partial dγ [rows][hidden], then colsum_f32 over the rows.
 type RMSNormBackwardRowWarp struct{ K, Reduce *Kernel }
 
-// RMSNormBackwardChunk is design "block", the fast design: kernel
+// RMSNormBackwardChunk is the chunked design, the fastest: kernel
 // rmsnorm_bwd_chunk, each block owns ChunkRows(rows) contiguous rows and
 // writes one partial dγ row, then colsum_f32 over ChunkBlocks(rows) rows.
 type RMSNormBackwardChunk struct{ K, Reduce *Kernel }
@@ -228,7 +228,7 @@ type RMSNormBackwardChunk struct{ K, Reduce *Kernel }
 var (
 	RMSNormBwdWarp32 = RMSNormBackwardWarp32{K: kRMSNormBwdWarp32, Reduce: kColSum}
 	RMSNormBwdWarp   = RMSNormBackwardRowWarp{K: kRMSNormBwdRowWarp, Reduce: kColSum}
-	RMSNormBwdBlock  = RMSNormBackwardChunk{K: kRMSNormBwdChunk, Reduce: kColSum}
+	RMSNormBwdChunk  = RMSNormBackwardChunk{K: kRMSNormBwdChunk, Reduce: kColSum}
 )
 
 func (f RMSNormBackwardWarp32) impl() rmsBwd  { return rmsBwd{k: f.K, reduce: f.Reduce, maxHidden: 32} }

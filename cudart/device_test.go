@@ -15,33 +15,169 @@ import (
 )
 
 // memBackend is a Backend over host memory whose "kernels" are Go functions,
-// so the Device's own machinery can be tested without PTX.
+// so the Device's own machinery can be tested without PTX. It implements
+// every optional interface and declares the capabilities caps: a Device
+// must use exactly those. Its calls are serialised as the GPU backend's
+// are: one lock, held for each call and for a whole Batch.
 type memBackend struct {
+	caps    Caps
 	mu      sync.Mutex
 	mem     map[uint64][]byte
 	next    uint64
 	loads   int
 	kernels map[string]func(b *memBackend, params [][]byte) error
 	block   chan struct{}
+	pins    *pinPool // CapPinned's memory
+	// batches counts Batch calls, bypass the calls (other than loading
+	// modules) made outside one when the backend declares CapBatch: a
+	// Device must make every such call through Batch. dtod counts
+	// device-to-device copies (the snapshots of large inputs).
+	batches, bypass, dtod int
+	// beforeBatch, if set, runs at the start of every Batch, before the
+	// lock is taken.
+	beforeBatch func()
+	// undeclared counts the calls of optional methods whose capability the
+	// backend does not declare: a Device must make none.
+	undeclared atomic.Int32
 }
+
+// declared counts a call of an optional method of capability c.
+func (m *memBackend) declared(c Caps) {
+	if !m.caps.Has(c) {
+		m.undeclared.Add(1)
+	}
+}
+
+// testCaps are the capabilities newMem gives its backends; the tests that
+// rerun the Device tests over other kinds of backend set them.
+var testCaps Caps
+
+// testPins, if set, is the page-locked memory of newMem's backends.
+var testPins *pinPool
 
 func newMem() *memBackend {
-	return &memBackend{mem: map[uint64][]byte{}, next: 1 << 20, kernels: map[string]func(*memBackend, [][]byte) error{}}
+	m := &memBackend{caps: testCaps, mem: map[uint64][]byte{}, next: 1 << 20, kernels: map[string]func(*memBackend, [][]byte) error{}, pins: testPins}
+	m.kernels[verifyEntry] = goVerify
+	made = append(made, m)
+	return m
 }
 
-func (m *memBackend) Info() Info { return Info{Backend: "mem", Name: "test"} }
+// made are the backends newMem made, for rerun's checks.
+var made []*memBackend
+
+// direct is the Backend a memBackend's Batch hands out: its calls without
+// the lock, not counted as bypassing Batch.
+type direct struct{ m *memBackend }
+
+func (m *memBackend) Info() Info         { return Info{Backend: "mem", Name: "test"} }
+func (m *memBackend) Capabilities() Caps { return m.caps }
+
+// call runs f as one call from outside a Batch.
+func (m *memBackend) call(f func(direct) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.caps.Has(CapBatch) {
+		m.bypass++
+	}
+	return f(direct{m})
+}
+
 func (m *memBackend) LoadModule(name string, ptx []byte) (ModuleHandle, error) {
-	m.loads++
-	return string(ptx), nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return direct{m}.LoadModule(name, ptx)
 }
 func (m *memBackend) UnloadModule(ModuleHandle) error { return nil }
-func (m *memBackend) Alloc(n int) (uint64, error) {
+func (m *memBackend) Alloc(n int) (a uint64, err error) {
+	err = m.call(func(d direct) error { a, err = d.Alloc(n); return err })
+	return a, err
+}
+func (m *memBackend) Free(a uint64) error { return m.call(func(d direct) error { return d.Free(a) }) }
+func (m *memBackend) CopyHtoD(dst uint64, src []byte) error {
+	return m.call(func(d direct) error { return d.CopyHtoD(dst, src) })
+}
+func (m *memBackend) CopyDtoH(dst []byte, src uint64) error {
+	return m.call(func(d direct) error { return d.CopyDtoH(dst, src) })
+}
+func (m *memBackend) CopyDtoD(dst, src uint64, n int) error {
+	m.declared(CapCopyDtoD)
+	return m.call(func(d direct) error { return d.CopyDtoD(dst, src, n) })
+}
+func (m *memBackend) Fill32(addr uint64, words int, v uint32) error {
+	m.declared(CapFill)
+	return m.call(func(d direct) error { return d.Fill32(addr, words, v) })
+}
+func (m *memBackend) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
+	return m.call(func(d direct) error { return d.Launch(h, entry, g, p) })
+}
+func (m *memBackend) Batch(f func(Backend) error) error {
+	m.declared(CapBatch)
+	if m.beforeBatch != nil {
+		m.beforeBatch()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.batches++
+	return f(direct{m})
+}
+func (m *memBackend) Pinned(n int) []byte { m.declared(CapPinned); return m.pins.Pinned(n) }
+func (m *memBackend) Unpin(b []byte)      { m.declared(CapPinned); m.pins.Unpin(b) }
+func (m *memBackend) Close() error        { return nil }
+
+// The other optional methods only count their calls.
+func (m *memBackend) Protect(addr uint64, n int, what string) { m.declared(CapProtect) }
+func (m *memBackend) Unprotect(addr uint64)                   { m.declared(CapProtect) }
+func (m *memBackend) Label(addr uint64, n int, name string)   { m.declared(CapProtect) }
+func (m *memBackend) WriteCounts(addr uint64, n, elem int) ([]uint32, error) {
+	m.declared(CapWriteCounts)
+	return make([]uint32, n/elem), nil
+}
+func (m *memBackend) Elapsed(iters int, launch func() error) (time.Duration, error) {
+	m.declared(CapTimer)
+	return time.Duration(iters), nil
+}
+func (m *memBackend) Abort()                            { m.declared(CapAbort) }
+func (m *memBackend) SetSeed(int64)                     { m.declared(CapSchedule) }
+func (m *memBackend) SetInstructionLimit(n int64) int64 { m.declared(CapInstructionLimit); return 0 }
+
+func (d direct) Info() Info         { return d.m.Info() }
+func (d direct) Capabilities() Caps { return d.m.caps &^ (CapBatch | CapPinned | CapTimer) }
+func (d direct) LoadModule(name string, ptx []byte) (ModuleHandle, error) {
+	d.m.loads++
+	return string(ptx), nil
+}
+func (d direct) UnloadModule(ModuleHandle) error { return nil }
+func (d direct) Alloc(n int) (uint64, error) {
+	m := d.m
 	a := m.next
 	m.mem[a] = make([]byte, n)
 	m.next += uint64(n+255) &^ 255
 	return a, nil
 }
-func (m *memBackend) Free(a uint64) error { delete(m.mem, a); return nil }
+func (d direct) Free(a uint64) error                   { delete(d.m.mem, a); return nil }
+func (d direct) CopyHtoD(dst uint64, src []byte) error { copy(d.m.at(dst), src); return nil }
+func (d direct) CopyDtoH(dst []byte, src uint64) error { copy(dst, d.m.at(src)); return nil }
+func (d direct) CopyDtoD(dst, src uint64, n int) error {
+	d.m.declared(CapCopyDtoD)
+	d.m.dtod++
+	copy(d.m.at(dst)[:n], d.m.at(src)[:n])
+	return nil
+}
+func (d direct) Fill32(addr uint64, words int, v uint32) error {
+	d.m.declared(CapFill)
+	b := d.m.at(addr)
+	for i := 0; i < words; i++ {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
+	}
+	return nil
+}
+func (d direct) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
+	if d.m.block != nil {
+		<-d.m.block
+	}
+	return d.m.kernels[entry](d.m, p)
+}
+func (d direct) Close() error { return nil }
 
 // at returns the slice of memory starting at address a.
 func (m *memBackend) at(a uint64) []byte {
@@ -52,64 +188,9 @@ func (m *memBackend) at(a uint64) []byte {
 	}
 	return nil
 }
-func (m *memBackend) CopyHtoD(dst uint64, src []byte) error { copy(m.at(dst), src); return nil }
-func (m *memBackend) CopyDtoH(dst []byte, src uint64) error { copy(dst, m.at(src)); return nil }
-func (m *memBackend) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
-	if m.block != nil {
-		<-m.block
-	}
-	return m.kernels[entry](m, p)
-}
-func (m *memBackend) Close() error { return nil }
 
-// wrapBackend is how the tests hand a memBackend to New; TestBatched
-// reruns them with the optional Filler and Batcher interfaces present.
-var wrapBackend = func(m *memBackend) Backend { return m }
-
-// batchBackend adds Fill32 and Batch to a memBackend and counts the calls
-// that bypass Batch: a Device must make every call through it.
-type batchBackend struct {
-	*memBackend
-	batches, bypass int
-}
-
-func (b *batchBackend) Fill32(addr uint64, words int, v uint32) error {
-	b.bypass++
-	return fillMem{b.memBackend}.Fill32(addr, words, v)
-}
-
-// fillMem is the Backend a batchBackend's Batch hands out: direct calls,
-// Fill32 included.
-type fillMem struct{ *memBackend }
-
-func (b fillMem) Fill32(addr uint64, words int, v uint32) error {
-	m := b.memBackend.at(addr)
-	for i := 0; i < words; i++ {
-		binary.LittleEndian.PutUint32(m[4*i:], v)
-	}
-	return nil
-}
-func (b *batchBackend) Batch(f func(Backend) error) error {
-	b.batches++
-	return f(fillMem{b.memBackend})
-}
-func (b *batchBackend) Alloc(n int) (uint64, error) { b.bypass++; return b.memBackend.Alloc(n) }
-func (b *batchBackend) Free(a uint64) error         { b.bypass++; return b.memBackend.Free(a) }
-func (b *batchBackend) CopyHtoD(dst uint64, src []byte) error {
-	b.bypass++
-	return b.memBackend.CopyHtoD(dst, src)
-}
-func (b *batchBackend) CopyDtoH(dst []byte, src uint64) error {
-	b.bypass++
-	return b.memBackend.CopyDtoH(dst, src)
-}
-func (b *batchBackend) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
-	b.bypass++
-	return b.memBackend.Launch(h, entry, g, p)
-}
-
-// deviceTests are the Device tests that TestBatched and TestDeviceChecked
-// rerun over other backends.
+// deviceTests are the Device tests that the tests below rerun over other
+// kinds of backend.
 var deviceTests = map[string]func(*testing.T){
 	"RoundTrip": TestLaunchRoundTrip, "Poisoned": TestUnwrittenOutputStaysPoisoned,
 	"GuardBand": TestGuardBandOverrun, "GuardBandLarge": TestGuardBandOverrunLarge,
@@ -117,33 +198,55 @@ var deviceTests = map[string]func(*testing.T){
 	"Params": TestParamsMarshalledAtRealSize, "Watchdog": TestWatchdog, "BadArguments": TestBadArguments,
 }
 
-// TestBatched reruns the Device tests over a backend that fills and batches,
-// and checks that no call bypassed Batch and that a launch with its checks
-// is one hand-off.
-func TestBatched(t *testing.T) {
-	var made []*batchBackend
-	wrapBackend = func(m *memBackend) Backend {
-		b := &batchBackend{memBackend: m}
-		made = append(made, b)
-		return b
-	}
-	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
+// rerun runs the Device tests over backends declaring caps, and checks
+// that none of their calls bypassed Batch where they batch.
+func rerun(t *testing.T, caps Caps) {
+	testCaps, made = caps, nil
+	defer func() { testCaps = 0 }()
 	for name, f := range deviceTests {
 		t.Run(name, f)
 	}
 	for _, b := range made {
-		if b.bypass != 0 {
-			t.Errorf("%d backend calls bypassed Batch", b.bypass)
+		if b.bypass != 0 || b.undeclared.Load() != 0 {
+			t.Errorf("%d backend calls bypassed Batch, %d called undeclared methods", b.bypass, b.undeclared.Load())
 		}
 	}
+}
+
+// gpuCaps are the GPU backend's capabilities that bear on checking.
+const gpuCaps = CapFill | CapCopyDtoD | CapBatch | CapPinned
+
+// TestBatched reruns the Device tests over a backend that fills and batches,
+// and checks that no call bypassed Batch and that a launch with its checks
+// is one hand-off.
+func TestBatched(t *testing.T) {
+	rerun(t, CapFill|CapBatch)
+	testCaps = CapFill | CapBatch
+	defer func() { testCaps = 0 }()
 	d, m, x, y := setup(t, scaleKernel(0))
-	b := made[len(made)-1]
+	b := d.Backend().(*memBackend)
 	before := b.batches
 	if err := d.Launch(m, "scale", Geometry{Grid: D1(1), Block: D1(8)}, In(x), Out(y), ScalarU32(8), ScalarF32(2)); err != nil {
 		t.Fatal(err)
 	}
 	if n := b.batches - before; n != 1 {
 		t.Errorf("a checked launch took %d hand-offs, want 1", n)
+	}
+	if b.bypass != 0 {
+		t.Errorf("%d backend calls bypassed Batch", b.bypass)
+	}
+}
+
+// TestGPULike reruns the Device tests, and the concurrent launches, over a
+// backend declaring the GPU's capabilities: checked on the device, in one
+// batch per launch, with page-locked memory; no call bypasses Batch.
+func TestGPULike(t *testing.T) {
+	rerun(t, gpuCaps)
+	testCaps = gpuCaps
+	defer func() { testCaps = 0 }()
+	mb := concurrentCheckedLaunches(t)
+	if mb.bypass != 0 || mb.batches == 0 {
+		t.Errorf("%d backend calls bypassed Batch (%d batches)", mb.bypass, mb.batches)
 	}
 }
 
@@ -171,7 +274,7 @@ func setup(t *testing.T, k func(*memBackend, [][]byte) error) (Device, Module, B
 	t.Helper()
 	mb := newMem()
 	mb.kernels["scale"] = k
-	d := New(wrapBackend(mb), DefaultOptions())
+	d := New(mb, DefaultOptions())
 	t.Cleanup(func() { d.Close() })
 	m, err := d.Load("scale", []byte("ptx"))
 	if err != nil {
@@ -272,7 +375,7 @@ func TestGuardBandOverrunLarge(t *testing.T) {
 		}
 		return nil
 	}
-	d := New(wrapBackend(mb), DefaultOptions())
+	d := New(mb, DefaultOptions())
 	defer d.Close()
 	m, _ := d.Load("fill", []byte("fill"))
 	y, _ := d.Alloc(F32, 1<<15)
@@ -305,7 +408,7 @@ func TestParamsMarshalledAtRealSize(t *testing.T) {
 
 func TestModuleCacheKeyedByText(t *testing.T) {
 	mb := newMem()
-	d := New(wrapBackend(mb), DefaultOptions())
+	d := New(mb, DefaultOptions())
 	defer d.Close()
 	a1, _ := d.Load("k", []byte("theta=1e4"))
 	b1, _ := d.Load("k", []byte("theta=1e6"))
@@ -325,7 +428,7 @@ func TestWatchdog(t *testing.T) {
 	defer close(mb.block)
 	opts := DefaultOptions()
 	opts.Watchdog = 50 * time.Millisecond
-	d := New(wrapBackend(mb), opts)
+	d := New(mb, opts)
 	m, _ := d.Load("hang", []byte("x"))
 	err := d.Launch(m, "hang", Geometry{Grid: D1(1), Block: D1(1)})
 	if !errors.Is(err, ErrTimeout) {
@@ -369,15 +472,6 @@ func TestBadArguments(t *testing.T) {
 	if _, err := Open("nope", DefaultOptions()); !errors.Is(err, ErrInvalid) {
 		t.Errorf("unknown backend: %v", err)
 	}
-}
-
-// copyMem is a memBackend that copies device to device, so a Device checks
-// its buffers with ptxprop_verify, here a Go rendition of the kernel.
-type copyMem struct{ *memBackend }
-
-func (c copyMem) CopyDtoD(dst, src uint64, n int) error {
-	copy(c.at(dst)[:n], c.at(src)[:n])
-	return nil
 }
 
 // goVerify does what verifyPTX does, on a memBackend.
@@ -424,7 +518,6 @@ func goVerify(m *memBackend, p [][]byte) error {
 // memory is not reused.
 func TestFreedBufferChecked(t *testing.T) {
 	mb := newMem()
-	mb.kernels[verifyEntry] = goVerify
 	var victim uint64
 	mb.kernels["touch"] = func(m *memBackend, p [][]byte) error {
 		victim = ptr(p[0])
@@ -434,7 +527,8 @@ func TestFreedBufferChecked(t *testing.T) {
 		putF32(m.at(victim), 8, 1) // one past the end of the victim's 8 elements
 		return nil
 	}
-	d := New(copyMem{mb}, DefaultOptions())
+	mb.caps = CapCopyDtoD
+	d := New(mb, DefaultOptions())
 	defer d.Close()
 	m, _ := d.Load("k", []byte("k"))
 	a, _ := d.Alloc(F32, 8)
@@ -466,84 +560,26 @@ func TestFreedBufferChecked(t *testing.T) {
 // TestDeviceChecked reruns the Device tests over a backend that copies device
 // to device, so that every launch's stores, guard bands and inputs go
 // through ptxprop_verify's passes (here goVerify).
-func TestDeviceChecked(t *testing.T) {
-	wrapBackend = func(m *memBackend) Backend {
-		m.kernels[verifyEntry] = goVerify
-		return copyMem{m}
-	}
-	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
-	for name, f := range deviceTests {
-		t.Run(name, f)
-	}
-}
-
-// lockedMem serialises a copyMem's calls as the GPU backend does: one lock,
-// held for each call and for a whole Batch.
-type lockedMem struct {
-	mu sync.Mutex
-	c  copyMem
-	*pinPool
-}
-
-func (l *lockedMem) Info() Info { return l.c.Info() }
-func (l *lockedMem) LoadModule(name string, ptx []byte) (ModuleHandle, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.c.LoadModule(name, ptx)
-}
-func (l *lockedMem) UnloadModule(h ModuleHandle) error { return nil }
-func (l *lockedMem) Alloc(n int) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.c.Alloc(n)
-}
-func (l *lockedMem) Free(a uint64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.c.Free(a)
-}
-func (l *lockedMem) CopyHtoD(dst uint64, src []byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.c.CopyHtoD(dst, src)
-}
-func (l *lockedMem) CopyDtoH(dst []byte, src uint64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.c.CopyDtoH(dst, src)
-}
-func (l *lockedMem) CopyDtoD(dst, src uint64, n int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.c.CopyDtoD(dst, src, n)
-}
-func (l *lockedMem) Launch(h ModuleHandle, entry string, g Geometry, p [][]byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.c.Launch(h, entry, g, p)
-}
-func (l *lockedMem) Batch(f func(Backend) error) error {
-	// A random delay first, so that batches reach the lock in another order
-	// than their launches were planned in.
-	time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return f(l.c)
-}
-func (l *lockedMem) Close() error { return nil }
+func TestDeviceChecked(t *testing.T) { rerun(t, CapCopyDtoD) }
 
 // TestConcurrentCheckedLaunches: on a device-checking backend a launch is in
 // flight without the Device's lock. Goroutines launching side by side, each
 // on its own buffers (small and large, so both the gathered and the
 // device-compared paths run) and all reading one shared input, get their
 // own results; a launch passed a buffer in flight waits for it.
-func TestConcurrentCheckedLaunches(t *testing.T) { concurrentCheckedLaunches(t, nil) }
+func TestConcurrentCheckedLaunches(t *testing.T) {
+	testCaps = CapCopyDtoD | CapBatch
+	defer func() { testCaps = 0 }()
+	concurrentCheckedLaunches(t)
+}
 
-// concurrentCheckedLaunches runs TestConcurrentCheckedLaunches with pinned
-// memory from pool (none if nil).
-func concurrentCheckedLaunches(t *testing.T, pool *pinPool) {
+// concurrentCheckedLaunches runs TestConcurrentCheckedLaunches over a
+// backend declaring testCaps, and returns that backend.
+func concurrentCheckedLaunches(t *testing.T) *memBackend {
 	mb := newMem()
-	mb.kernels[verifyEntry] = goVerify
+	// A random delay first, so that batches reach the lock in another order
+	// than their launches were planned in.
+	mb.beforeBatch = func() { time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond) }
 	// add(x, s, y, n): y[i] = x[i] + s[0]
 	mb.kernels["add"] = func(m *memBackend, p [][]byte) error {
 		x, s, y := m.at(ptr(p[0])), m.at(ptr(p[1])), m.at(ptr(p[2]))
@@ -553,7 +589,7 @@ func concurrentCheckedLaunches(t *testing.T, pool *pinPool) {
 		}
 		return nil
 	}
-	d := New(&lockedMem{c: copyMem{mb}, pinPool: pool}, DefaultOptions())
+	d := New(mb, DefaultOptions())
 	defer d.Close()
 	m, err := d.Load("k", []byte("k"))
 	if err != nil {
@@ -576,6 +612,7 @@ func concurrentCheckedLaunches(t *testing.T, pool *pinPool) {
 	if s := d.Stats(); s.Launches != workers*rounds || s.MaxFlights < 2 {
 		t.Errorf("%d launches, at most %d in flight at once; want %d, several", s.Launches, s.MaxFlights, workers*rounds)
 	}
+	return mb
 }
 
 // addRounds is one goroutine of TestConcurrentCheckedLaunches: rounds of
@@ -629,48 +666,6 @@ func addRounds(d Device, m Module, shared Buffer, w, rounds int) error {
 	return nil
 }
 
-// laterMem is a device-checking backend that batches and delivers copies
-// back only when the batch ends: until then their destinations hold 0xEE,
-// so a Device that read one early would see garbage.
-type laterMem struct{ copyMem }
-
-type laterBatch struct {
-	copyMem
-	reads []func()
-}
-
-func (l *laterBatch) CopyDtoHLater(dst []byte, src uint64) error {
-	data := bytes.Clone(l.at(src)[:len(dst)]) // the contents at this point of the batch
-	for i := range dst {
-		dst[i] = 0xEE
-	}
-	l.reads = append(l.reads, func() { copy(dst, data) })
-	return nil
-}
-
-func (l laterMem) Batch(f func(Backend) error) error {
-	lb := &laterBatch{copyMem: l.copyMem}
-	err := f(lb)
-	for _, r := range lb.reads {
-		r()
-	}
-	return err
-}
-
-// TestDeviceCheckedLater reruns the Device tests, and the concurrent
-// launches, over a device-checking backend whose copies back arrive only
-// when the batch ends (LaterReader).
-func TestDeviceCheckedLater(t *testing.T) {
-	wrapBackend = func(m *memBackend) Backend {
-		m.kernels[verifyEntry] = goVerify
-		return laterMem{copyMem{m}}
-	}
-	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
-	for name, f := range deviceTests {
-		t.Run(name, f)
-	}
-}
-
 // pinPool is a fake cudart.Pinner: it hands out buffers full of 0xDD and
 // fills them with 0xDD again when they are given back, so a Device that
 // relied on their first contents, or kept a view of one past Unpin (a
@@ -715,48 +710,27 @@ func (p *pinPool) outstanding() (int, int) {
 	return len(p.out), p.gave
 }
 
-// pinMem is copyMem with a pinPool.
-type pinMem struct {
-	copyMem
-	*pinPool
-}
-
 // TestDeviceCheckedPinned reruns the Device tests, and the concurrent
 // launches, over a device-checking backend with page-locked memory
 // (Pinner): every launch's upload and copy back live in it, every buffer is
 // given back, and nothing read later comes from one given back.
 func TestDeviceCheckedPinned(t *testing.T) {
 	pool := &pinPool{}
-	wrapBackend = func(m *memBackend) Backend {
-		m.kernels[verifyEntry] = goVerify
-		return pinMem{copyMem{m}, pool}
-	}
-	defer func() { wrapBackend = func(m *memBackend) Backend { return m } }()
-	for name, f := range deviceTests {
-		t.Run(name, f)
-	}
+	testPins = pool
+	defer func() { testPins = nil }()
+	rerun(t, CapCopyDtoD|CapPinned)
 	if _, gave := pool.outstanding(); gave == 0 {
 		t.Fatal("no launch used page-locked memory")
 	}
 	t.Run("Concurrent", func(t *testing.T) {
 		cp := &pinPool{}
-		concurrentCheckedLaunches(t, cp)
+		testPins, testCaps = cp, CapCopyDtoD|CapPinned|CapBatch
+		defer func() { testCaps = 0 }()
+		concurrentCheckedLaunches(t)
 		if out, gave := cp.outstanding(); out != 0 || gave == 0 {
 			t.Errorf("%d of %d page-locked buffers not given back", out, gave)
 		}
 	})
-}
-
-// dtodMem is copyMem counting its device-to-device copies (the snapshots of
-// large inputs).
-type dtodMem struct {
-	copyMem
-	n *int
-}
-
-func (c dtodMem) CopyDtoD(dst, src uint64, n int) error {
-	*c.n++
-	return c.copyMem.CopyDtoD(dst, src, n)
 }
 
 // TestStagedInputNeedsNoSnapshot: a large input written in full before a
@@ -765,7 +739,7 @@ func (c dtodMem) CopyDtoD(dst, src uint64, n int) error {
 // Either way a kernel that stores into it is caught.
 func TestStagedInputNeedsNoSnapshot(t *testing.T) {
 	mb := newMem()
-	mb.kernels[verifyEntry] = goVerify
+	mb.caps = CapCopyDtoD
 	poke := false
 	mb.kernels["copy"] = func(m *memBackend, p [][]byte) error {
 		x, y := m.at(ptr(p[0])), m.at(ptr(p[1]))
@@ -776,8 +750,7 @@ func TestStagedInputNeedsNoSnapshot(t *testing.T) {
 		}
 		return nil
 	}
-	var dtod int
-	d := New(dtodMem{copyMem{mb}, &dtod}, DefaultOptions())
+	d := New(mb, DefaultOptions())
 	defer d.Close()
 	m, err := d.Load("k", []byte("k"))
 	if err != nil {
@@ -797,15 +770,15 @@ func TestStagedInputNeedsNoSnapshot(t *testing.T) {
 	if err := launch(); err != nil {
 		t.Fatal(err)
 	}
-	dtod = 0
+	mb.dtod = 0
 	if err := d.Write(x, make([]float32, n)); err != nil {
 		t.Fatal(err)
 	}
-	if err := launch(); err != nil || dtod != 0 {
-		t.Fatalf("written in full: err %v, %d snapshots (want none)", err, dtod)
+	if err := launch(); err != nil || mb.dtod != 0 {
+		t.Fatalf("written in full: err %v, %d snapshots (want none)", err, mb.dtod)
 	}
-	if err := launch(); err != nil || dtod != 1 {
-		t.Fatalf("launched again: err %v, %d snapshots (want 1)", err, dtod)
+	if err := launch(); err != nil || mb.dtod != 1 {
+		t.Fatalf("launched again: err %v, %d snapshots (want 1)", err, mb.dtod)
 	}
 	poke = true
 	if err := launch(); !errors.Is(err, ErrInputModified) {
@@ -814,27 +787,9 @@ func TestStagedInputNeedsNoSnapshot(t *testing.T) {
 	if err := d.Write(x, make([]float32, n)); err != nil {
 		t.Fatal(err)
 	}
-	if err := launch(); !errors.Is(err, ErrInputModified) || dtod != 2 {
-		t.Fatalf("staged input stored to: err %v, %d snapshots (want 2)", err, dtod)
+	if err := launch(); !errors.Is(err, ErrInputModified) || mb.dtod != 2 {
+		t.Fatalf("staged input stored to: err %v, %d snapshots (want 2)", err, mb.dtod)
 	}
-}
-
-// gatedMem is lockedMem whose batches (a checked launch's whole flight,
-// but also an allocation) first sleep for sleep nanoseconds and then, once
-// armed, wait for gate to close.
-type gatedMem struct {
-	*lockedMem
-	sleep *atomic.Int64
-	armed *atomic.Bool
-	gate  chan struct{}
-}
-
-func (g gatedMem) Batch(f func(Backend) error) error {
-	time.Sleep(time.Duration(g.sleep.Load()))
-	if g.armed.Load() {
-		<-g.gate
-	}
-	return g.lockedMem.Batch(f)
 }
 
 // TestLockHeld: Stats.LockHeld counts the time a call held the Device's
@@ -843,13 +798,24 @@ func (g gatedMem) Batch(f func(Backend) error) error {
 // buffer (which waits on the lock's condition, the lock given up too).
 func TestLockHeld(t *testing.T) {
 	mb := newMem()
-	mb.kernels[verifyEntry] = goVerify
+	mb.caps = CapCopyDtoD | CapBatch
 	mb.kernels["copy"] = func(m *memBackend, p [][]byte) error {
 		copy(m.at(ptr(p[1]))[:4], m.at(ptr(p[0]))[:4])
 		return nil
 	}
-	gm := gatedMem{&lockedMem{c: copyMem{mb}}, new(atomic.Int64), new(atomic.Bool), make(chan struct{})}
-	d := New(gm, DefaultOptions())
+	// Batches (a checked launch's whole flight, but also an allocation)
+	// first sleep for sleep nanoseconds and then, once armed, wait for gate
+	// to close.
+	var sleep atomic.Int64
+	var armed atomic.Bool
+	gate := make(chan struct{})
+	mb.beforeBatch = func() {
+		time.Sleep(time.Duration(sleep.Load()))
+		if armed.Load() {
+			<-gate
+		}
+	}
+	d := New(mb, DefaultOptions())
 	defer d.Close()
 	m, err := d.Load("k", []byte("k"))
 	if err != nil {
@@ -869,9 +835,9 @@ func TestLockHeld(t *testing.T) {
 
 	const slow = 30 * time.Millisecond
 	before := d.Stats()
-	gm.sleep.Store(int64(slow))
+	sleep.Store(int64(slow))
 	z, err := d.Alloc(F32, 1<<20) // a new size class: the backend allocates, under the lock
-	gm.sleep.Store(0)
+	sleep.Store(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -882,7 +848,7 @@ func TestLockHeld(t *testing.T) {
 
 	const stall = 100 * time.Millisecond
 	before = d.Stats()
-	gm.armed.Store(true) // from here on only the launch reaches the backend
+	armed.Store(true) // from here on only the launch reaches the backend
 	launched, written := make(chan error, 1), make(chan error, 1)
 	go func() { launched <- d.Launch(m, "copy", g1, In(x), Out(y)) }()
 	for d.Stats().Launches == before.Launches { // counted under the lock it gives up to fly: in flight, y busy
@@ -890,7 +856,7 @@ func TestLockHeld(t *testing.T) {
 	}
 	go func() { written <- d.Write(y, []float32{3}) }() // waits for the launch
 	time.Sleep(stall)
-	close(gm.gate)
+	close(gate)
 	if err := errors.Join(<-launched, <-written); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package cudart
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors: every error returned by a Device wraps exactly one of
@@ -23,6 +24,26 @@ var (
 	ErrClosed        = errors.New("device closed")
 	ErrPoisoned      = errors.New("device unusable after an earlier timeout")
 )
+
+// TimeoutError is a liveness failure: a launch, or a call under Watch, that
+// did not complete within its limit. errors.Is(err, ErrTimeout) holds for
+// it, and for every later error of the Device it left unusable
+// (ErrPoisoned), so a caller can tell a hang from a wrong result at once.
+type TimeoutError struct {
+	What   string        // the kernel entry, or the operation Watch ran
+	Limit  time.Duration // the watchdog's limit
+	Detail string        // the launch's geometry; may be empty
+}
+
+func (e *TimeoutError) Error() string {
+	if e.Detail != "" {
+		return fmt.Sprintf("%v: %s did not complete within %v (%s)", ErrTimeout, e.What, e.Limit, e.Detail)
+	}
+	return fmt.Sprintf("%v: %s did not complete within %v", ErrTimeout, e.What, e.Limit)
+}
+
+// Is makes a TimeoutError match ErrTimeout.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
 // Error is an error from a device operation: "cudart: launch rmsnorm_fwd: …".
 type Error struct {

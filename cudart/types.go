@@ -1,10 +1,9 @@
 package cudart
 
-import "time"
-
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // Kind is the element type of a buffer or the type of a scalar parameter.
@@ -72,9 +71,10 @@ func (g Geometry) String() string {
 // Buffer is a typed device allocation of Len elements. Its value is a handle:
 // copy it freely; it is valid until Free or the device is closed.
 type Buffer struct {
-	id   uint64
-	kind Kind
-	n    int
+	id    uint64
+	kind  Kind
+	n     int
+	owner *device // the Device that allocated it
 }
 
 // Kind returns the element kind.
@@ -172,6 +172,9 @@ func (p Param) String() string {
 type Info struct {
 	Backend           string  // "gpu" or "emu"
 	Name              string  // device name
+	Ordinal           int     // the device's index among its backend's (Options.Ordinal)
+	UUID              string  // the GPU's UUID ("GPU-…"); empty for the emulator
+	PCIBusID          string  // the GPU's PCI address (domain:bus:device.function); empty for the emulator
 	ComputeCapability string  // "9.0"; empty for the emulator
 	SMs               int     // streaming multiprocessors; 0 if not applicable
 	Driver            string  // driver version

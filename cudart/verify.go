@@ -7,7 +7,7 @@ import "encoding/binary"
 // A backend that cannot trap guard-band accesses itself (the GPU) but can
 // copy device memory to device memory gets a launch's checks as two passes
 // of one small kernel, ptxprop_verify, around the kernel under test, all in
-// one hand-off (see verifyPlan in device.go):
+// one hand-off (see verifyPlan in devcheck.go):
 //
 //   - one upload carries both passes' tables and the data of the pending
 //     writes;
@@ -23,14 +23,8 @@ import "encoding/binary"
 //     host checks the gathered guard bands and input hashes as it would have
 //     after copying each buffer back by itself.
 //
-// Backends without DeviceCopier, or that trap guard accesses (the
-// emulator), are checked from the host, one copy per buffer.
-
-// DeviceCopier is implemented by backends that copy device memory to device
-// memory: a Device checks their large buffers on the device (see above).
-type DeviceCopier interface {
-	CopyDtoD(dst, src uint64, n int) error
-}
+// Backends without CapCopyDtoD, or that trap guard accesses (CapProtect:
+// the emulator), are checked from the host, one copy per buffer (check.go).
 
 // verifyPTX compares and gathers regions of device memory. tab holds n
 // descriptors of 32 bytes — {addr u64, ref u64, words u32, mode u32,
@@ -218,55 +212,4 @@ func (c comparison) verdict(first, lastPlus1 uint32) error {
 	default:
 		return Errorf(ErrInputModified, "%v element %d changed", buf.Buffer, 4*int(first)/size)
 	}
-}
-
-// segment is a run of device memory that pending stores leave with one
-// content: a 32-bit pattern, or bytes.
-type segment struct {
-	addr uint64
-	n    int
-	v    uint32
-	raw  []byte // nil: the pattern
-}
-
-// paint reduces pending stores, in order, to the disjoint segments they
-// leave behind: a later store wins where two overlap. Stores are 4-byte
-// aligned and whole words (every Kind is 4 or 8 bytes).
-func paint(ps []pending) []segment {
-	var segs []segment
-	for _, p := range ps {
-		n := 4 * p.words
-		if p.raw != nil {
-			n = len(p.raw)
-		}
-		if n == 0 {
-			continue
-		}
-		lo, hi := p.addr, p.addr+uint64(n)
-		var kept []segment
-		for _, s := range segs {
-			slo, shi := s.addr, s.addr+uint64(s.n)
-			if shi <= lo || slo >= hi {
-				kept = append(kept, s)
-				continue
-			}
-			if slo < lo { // the part before
-				kept = append(kept, s.cut(slo, lo))
-			}
-			if shi > hi { // the part after
-				kept = append(kept, s.cut(hi, shi))
-			}
-		}
-		segs = append(kept, segment{addr: lo, n: n, v: p.v, raw: p.raw})
-	}
-	return segs
-}
-
-// cut returns the part [lo, hi) of s.
-func (s segment) cut(lo, hi uint64) segment {
-	c := segment{addr: lo, n: int(hi - lo), v: s.v}
-	if s.raw != nil {
-		c.raw = s.raw[lo-s.addr : hi-s.addr]
-	}
-	return c
 }

@@ -15,6 +15,6 @@ func Watch(limit time.Duration, op string, f func() error) error {
 	case err := <-done:
 		return err
 	case <-t.C:
-		return &Error{Op: op, Err: Errorf(ErrTimeout, "did not return within %v", limit)}
+		return &Error{Op: op, Err: &TimeoutError{What: op, Limit: limit}}
 	}
 }

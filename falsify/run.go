@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/suite"
@@ -123,12 +122,12 @@ func NewSession(opts Options) (*Session, error) {
 			return nil, fmt.Errorf("falsify: loading the original %s: %w", k.Name, err)
 		}
 	}
-	if b, ok := dev.Backend().(*emu.Backend); ok && opts.MaxInstructions > 0 {
-		old := b.Config()
-		cfg := old
-		cfg.MaxInstructions = opts.MaxInstructions
-		b.SetConfig(cfg)
-		s.undo = append(s.undo, func() { b.SetConfig(old) })
+	if opts.MaxInstructions > 0 && dev.Capabilities().Has(cudart.CapInstructionLimit) {
+		old, err := dev.SetInstructionLimit(opts.MaxInstructions)
+		if err != nil {
+			return nil, fmt.Errorf("falsify: bounding the emulator's instructions: %w", err)
+		}
+		s.undo = append(s.undo, func() { dev.SetInstructionLimit(old) })
 	}
 	if opts.Watchdog > 0 {
 		old := dev.Options()
@@ -317,8 +316,8 @@ func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, properties.
 	// and the kill matrix is the record.
 	defer suite.SetRapid(suite.Rapid{Checks: checks, ShrinkTime: shrink, NoFailFile: true,
 		Seed: seedFor(s.opts.Seed, m.String(), p.name)})()
-	if sc, ok := s.dev.Backend().(properties.Scheduler); ok {
-		sc.SetSeed(0) // a contract that failed mid-way may have left another schedule
+	if s.dev.Capabilities().Has(cudart.CapSchedule) {
+		s.dev.SetSchedule(0) // a contract that failed mid-way may have left another schedule
 	}
 	start := time.Now()
 	q := properties.RunQuiet("falsify/"+m.String()+"/"+p.name, s.cfg, func(t properties.TB) { p.run(t, e) })

@@ -29,7 +29,8 @@ type fakeLaunch struct {
 
 func newFake() *fakeBackend { return &fakeBackend{next: 1 << 20, mem: map[uint64][]byte{}} }
 
-func (f *fakeBackend) Info() cudart.Info { return cudart.Info{Backend: "fake", Name: "fake"} }
+func (f *fakeBackend) Info() cudart.Info         { return cudart.Info{Backend: "fake", Name: "fake"} }
+func (f *fakeBackend) Capabilities() cudart.Caps { return 0 }
 func (f *fakeBackend) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
 	return name, nil
 }

@@ -7,9 +7,8 @@
 #   edge        every kernel over the edge grid of shapes, against the oracle
 #   bench       kernel bandwidth benchmarks, and -fmad=false vs -fmad=true (bin/ptx-fmad)
 #   properties  every prediction at CHECKS (default 10000) checks; parity with the emulator
-#   throughput  fixed-shape value/gradient checks per second, plain and with grouped batches
-#               (PTXPROP_GPU_COMBINE=1), with scripts/torch_baseline.py before, between and after
-#               (torch-1..3.log)
+#   throughput  fixed-shape value/gradient checks per second, with scripts/torch_baseline.py
+#               before and after (torch-1..2.log)
 #   soak        the soundness run: every prediction at SOAK_CHECKS (default 100000) checks, tensors
 #               capped at SOAK_MAX_ELEMENTS (default 4096) elements, split over SOAK_SHARDS processes
 #               (default 4; each its own seed) whose reports $OUT/soak-N.json are merged into
@@ -55,17 +54,13 @@ for s in $stages; do
       ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"}) ;;
   throughput)
     # torch's loop varies by tens of percent from one run to the next on a
-    # shared host: it runs before, between and after ours, all in one run.
+    # shared host: it runs before and after ours, all in one run.
     tb() { python3 -c 'import torch' 2>/dev/null && run "torch-$1" 120 python3 scripts/torch_baseline.py --seconds 2; }
     tb 1
     (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
       -test.benchtime 3s -ptxprop.backend=gpu -ptxprop.report="$OUTABS/throughput-report.json" \
       ${PROFILE:+-test.cpuprofile "$OUTABS/throughput.cpu.prof" -test.blockprofile "$OUTABS/throughput.block.prof" -test.blockprofilerate 10000})
-    tb 2
-    # The same with grouped batches (cudart/gpu Config.Combine), side by side.
-    (cd properties && PTXPROP_GPU_COMBINE=1 run throughput-combine 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
-      -test.benchtime 3s -ptxprop.backend=gpu -ptxprop.report="$OUTABS/throughput-combine-report.json")
-    tb 3 ;;
+    tb 2 ;;
   soak)
     # Every contract run is one rapid loop, check after check: the soak
     # splits every prediction over SOAK_SHARDS processes side by side, each

@@ -63,10 +63,40 @@ type LaunchStats struct {
 	Duration           time.Duration
 }
 
-// Backend is the emulator. It implements cudart.Backend and the optional
-// cudart.Protector, cudart.Labeler, cudart.WriteRecorder and cudart.Aborter.
+// Options are the emulator's options at open, given to cudart.Open in
+// cudart.Options.Backend:
+//
+//	opts := cudart.DefaultOptions()
+//	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 7}}
+//	dev, err := cudart.Open("emu", opts)
+type Options struct {
+	// Config is the emulator's initial configuration.
+	Config Config
+	// DeviceChecks presents the emulator as a Device sees a GPU (Checked):
+	// a Device over it checks launches with the verify kernel, which the
+	// emulator then runs, so the GPU's checking path runs on any machine.
+	DeviceChecks bool
+}
+
+// BackendName is "emu": Options are for the emulator.
+func (Options) BackendName() string { return "emu" }
+
+// Open returns a new emulator, device ordinal of its kind: each is a
+// distinct device with its own memory and modules.
+func Open(ordinal int, opts Options) cudart.Backend {
+	b := New(opts.Config)
+	b.ordinal = ordinal
+	if opts.DeviceChecks {
+		return Checked{b}
+	}
+	return b
+}
+
+// Backend is the emulator: a cudart.Backend with the capabilities Caps
+// lists.
 type Backend struct {
 	mu      sync.Mutex
+	ordinal int
 	cfg     Config
 	mem     globalMem
 	modules map[*module]bool
@@ -80,9 +110,24 @@ func New(cfg Config) *Backend {
 	return &Backend{cfg: cfg, mem: globalMem{next: globalBase}, modules: map[*module]bool{}}
 }
 
+// Caps are the emulator's capabilities: it fills and copies device memory,
+// traps guard bands (so a Device checks its launches from the host),
+// records stores, aborts, and takes a schedule seed and an instruction
+// limit.
+const Caps = cudart.CapFill | cudart.CapCopyDtoD | cudart.CapProtect | cudart.CapWriteCounts |
+	cudart.CapAbort | cudart.CapSchedule | cudart.CapInstructionLimit
+
+// Capabilities returns Caps.
+func (b *Backend) Capabilities() cudart.Caps { return Caps }
+
 func init() {
-	cudart.Register("emu", func() (cudart.Backend, error) { return New(Config{}), nil })
-	cudart.Register("emu-checked", func() (cudart.Backend, error) { return NewChecked(Config{}), nil })
+	cudart.Register("emu", func(ordinal int, opts cudart.BackendOptions) (cudart.Backend, error) {
+		o, ok := opts.(Options)
+		if opts != nil && !ok {
+			return nil, cudart.Errorf(cudart.ErrInvalid, "emulator options of type %T, want emu.Options", opts)
+		}
+		return Open(ordinal, o), nil
+	})
 }
 
 // Config returns the current configuration.
@@ -107,6 +152,16 @@ func (b *Backend) SetSeed(seed int64) {
 	b.cfg.Seed = seed
 }
 
+// SetInstructionLimit sets Config.MaxInstructions for later launches and
+// returns its previous value.
+func (b *Backend) SetInstructionLimit(n int64) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.cfg.MaxInstructions
+	b.cfg.MaxInstructions = n
+	return old
+}
+
 // Stats returns the statistics of the last launch.
 func (b *Backend) Stats() LaunchStats {
 	b.mu.Lock()
@@ -116,7 +171,7 @@ func (b *Backend) Stats() LaunchStats {
 
 // Info describes the emulator.
 func (b *Backend) Info() cudart.Info {
-	return cudart.Info{Backend: "emu", Name: "ptxprop PTX emulator (warp 32)", Driver: "emu", CUDA: "PTX ISA 8.x"}
+	return cudart.Info{Backend: "emu", Name: "ptxprop PTX emulator (warp 32)", Ordinal: b.ordinal, Driver: "emu", CUDA: "PTX ISA 8.x"}
 }
 
 // Abort stops the running launch as soon as possible; it fails with

@@ -3,26 +3,21 @@ package emu
 import "github.com/ptxprop/ptxprop/cudart"
 
 // Checked is the emulator as a Device sees a GPU backend: device-to-device
-// copies and fills, but no traps on guard bands and no write records. A
-// Device over it checks guard bands and large inputs after each launch with
-// ptxprop_verify, which the emulator then runs, as the GPU would: the path
-// every checked launch takes on a GPU, on any machine. Registered as
-// "emu-checked" (go test ./properties -backend=emu-checked).
+// copies, fills and page-locked memory, but no traps on guard bands and no
+// write records. A Device over it checks guard bands and large inputs after
+// each launch with ptxprop_verify, which the emulator then runs, as the GPU
+// would: the path every checked launch takes on a GPU, on any machine.
+// Open returns one for Options.DeviceChecks.
 type Checked struct{ b *Backend }
 
-// NewChecked returns a new emulator behind Checked.
-func NewChecked(cfg Config) Checked { return Checked{New(cfg)} }
+// CheckedCaps are Checked's capabilities: the GPU's that matter to a
+// Device's checks (fill, device-to-device copies, page-locked memory), and
+// the emulator's own run-time controls.
+const CheckedCaps = cudart.CapFill | cudart.CapCopyDtoD | cudart.CapPinned | cudart.CapAbort |
+	cudart.CapSchedule | cudart.CapInstructionLimit
 
-// Emulator returns the emulator behind c.
-func (c Checked) Emulator() *Backend { return c.b }
-
-var (
-	_ cudart.Backend      = Checked{}
-	_ cudart.Filler       = Checked{}
-	_ cudart.DeviceCopier = Checked{}
-	_ cudart.Aborter      = Checked{}
-	_ cudart.Pinner       = Checked{}
-)
+// Capabilities returns CheckedCaps.
+func (c Checked) Capabilities() cudart.Caps { return CheckedCaps }
 
 // Pinned returns Go memory, as a GPU backend returns page-locked memory:
 // the Device builds its uploads and receives its copies back in it. It is
@@ -66,5 +61,7 @@ func (c Checked) Fill32(addr uint64, words int, v uint32) error {
 func (c Checked) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
 	return c.b.Launch(h, entry, g, params)
 }
-func (c Checked) Abort()       { c.b.Abort() }
-func (c Checked) Close() error { return c.b.Close() }
+func (c Checked) Abort()                            { c.b.Abort() }
+func (c Checked) SetSeed(seed int64)                { c.b.SetSeed(seed) }
+func (c Checked) SetInstructionLimit(n int64) int64 { return c.b.SetInstructionLimit(n) }
+func (c Checked) Close() error                      { return c.b.Close() }

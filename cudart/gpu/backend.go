@@ -27,15 +27,6 @@ type Config struct {
 	// Info().CopyBandwidth at open: 0 means 1 GiB; negative skips the
 	// measurement (CopyBandwidth stays 0).
 	CopyBytes int
-	// Combine runs the batches of goroutines checking side by side in groups
-	// that wait for the device once (see group.go); PTXPROP_GPU_COMBINE=1
-	// turns it on for the backend cudart.Open("gpu", …) opens. Off by
-	// default: on the H200 with 32 workers it held the one-at-a-time section
-	// less per check (80 against 108 µs for a 64×1024 value check) but gave
-	// no more value checks per second (6503 against 6733 at 64×1024), as the
-	// callers of a group wake together and queue for the Device's lock;
-	// gradient checks gained 7–12%.
-	Combine bool
 	// CloseWait bounds how long Close waits for the driver call in progress
 	// to finish (a launch that never completes) before giving up
 	// on destroying the context. 0 means 10 s.
@@ -58,12 +49,15 @@ type Properties struct {
 	HeaderVersion       int    // CUDA_VERSION of the cuda.h compiled against, e.g. 11080
 	Library             string // the libcuda file loaded
 	ParamInfo           bool   // the driver reports kernel parameter sizes, so Launch checks them
+	UUID                string // "GPU-…", as nvidia-smi names it; "" if the driver could not tell
+	PCIBusID            string // domain:bus:device.function, e.g. "0000:19:00.0"; "" if unknown
 	CopyBandwidth       float64
 	CopyBytes           int // size of each measuring copy; 0 if unmeasured
 	CopyError           string
 }
 
-// Backend is a cudart.Backend and cudart.Timer over one CUDA context. All
+// Backend is a cudart.Backend with the capabilities Caps lists, over one
+// CUDA context. All
 // methods are safe for concurrent use: every driver call runs on the one
 // goroutine that owns the context (locked to its OS thread), in the order the
 // calls arrive. Open one with Open, or through cudart.Open("gpu", …).
@@ -91,11 +85,6 @@ type Backend struct {
 	batching bool    // inside Batch: launches are only queued
 	stage    stage   // pinned host memory that copies go through
 	pins     pins    // pinned host memory handed out (Pinned); its own lock
-	reads    []laterRead
-
-	combine bool
-	pendMu  sync.Mutex
-	pending []*batchReq // grouped batches not yet run
 }
 
 // fault is the first sticky fault (Result.Sticky) seen in this process. The
@@ -118,6 +107,19 @@ var (
 	_ cudart.Backend = (*Backend)(nil)
 	_ cudart.Timer   = (*Backend)(nil)
 )
+
+// Caps are the GPU backend's capabilities: memset fills, device-to-device
+// copies (so a Device checks launches on the device), batches, page-locked
+// memory and event timers. It has no trap on guard bands, no store counts,
+// no abort (no driver call stops a running kernel) and no schedule seed.
+const Caps = cudart.CapFill | cudart.CapCopyDtoD | cudart.CapBatch | cudart.CapPinned | cudart.CapTimer
+
+// Capabilities returns Caps.
+func (b *Backend) Capabilities() cudart.Caps { return Caps }
+
+// BackendName is "gpu": a Config is a GPU backend's options at cudart.Open
+// (cudart.Options.Ordinal overrides its Ordinal there).
+func (Config) BackendName() string { return "gpu" }
 
 // Open creates a CUDA context on the configured device. It returns an error wrapping
 // cudart.ErrNoDevice when cuInit failed (in gorgonia.org/cu's init; see
@@ -153,7 +155,6 @@ func Open(cfg Config) (*Backend, error) {
 		quit:      make(chan struct{}),
 		exited:    make(chan struct{}),
 		closeWait: cfg.CloseWait,
-		combine:   cfg.Combine,
 		dev:       dev,
 		props:     p,
 	}
@@ -180,6 +181,9 @@ func Open(cfg Config) (*Backend, error) {
 	b.info = cudart.Info{
 		Backend:           "gpu",
 		Name:              p.Name,
+		Ordinal:           cfg.Ordinal,
+		UUID:              p.UUID,
+		PCIBusID:          p.PCIBusID,
 		ComputeCapability: fmt.Sprintf("%d.%d", p.CCMajor, p.CCMinor),
 		SMs:               p.SMs,
 		Driver:            p.KernelDriver,
@@ -223,6 +227,10 @@ func properties(ordinal int, dev cuDevice) (Properties, error) {
 		return p, fmt.Errorf("cuDriverGetVersion: %w", r)
 	}
 	p.KernelDriver = kernelDriverVersion(p.Library)
+	if u, r := deviceUUID(dev); r == success { // facts for telling devices apart: not worth failing Open over
+		p.UUID = u
+	}
+	p.PCIBusID = pciBusID(dev)
 	return p, nil
 }
 
@@ -345,13 +353,13 @@ func (b *Backend) holding(f func() error) error {
 }
 
 // Held returns how long calls have held sem so far: the time the backend
-// was running one call, a launch's whole batch, or a group of batches.
+// was running one call or a launch's whole batch.
 // Beside the wall time it tells how close the one-at-a-time section is to
 // limiting a run.
 func (b *Backend) Held() time.Duration { return time.Duration(b.held.Load()) }
 
 // SemWait returns how long calls have waited for sem so far, summed over
-// the waiting goroutines (grouped batches, Config.Combine, not included).
+// the waiting goroutines.
 // Beside Held it tells whether callers queue for a section that is itself
 // often idle: the hand-off from one holder to the next is then what limits.
 func (b *Backend) SemWait() time.Duration { return time.Duration(b.semWait.Load()) }

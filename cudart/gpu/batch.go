@@ -30,9 +30,6 @@ var (
 // for them (and report a kernel fault), and the batch ends with one
 // cuCtxSynchronize, so Batch still returns after all its work has completed.
 func (b *Backend) Batch(f func(cudart.Backend) error) error {
-	if b.combine {
-		return b.batchGrouped(f)
-	}
 	return b.do(func() error {
 		b.batching = true
 		err := f(onThread{b})
@@ -50,8 +47,22 @@ func (b *Backend) Batch(f func(cudart.Backend) error) error {
 	})
 }
 
-// onThread is the Backend that Batch hands to its function.
+// settle waits for the device; the stage is then free. After a failed
+// wait it is left as it was.
+func (b *Backend) settle() error {
+	if err := b.check("cuCtxSynchronize", ctxSynchronize()); err != nil {
+		return err
+	}
+	b.stage.drained()
+	return nil
+}
+
+// onThread is the Backend that Batch hands to its function: fills and
+// device-to-device copies, as the Backend declares them, run directly.
 type onThread struct{ b *Backend }
+
+// Capabilities are those of a Device's calls inside a batch.
+func (t onThread) Capabilities() cudart.Caps { return cudart.CapFill | cudart.CapCopyDtoD }
 
 func direct(f func() error) error { return f() }
 

@@ -1,9 +1,10 @@
-//go:build cuda
-
-// Package gpu is ptxprop's GPU backend: a cudart.Backend and cudart.Timer
-// over the CUDA driver API. It is built only with the build tag cuda and
-// registers itself as "gpu" with cudart.Register in its init; registering
-// touches no hardware. (The driver itself is loaded with the program and
+// Package gpu is ptxprop's GPU backend: a cudart.Backend over the CUDA
+// driver API, with the capabilities Caps lists (fills, device-to-device
+// copies, batches, page-locked memory, event timers). Its code is built
+// only with the build tag cuda (this documentation always); it registers
+// itself as "gpu" with cudart.Register in its init, and registering
+// touches no hardware. cudart.Open("gpu", opts) opens device opts.Ordinal,
+// with a Config in opts.Backend for the rest. (The driver itself is loaded with the program and
 // initialised by gorgonia.org/cu's init, which cannot fail the program: see
 // below.)
 //
@@ -85,10 +86,7 @@
 // checked launch's upload and receives its copy back in those, so the
 // copying is done by the launching goroutine, not inside the one-at-a-time
 // section. Inside Batch uploads are only queued, so a checked launch waits
-// for the device once, in its copy back. With Config.Combine (or
-// PTXPROP_GPU_COMBINE=1 for the registered backend), batches of goroutines
-// side by side run in groups that wait once, their copies back delivered at
-// the group's end (group.go); it is off by default: see Config.Combine.
+// for the device once, in its copy back.
 //
 // # Launches
 //
@@ -132,7 +130,7 @@
 //
 // # Watchdog and hung kernels
 //
-// The backend is deliberately not a cudart.Aborter: no driver call stops a
+// The backend declares no cudart.CapAbort: no driver call stops a
 // running kernel. When the cudart Device's watchdog fires, the Device is
 // marked poisoned while the call is still waiting in cuCtxSynchronize (on
 // the watchdog's goroutine, holding the semaphore). Close then waits up to Config.CloseWait for the kernel to
@@ -142,7 +140,8 @@
 //
 // # Device facts
 //
-// Info reports the device name, compute capability, SM count, the CUDA
+// Info reports the device name, its ordinal, UUID and PCI address (the
+// latter two left empty where the driver cannot tell), compute capability, SM count, the CUDA
 // version of the driver API (cuDriverGetVersion, "13.0") as CUDA, and the
 // kernel driver's version ("580.159.03", from /proc/driver/nvidia/version or
 // else the file name libcuda.so.1 resolves to) as Driver, which falls back to

@@ -72,6 +72,7 @@ static const char* ptxprop_error_string(CUresult r) {
 import "C"
 
 import (
+	"fmt"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -154,6 +155,28 @@ const (
 	attrSharedPerBlock  = cu.MaxSharedMemoryPerBlock
 	attrMaxThreadsBlock = cu.MaxThreadsPerBlock
 )
+
+// deviceUUID is d's UUID as nvidia-smi and CUDA_VISIBLE_DEVICES spell it.
+func deviceUUID(d cuDevice) (string, Result) {
+	u, err := d.UUID()
+	if err != nil {
+		return "", resultOf(err)
+	}
+	return "GPU-" + u.String(), success
+}
+
+// pciBusID is d's PCI address as cuDeviceGetPCIBusId writes it
+// (domain:bus:device.0), or "" if an attribute cannot be read.
+func pciBusID(d cuDevice) string {
+	var v [3]int
+	for i, a := range []cu.DeviceAttribute{cu.PciDomainID, cu.PciBusID, cu.PciDeviceID} {
+		var r Result
+		if v[i], r = deviceAttr(d, a); r != success {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%04x:%02x:%02x.0", v[0], v[1], v[2])
+}
 
 func deviceAttr(d cuDevice, attr cu.DeviceAttribute) (int, Result) {
 	v, err := d.Attribute(attr)

@@ -22,12 +22,8 @@ import (
 // open opens device 0 without the bandwidth measurement. Without a device
 // the test is skipped, unless PTXPROP_REQUIRE_GPU is set (as on the GPU
 // machine), where it fails.
-// combineAll makes open give every backend Config.Combine (TestCombined).
-var combineAll bool
-
 func open(t *testing.T, cfg Config) *Backend {
 	t.Helper()
-	cfg.Combine = cfg.Combine || combineAll
 	if cfg.CopyBytes == 0 {
 		cfg.CopyBytes = -1
 	}
@@ -68,6 +64,12 @@ func TestInfo(t *testing.T) {
 	if info.Backend != "gpu" || info.Name == "" || info.ComputeCapability == "" || info.SMs <= 0 ||
 		info.Driver == "" || info.CUDA == "" {
 		t.Errorf("empty Info field: %+v", info)
+	}
+	// The UUID as nvidia-smi -L and CUDA_VISIBLE_DEVICES spell it, and the
+	// PCI address as cuDeviceGetPCIBusId does: what tells devices apart.
+	if !regexp.MustCompile(`^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`).MatchString(info.UUID) ||
+		!regexp.MustCompile(`^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.0$`).MatchString(info.PCIBusID) || info.Ordinal != 0 {
+		t.Errorf("device identity: ordinal %d, UUID %q, PCI bus id %q", info.Ordinal, info.UUID, info.PCIBusID)
 	}
 	if !strings.Contains(info.ComputeCapability, ".") || info.ComputeCapability == "0.0" {
 		t.Errorf("compute capability %q", info.ComputeCapability)
@@ -754,25 +756,9 @@ func TestBatchFill(t *testing.T) {
 	}
 }
 
-// TestCombined reruns the tests of checked launches with Config.Combine:
-// batches of goroutines side by side run in groups that wait for the device
-// once, their copies back delivered at the group's end.
-func TestCombined(t *testing.T) {
-	combineAll = true
-	defer func() { combineAll = false }()
-	for name, f := range map[string]func(*testing.T){
-		"GuardBand": TestGuardBand, "Poison": TestPoison, "Concurrency": TestConcurrency,
-		"BatchFill": TestBatchFill, "Watchdog": TestWatchdog, "Elapsed": TestElapsed,
-		"Pinned": TestPinned,
-	} {
-		t.Run(name, f)
-	}
-}
-
 // TestPinned: page-locked memory from Pinned goes to and from the device
-// directly (queued inside Batch, or with the copy back left to the group's
-// wait under Combine), is reused once given back, and nothing else is
-// taken for it.
+// directly (queued inside Batch), is reused once given back, and nothing
+// else is taken for it.
 func TestPinned(t *testing.T) {
 	b := open(t, Config{})
 	const n = 1<<20 + 3
@@ -799,9 +785,6 @@ func TestPinned(t *testing.T) {
 	err = b.Batch(func(be cudart.Backend) error {
 		if err := be.CopyHtoD(addr, src); err != nil {
 			return err
-		}
-		if lr, ok := be.(cudart.LaterReader); ok {
-			return lr.CopyDtoHLater(dst, addr)
 		}
 		return be.CopyDtoH(dst, addr)
 	})
@@ -848,4 +831,25 @@ func bytesDiff(a, b []byte) int {
 		}
 	}
 	return -1
+}
+
+// TestOpenThroughCudart: cudart.Open hands the ordinal and a Config in
+// Options.Backend to the backend, and the Device takes the backend's
+// declared capabilities.
+func TestOpenThroughCudart(t *testing.T) {
+	open(t, Config{}) // skips without a GPU
+	opts := cudart.DefaultOptions()
+	opts.Backend = Config{CopyBytes: -1}
+	d, err := cudart.Open("gpu", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if info := d.Info(); d.Capabilities() != Caps || info.Ordinal != 0 || info.CopyBandwidth != 0 {
+		t.Errorf("capabilities %v, info %+v; want %v, ordinal 0, no bandwidth measured (CopyBytes -1)", d.Capabilities(), info, Caps)
+	}
+	opts.Ordinal = 1 << 20
+	if _, err := cudart.Open("gpu", opts); !errors.Is(err, cudart.ErrNoDevice) {
+		t.Errorf("ordinal %d: %v, want ErrNoDevice", opts.Ordinal, err)
+	}
 }

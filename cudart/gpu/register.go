@@ -2,18 +2,19 @@
 
 package gpu
 
-import (
-	"os"
-
-	"github.com/ptxprop/ptxprop/cudart"
-)
+import "github.com/ptxprop/ptxprop/cudart"
 
 // init registers the backend as "gpu". Registration touches no hardware:
 // the first Open creates a context. (libcuda is loaded with the program and
 // cuInit already ran in gorgonia.org/cu's init; see cuinit.go.)
 func init() {
-	cudart.Register("gpu", func() (cudart.Backend, error) {
-		b, err := Open(Config{Combine: os.Getenv("PTXPROP_GPU_COMBINE") == "1"})
+	cudart.Register("gpu", func(ordinal int, opts cudart.BackendOptions) (cudart.Backend, error) {
+		cfg, ok := opts.(Config)
+		if opts != nil && !ok {
+			return nil, cudart.Errorf(cudart.ErrInvalid, "GPU options of type %T, want gpu.Config", opts)
+		}
+		cfg.Ordinal = ordinal
+		b, err := Open(cfg)
 		if err != nil {
 			return nil, err // never a typed nil inside the interface
 		}

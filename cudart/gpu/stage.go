@@ -18,8 +18,7 @@ import (
 //	buf: | queued uploads (used bytes) | free |
 //
 // used returns to 0 at every point where the stream is known to be idle (a
-// synchronous copy returned, or cuCtxSynchronize), once the copies back
-// queued in the stage (grouped batches: group.go) are delivered. The stage grows (to at
+// synchronous copy returned, or cuCtxSynchronize). The stage grows (to at
 // most stageMax) when a copy does not fit, after waiting for the queued
 // uploads; copies larger than stageMax, or every copy once page-locked
 // memory could not be had, go directly from Go memory as before.
@@ -43,6 +42,10 @@ const (
 func (s *stage) queue(at, n int) {
 	s.used = min(at+(n+255)&^255, len(s.buf))
 }
+
+// drained marks the stage free: the stream is idle, so no queued copy
+// reads its bytes any more.
+func (s *stage) drained() { s.used = 0 }
 
 // free releases the page-locked memory. The context must be current.
 func (s *stage) free() {
@@ -88,7 +91,7 @@ func (b *Backend) staged(n int) (buf []byte, p unsafe.Pointer, ok bool, err erro
 // upload copies src to dst: queued when the backend only queues (inside
 // Batch, or while Elapsed queues), else synchronously. From memory Pinned
 // handed out it goes directly (its owner keeps it unchanged until Batch
-// returns, after the batch's or group's wait; not while Elapsed queues, as
+// returns, after the batch's wait; not while Elapsed queues, as
 // nothing waits then), else through the stage.
 func (b *Backend) upload(dst uint64, src []byte) error {
 	queue := b.batching || b.async.Load() > 0
@@ -114,7 +117,7 @@ func (b *Backend) upload(dst uint64, src []byte) error {
 	}
 	r := memcpyHtoDPtr(dst, p, len(src))
 	if r == success { // synchronous, after everything queued before it
-		b.deliver()
+		b.stage.drained()
 	}
 	return b.checkf(r, htod, dst, len(src))
 }
@@ -125,8 +128,8 @@ func (b *Backend) download(dst []byte, src uint64) error {
 	p, direct := b.pinned(dst)
 	var buf []byte
 	if !direct {
-		// After the queued copies' bytes: the copies back among them are
-		// not delivered yet.
+		// After the queued copies' bytes: the stream may not have read
+		// them yet.
 		var ok bool
 		var err error
 		if buf, p, ok, err = b.staged(len(dst)); err != nil {
@@ -139,7 +142,7 @@ func (b *Backend) download(dst []byte, src uint64) error {
 	if err := b.checkf(memcpyDtoHPtr(p, src, len(dst)), dtoh, src, len(dst)); err != nil {
 		return err
 	}
-	copy(dst, buf) // none when direct
-	b.deliver()    // synchronous, after everything queued before it
+	copy(dst, buf)    // none when direct
+	b.stage.drained() // synchronous, after everything queued before it
 	return nil
 }

@@ -24,22 +24,26 @@ func OpenDevice(c Config) (dev cudart.Device, note string, err error) {
 	if c.Watchdog > 0 {
 		opts.Watchdog = c.Watchdog
 	}
+	var eo emu.Options
+	if name == "emu-checked" { // the emulator, checked as a GPU is (make test-checked)
+		name, eo.DeviceChecks = "emu", true
+	}
+	if c.EmuAdversarial != 0 {
+		if name == "gpu" {
+			return nil, note, fmt.Errorf("-ptxprop.emu-adversarial needs the emulator, not backend %q", name)
+		}
+		eo.Config.Approx, eo.Config.Seed = emu.ApproxAdversarial, c.EmuAdversarial
+	}
+	if name != "gpu" && eo != (emu.Options{}) {
+		opts.Backend = eo // on auto, used only if the emulator is picked
+	}
 	dev, err = cudart.Open(name, opts)
 	if err != nil {
 		return nil, note, err
 	}
-	if c.EmuAdversarial != 0 {
-		b, ok := dev.Backend().(*emu.Backend)
-		if ch, checked := dev.Backend().(emu.Checked); checked {
-			b, ok = ch.Emulator(), true
-		}
-		if !ok {
-			dev.Close()
-			return nil, note, fmt.Errorf("-ptxprop.emu-adversarial needs the emulator, not backend %q", dev.Info().Backend)
-		}
-		cfg := b.Config()
-		cfg.Approx, cfg.Seed = emu.ApproxAdversarial, c.EmuAdversarial
-		b.SetConfig(cfg)
+	if c.EmuAdversarial != 0 && dev.Info().Backend != "emu" {
+		dev.Close()
+		return nil, note, fmt.Errorf("-ptxprop.emu-adversarial needs the emulator, not backend %q", dev.Info().Backend)
 	}
 	return dev, note, nil
 }

@@ -5,50 +5,13 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart/internal/staging"
 )
 
 // Every test in this package runs with released host copies overwritten:
-// a holder that reads one after giving it back sees PoisonI bytes.
-func init() { poisonReleased = true }
-
-func TestHostCopyShares(t *testing.T) {
-	src := make([]byte, 3*minPooled+5)
-	for i := range src {
-		src[i] = byte(i)
-	}
-	h := newHostCopy(src)
-	if !h.pooled || len(h.b) != len(src) || cap(h.b) != 4*minPooled {
-		t.Fatalf("pooled %v, len %d, cap %d; want pooled, %d, %d", h.pooled, len(h.b), cap(h.b), len(src), 4*minPooled)
-	}
-	h.hold()
-	h.release()
-	if h.b[7] != 7 { // one holder left: still its bytes
-		t.Fatalf("after one of two releases: byte 7 is %#x", h.b[7])
-	}
-	b := h.b[:cap(h.b)]
-	h.release()
-	if b[7] != PoisonI || b[len(b)-1] != PoisonI {
-		t.Errorf("released copy not poisoned: %#x %#x", b[7], b[len(b)-1])
-	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("a third release did not panic")
-			}
-		}()
-		h.release()
-	}()
-
-	small := newHostCopy([]byte{1, 2, 3})
-	if small.pooled {
-		t.Error("a 3-byte copy is pooled")
-	}
-	var nilCopy *hostCopy
-	nilCopy.release() // no-op
-	if nilCopy.bytes() != nil {
-		t.Error("bytes of a nil copy")
-	}
-}
+// a holder that reads one after giving it back sees poison bytes.
+func init() { staging.PoisonReleased = true }
 
 // TestMirrorSharedWithReads writes a buffer again and again, in full (the
 // data is then also its mirror) and all but its last element (then it has
@@ -75,15 +38,16 @@ func TestMirrorSharedWithReads(t *testing.T) {
 		},
 		"checked": func() Backend {
 			m := newMem()
-			m.kernels[verifyEntry] = goVerify
+			m.caps = CapCopyDtoD | CapBatch
 			m.kernels["copy"] = copyKernel
-			return &lockedMem{c: copyMem{m}}
+			return m
 		},
 		"pinned": func() Backend {
 			m := newMem()
-			m.kernels[verifyEntry] = goVerify
+			m.caps = CapCopyDtoD | CapBatch | CapPinned
+			m.pins = &pinPool{}
 			m.kernels["copy"] = copyKernel
-			return &lockedMem{c: copyMem{m}, pinPool: &pinPool{}}
+			return m
 		},
 	}
 	for name, nb := range backends {

@@ -106,6 +106,7 @@ func merge(names []string, rs []*Report) (*Report, error) {
 		if q.Host != out.Run.Host {
 			out.Run.Host = ""
 		}
+		problems = append(problems, mergeDevices(&out.Run, q.Devices, names[i])...)
 		out.Run.RapidChecks += q.RapidChecks
 		out.Run.Notes = append(out.Run.Notes, q.Notes...)
 		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
@@ -168,7 +169,7 @@ func mergePrediction(ps []Prediction) Prediction {
 	}
 	m := worst
 	m.Checks, m.ChecksFailed, m.Duration, m.ChecksPerSecond = 0, 0, 0, 0
-	m.ErrorStats, m.Flags, m.NonDeterministic = nil, nil, ""
+	m.ErrorStats, m.Flags, m.NonDeterministic, m.Devices = nil, nil, "", nil
 	// The naive yardstick is the kernel's maximum error over the naive
 	// evaluation's: the merged one is the merged maxima's quotient, each
 	// shard's naive maximum being its MaxRatio / NaiveRatio.
@@ -176,6 +177,7 @@ func mergePrediction(ps []Prediction) Prediction {
 	for _, p := range ran {
 		m.Checks += p.Checks
 		m.ChecksFailed += p.ChecksFailed
+		m.Devices = unionInts(m.Devices, p.Devices)
 		m.Duration += p.Duration
 		for _, f := range p.Flags {
 			m.SetFlag(f)
@@ -232,4 +234,38 @@ func maxPtr(a, b *float64) *float64 {
 	}
 	m := math.Max(*a, *b)
 	return &m
+}
+
+// mergeDevices adds a shard's devices to run's: the same ordinal must be
+// the same device (backend, and UUID where both know it); its contract runs
+// and checks add up.
+func mergeDevices(run *Run, devs []Device, name string) []string {
+	var problems []string
+	for _, d := range devs {
+		have := run.RunDevice(d.Ordinal)
+		if have == nil {
+			run.Devices = append(run.Devices, d)
+			continue
+		}
+		if have.Backend != d.Backend || (have.UUID != "" && d.UUID != "" && have.UUID != d.UUID) {
+			problems = append(problems, fmt.Sprintf("%s: device %d is %s %s, an earlier report's is %s %s", name, d.Ordinal, d.Backend, quote(d.UUID), have.Backend, quote(have.UUID)))
+			continue
+		}
+		have.ContractRuns += d.ContractRuns
+		have.Checks += d.Checks
+	}
+	slices.SortFunc(run.Devices, func(a, b Device) int { return a.Ordinal - b.Ordinal })
+	return problems
+}
+
+// unionInts returns the sorted union of a and b.
+func unionInts(a, b []int) []int {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

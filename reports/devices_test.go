@@ -14,12 +14,12 @@ func TestValidateDevices(t *testing.T) {
 		edit func(r *Report)
 		want string
 	}{
-		"repeated ordinal":    {func(r *Report) { r.Run.Devices[1].Ordinal = 0 }, "ordinal 0 is repeated"},
-		"unknown device":      {func(r *Report) { r.Predictions[1].Devices = []int{2} }, "device 2 is not among the run's devices"},
-		"descending devices":  {func(r *Report) { r.Predictions[0].Devices = []int{1, 0} }, "not ascending"},
-		"devices of no run":   {func(r *Report) { r.Run.Devices = nil }, "device 0 is not among the run's devices"},
-		"device backend":      {func(r *Report) { r.Run.Devices[0].Backend = "cuda" }, "backend \"cuda\""},
-		"negative run checks": {func(r *Report) { r.Run.Devices[0].Checks = -1 }, "checks"},
+		"repeated ordinal":   {func(r *Report) { r.Run.Devices[1].Ordinal = 0 }, "ordinal 0 is repeated"},
+		"unknown device":     {func(r *Report) { r.Predictions[1].Devices = []int{2} }, "device 2 is not among the run's devices"},
+		"descending devices": {func(r *Report) { r.Predictions[0].Devices = []int{1, 0} }, "not ascending"},
+		"devices of no run":  {func(r *Report) { r.Run.Devices = nil }, "device 0 is not among the run's devices"},
+		"device backend":     {func(r *Report) { r.Run.Devices[0].Backend = "cuda" }, "backend \"cuda\""},
+		"negative launches":  {func(r *Report) { r.Run.Devices[0].Launches = -1 }, "launches"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := sampleReport()
@@ -40,16 +40,16 @@ func TestValidateDevices(t *testing.T) {
 func TestMergeDevices(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
 	a := shard(t0, 10, Prediction{ID: "A", Status: Discharged, Checks: 10, Devices: []int{1}})
-	a.Run.Devices = []Device{{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-b", ContractRuns: 1, Checks: 10}}
+	a.Run.Devices = []Device{{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-b", ContractRuns: 1, Launches: 10}}
 	b := shard(t0, 20, Prediction{ID: "A", Status: Discharged, Checks: 20, Devices: []int{0, 1}})
-	b.Run.Devices = []Device{{Backend: BackendGPU, Ordinal: 0, UUID: "GPU-a", ContractRuns: 1, Checks: 5},
-		{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-b", ContractRuns: 1, Checks: 15}}
+	b.Run.Devices = []Device{{Backend: BackendGPU, Ordinal: 0, UUID: "GPU-a", ContractRuns: 1, Launches: 5},
+		{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-b", ContractRuns: 1, Launches: 15}}
 	m, err := Merge(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Device{{Backend: BackendGPU, Ordinal: 0, UUID: "GPU-a", ContractRuns: 1, Checks: 5},
-		{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-b", ContractRuns: 2, Checks: 25}}
+	want := []Device{{Backend: BackendGPU, Ordinal: 0, UUID: "GPU-a", ContractRuns: 1, Launches: 5},
+		{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-b", ContractRuns: 2, Launches: 25}}
 	if !slices.Equal(m.Run.Devices, want) {
 		t.Errorf("merged devices = %+v, want %+v", m.Run.Devices, want)
 	}
@@ -58,7 +58,7 @@ func TestMergeDevices(t *testing.T) {
 	}
 	// Ordinal 1 of another shard is another GPU: not one run's shards.
 	c := shard(t0, 10, Prediction{ID: "A", Status: Discharged, Checks: 10, Devices: []int{1}})
-	c.Run.Devices = []Device{{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-c", ContractRuns: 1, Checks: 10}}
+	c.Run.Devices = []Device{{Backend: BackendGPU, Ordinal: 1, UUID: "GPU-c", ContractRuns: 1, Launches: 10}}
 	if _, err := Merge(a, c); err == nil || !strings.Contains(err.Error(), "device 1") {
 		t.Errorf("merging shards whose device 1 differs: %v, want an error naming device 1", err)
 	}

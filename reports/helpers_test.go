@@ -51,8 +51,8 @@ func sampleReport() *Report {
 			CommandLine:       []string{"properties.test", "-rapid.checks=10000"},
 			Notes:             []string{"nightly", "error < tol & \"quoted\""},
 			Devices: []Device{
-				{Backend: BackendGPU, Ordinal: 0, Name: "NVIDIA H200", UUID: "GPU-5f1e2d3c-0000-1111-2222-333344445555", PCIBusID: "0000:19:00.0", ContractRuns: 3, Checks: 10046},
-				{Backend: BackendGPU, Ordinal: 1, Name: "NVIDIA H200", ContractRuns: 1, Checks: 0},
+				{Backend: BackendGPU, Ordinal: 0, Name: "NVIDIA H200", UUID: "GPU-5f1e2d3c-0000-1111-2222-333344445555", PCIBusID: "0000:19:00.0", ContractRuns: 3, Launches: 10046},
+				{Backend: BackendGPU, Ordinal: 1, Name: "NVIDIA H200", ContractRuns: 1, Launches: 0},
 			},
 		},
 		Predictions: []Prediction{

@@ -252,7 +252,7 @@ func mergeDevices(run *Run, devs []Device, name string) []string {
 			continue
 		}
 		have.ContractRuns += d.ContractRuns
-		have.Checks += d.Checks
+		have.Launches += d.Launches
 	}
 	slices.SortFunc(run.Devices, func(a, b Device) int { return a.Ordinal - b.Ordinal })
 	return problems

@@ -548,12 +548,12 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// devicesText is e.g. "2 devices: 0 (12 runs, 3400 checks), 1 (11 runs,
-// 3310 checks)": how the work spread.
+// devicesText is e.g. "2 devices: 0 (12 runs, 3400 launches), 1 (11 runs,
+// 3310 launches)": how the work spread.
 func devicesText(ds []Device) string {
 	parts := make([]string, len(ds))
 	for i, d := range ds {
-		parts[i] = fmt.Sprintf("%d (%d runs, %d checks)", d.Ordinal, d.ContractRuns, d.Checks)
+		parts[i] = fmt.Sprintf("%d (%d runs, %d launches)", d.Ordinal, d.ContractRuns, d.Launches)
 	}
 	return fmt.Sprintf("%d devices: %s", len(ds), strings.Join(parts, ", "))
 }

@@ -74,10 +74,10 @@ type Device struct {
 	Name     string `json:"name,omitempty"`       // e.g. "NVIDIA H200"
 	UUID     string `json:"uuid,omitempty"`       // the GPU's UUID ("GPU-…"); empty for the emulator or when unknown
 	PCIBusID string `json:"pci_bus_id,omitempty"` // domain:bus:device.function; empty for the emulator or when unknown
-	// ContractRuns and Checks count the contract runs that ran on the
-	// device and the checks they ran.
+	// ContractRuns counts the contract runs that launched kernels on the
+	// device; Launches counts those launches.
 	ContractRuns int `json:"contract_runs"`
-	Checks       int `json:"checks"`
+	Launches     int `json:"launches"`
 }
 
 // RunDevice returns the device of run r with ordinal o, or nil.

@@ -119,7 +119,7 @@ func TestInvalidReportsRejected(t *testing.T) {
 		{"device backend", func(m map[string]any) { at(m, "run", "devices", 1)["backend"] = "cuda" }},
 		{"device without ordinal", func(m map[string]any) { delete(at(m, "run", "devices", 0), "ordinal") }},
 		{"negative device ordinal", func(m map[string]any) { at(m, "run", "devices", 0)["ordinal"] = -1 }},
-		{"device without checks", func(m map[string]any) { delete(at(m, "run", "devices", 1), "checks") }},
+		{"device without launches", func(m map[string]any) { delete(at(m, "run", "devices", 1), "launches") }},
 		{"unknown device field", func(m map[string]any) { at(m, "run", "devices", 0)["memory"] = 141 }},
 		{"prediction devices repeated", func(m map[string]any) { at(m, "predictions", 0)["devices"] = []any{0, 0} }},
 		{"negative prediction device", func(m map[string]any) { at(m, "predictions", 0)["devices"] = []any{-1} }},

@@ -178,7 +178,7 @@ func (v *validator) run(r *Run) {
 		}
 		v.count(at, "ordinal", d.Ordinal)
 		v.count(at, "contract_runs", d.ContractRuns)
-		v.count(at, "checks", d.Checks)
+		v.count(at, "launches", d.Launches)
 		if ords[d.Ordinal] {
 			v.addf("%s: ordinal %d is repeated", at, d.Ordinal)
 		}

@@ -14,12 +14,13 @@ func TestValidateDevices(t *testing.T) {
 		edit func(r *Report)
 		want string
 	}{
-		"repeated ordinal":   {func(r *Report) { r.Run.Devices[1].Ordinal = 0 }, "ordinal 0 is repeated"},
-		"unknown device":     {func(r *Report) { r.Predictions[1].Devices = []int{2} }, "device 2 is not among the run's devices"},
-		"descending devices": {func(r *Report) { r.Predictions[0].Devices = []int{1, 0} }, "not ascending"},
-		"devices of no run":  {func(r *Report) { r.Run.Devices = nil }, "device 0 is not among the run's devices"},
-		"device backend":     {func(r *Report) { r.Run.Devices[0].Backend = "cuda" }, "backend \"cuda\""},
-		"negative launches":  {func(r *Report) { r.Run.Devices[0].Launches = -1 }, "launches"},
+		"repeated ordinal":        {func(r *Report) { r.Run.Devices[1].Ordinal = 0 }, "ordinal 0 is repeated"},
+		"unknown device":          {func(r *Report) { r.Predictions[1].Devices = []int{2} }, "device 2 is not among the run's devices"},
+		"descending devices":      {func(r *Report) { r.Predictions[0].Devices = []int{1, 0} }, "not ascending"},
+		"devices of no run":       {func(r *Report) { r.Run.Devices = nil }, "device 0 is not among the run's devices"},
+		"device backend":          {func(r *Report) { r.Run.Devices[0].Backend = "cuda" }, "backend \"cuda\""},
+		"mutant's unknown device": {func(r *Report) { r.Mutants[4].Device = ptr(3) }, "device 3 is not among the run's devices"},
+		"negative launches":       {func(r *Report) { r.Run.Devices[0].Launches = -1 }, "launches"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := sampleReport()

@@ -102,7 +102,7 @@ func sampleReport() *Report {
 			{Name: "ptx:rnd@40", Kind: MutantGeneric, Operator: "rn->rz", Site: "rmsnorm_fwd.ptx:40", Status: MutantEquivalent, Reason: "rounding of an exact value"},
 			{Name: "ptx:mul@7", Kind: MutantGeneric, Kernel: "rmsnorm_bwd", Operator: "arith-swap", Status: MutantNotExercised, Reason: "not exercised: no check launched it"},
 			{Name: "wrong-axis", Kind: MutantNamed, Kernel: "rmsnorm_bwd", Status: MutantKilled, KilledBy: "FALSIFY-RMS-002",
-				Expected: []string{"FALSIFY-RMS-002"}, ChecksToKill: 1, Duration: 0.25},
+				Expected: []string{"FALSIFY-RMS-002"}, ChecksToKill: 1, Duration: 0.25, Device: ptr(1)},
 		},
 		Kernels: []Kernel{
 			{Name: "rmsnorm_fwd", Origin: KernelOurs, Entry: "rmsnorm_fwd", Source: "kernels/rmsnorm.cu", PTX: "kernels/ptx/rmsnorm.ptx", PTXSHA256: shaA, SourceSHA256: shaB},

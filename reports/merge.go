@@ -106,7 +106,9 @@ func merge(names []string, rs []*Report) (*Report, error) {
 		if q.Host != out.Run.Host {
 			out.Run.Host = ""
 		}
-		problems = append(problems, mergeDevices(&out.Run, q.Devices, names[i])...)
+		if err := out.Run.AddDevices(q.Devices); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", names[i], err))
+		}
 		out.Run.RapidChecks += q.RapidChecks
 		out.Run.Notes = append(out.Run.Notes, q.Notes...)
 		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
@@ -236,26 +238,31 @@ func maxPtr(a, b *float64) *float64 {
 	return &m
 }
 
-// mergeDevices adds a shard's devices to run's: the same ordinal must be
-// the same device (backend, and UUID where both know it); its contract runs
-// and checks add up.
-func mergeDevices(run *Run, devs []Device, name string) []string {
+// AddDevices adds the devices of another invocation of the same run (a
+// shard, or a run merged into this one's report) to r's: a device r does
+// not have is appended, one it has (the same ordinal, backend and, where
+// both know it, UUID) adds its contract runs and launches. Another device
+// under one of r's ordinals is an error, and leaves r as it was.
+func (r *Run) AddDevices(devs []Device) error {
 	var problems []string
 	for _, d := range devs {
-		have := run.RunDevice(d.Ordinal)
-		if have == nil {
-			run.Devices = append(run.Devices, d)
-			continue
+		if have := r.RunDevice(d.Ordinal); have != nil && (have.Backend != d.Backend || (have.UUID != "" && d.UUID != "" && have.UUID != d.UUID)) {
+			problems = append(problems, fmt.Sprintf("device %d is %s %s, the report's is %s %s", d.Ordinal, d.Backend, quote(d.UUID), have.Backend, quote(have.UUID)))
 		}
-		if have.Backend != d.Backend || (have.UUID != "" && d.UUID != "" && have.UUID != d.UUID) {
-			problems = append(problems, fmt.Sprintf("%s: device %d is %s %s, an earlier report's is %s %s", name, d.Ordinal, d.Backend, quote(d.UUID), have.Backend, quote(have.UUID)))
-			continue
-		}
-		have.ContractRuns += d.ContractRuns
-		have.Launches += d.Launches
 	}
-	slices.SortFunc(run.Devices, func(a, b Device) int { return a.Ordinal - b.Ordinal })
-	return problems
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	for _, d := range devs {
+		if have := r.RunDevice(d.Ordinal); have != nil {
+			have.ContractRuns += d.ContractRuns
+			have.Launches += d.Launches
+			continue
+		}
+		r.Devices = append(r.Devices, d)
+	}
+	slices.SortFunc(r.Devices, func(a, b Device) int { return a.Ordinal - b.Ordinal })
+	return nil
 }
 
 // unionInts returns the sorted union of a and b.

@@ -176,6 +176,9 @@ type Mutant struct {
 	Duration       float64         `json:"duration_s,omitempty"`       // seconds spent on the mutant
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 	Reason         string          `json:"reason,omitempty"` // verdict, e.g. why equivalent
+	// Device is the ordinal (in run.devices) of the device its contract
+	// runs used; nil when not recorded.
+	Device *int `json:"device,omitempty"`
 }
 
 // Kernel names one kernel a run checked, pinned by the hash of its PTX:

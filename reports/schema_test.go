@@ -123,6 +123,7 @@ func TestInvalidReportsRejected(t *testing.T) {
 		{"unknown device field", func(m map[string]any) { at(m, "run", "devices", 0)["memory"] = 141 }},
 		{"prediction devices repeated", func(m map[string]any) { at(m, "predictions", 0)["devices"] = []any{0, 0} }},
 		{"negative prediction device", func(m map[string]any) { at(m, "predictions", 0)["devices"] = []any{-1} }},
+		{"negative mutant device", func(m map[string]any) { at(m, "mutants", 4)["device"] = -1 }},
 		{"negative mutant duration", func(m map[string]any) { at(m, "mutants", 4)["duration_s"] = -1 }},
 	}
 	base := mustMarshal(t, sampleReport())

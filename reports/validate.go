@@ -89,6 +89,9 @@ func (r *Report) Validate() error {
 		}
 		seen[m.Name] = true
 		v.mutant(at, m)
+		if m.Device != nil && r.Run.RunDevice(*m.Device) == nil {
+			v.addf("%s: device %d is not among the run's devices", at, *m.Device)
+		}
 	}
 	clear(seen)
 	for i := range r.Kernels {

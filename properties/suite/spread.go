@@ -93,11 +93,11 @@ func (s *spread) release(a *assignment) {
 // devices returns the report's devices: each one's facts, the contract runs
 // that launched on it and their launches.
 func (s *spread) devices() []reports.Device {
-	out := make([]reports.Device, len(s.devs))
+	infos := make([]cudart.Info, len(s.devs))
 	for i, d := range s.devs {
-		info := d.Info()
-		out[i] = reports.Device{Backend: reportBackend(info), Ordinal: info.Ordinal, Name: info.Name, UUID: info.UUID, PCIBusID: info.PCIBusID}
+		infos[i] = d.Info()
 	}
+	out := ReportDevices(infos)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, as := range s.runs {
@@ -142,6 +142,16 @@ type countedDevice struct {
 func (d *countedDevice) Launch(m cudart.Module, entry string, g cudart.Geometry, params ...cudart.Param) error {
 	d.n.Add(1)
 	return d.Device.Launch(m, entry, g, params...)
+}
+
+// ReportDevices describes devices for a report's run.devices, with no
+// work recorded on them.
+func ReportDevices(devices []cudart.Info) []reports.Device {
+	out := make([]reports.Device, len(devices))
+	for i, info := range devices {
+		out[i] = reports.Device{Backend: reportBackend(info), Ordinal: info.Ordinal, Name: info.Name, UUID: info.UUID, PCIBusID: info.PCIBusID}
+	}
+	return out
 }
 
 func reportBackend(info cudart.Info) reports.Backend {

@@ -101,7 +101,8 @@ gpu-bin:
 #                 exits non-zero when a prediction is not discharged
 #   make test     what CI runs: every package's tests at rapid's default
 #                 checks (go test ./..., Go's default timeout), then `report`
-#   make lint     gofmt -l (must print nothing) and go vet
+#   make lint     gofmt -l (must print nothing), go vet and staticcheck
+#                 (installed at a pinned version by scripts/install-staticcheck.sh)
 #   make falsify  the mutation analysis; adds the kill matrix to the report
 #   make bench    kernel bandwidth benchmarks (meaningful on a GPU)
 .DEFAULT_GOAL := all
@@ -135,6 +136,7 @@ test-checked:
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	@sc=$$(bash scripts/install-staticcheck.sh) && sc=$$(echo "$$sc" | tail -n 1) && echo "$$sc ./..." && "$$sc" ./...
 
 falsify:
 	go test ./falsify -count=1 -timeout 80m -ptxprop.report=$(abspath $(REPORT)) -v

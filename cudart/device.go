@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ptxprop/ptxprop/cudart/internal/alloc"
@@ -111,11 +109,7 @@ const (
 )
 
 type device struct {
-	mu       sync.Mutex
-	waiters  atomic.Int32 // goroutines waiting in lock (see unlock)
-	lockedAt time.Time    // when mu was last taken (Stats.LockHeld)
-	idle     sync.Cond    // on mu: signalled when a launch in flight ends
-
+	gate    // the lock, and the launches in flight without it (lock.go)
 	b       Backend
 	caps    Caps
 	check   checker // from the host or on the device, as caps allow
@@ -130,10 +124,6 @@ type device struct {
 	closed           bool
 	pool             alloc.Pool    // freed allocations kept for reuse
 	stores           staging.Queue // canaries, poison and writes not yet made (see handoff)
-	// flights counts the launches in flight without the lock; active the
-	// calls at the backend (flights included), busy since busySince.
-	flights, active int
-	busySince       time.Time
 }
 
 // New wraps a backend into a Device with opts (Ordinal and Backend are

@@ -2,8 +2,23 @@ package cudart
 
 import (
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// gate is a Device's lock and what goes through it: the goroutines waiting
+// for it, the launches in flight without it, the calls at the backend.
+type gate struct {
+	mu       sync.Mutex
+	waiters  atomic.Int32 // goroutines waiting in lock (see unlock)
+	lockedAt time.Time    // when mu was last taken (Stats.LockHeld)
+	idle     sync.Cond    // on mu: signalled when a launch in flight ends
+	// flights counts the launches in flight without the lock; active the
+	// calls at the backend (flights included), busy since busySince.
+	flights, active int
+	busySince       time.Time
+}
 
 // lock takes the Device's lock, counting the time spent waiting for it.
 func (d *device) lock() {

@@ -69,23 +69,7 @@ func BenchmarkFMAD(b *testing.B) {
 				}},
 			}
 			for _, c := range cases {
-				b.Run(fmt.Sprintf("%s/%s/%dx%d", c.name, v.name, s.rows, s.hidden), func(b *testing.B) {
-					d := newDeviceData(b, dev)
-					launch, bytes := c.setup(b, d, s.rows, s.hidden)
-					if err := launch(); err != nil {
-						b.Fatal(err)
-					}
-					b.ResetTimer()
-					el, err := dev.Elapsed(b.N, launch)
-					if err != nil {
-						b.Fatal(err)
-					}
-					sec := el.Seconds() / float64(b.N)
-					b.ReportMetric(float64(bytes)/sec/1e9, "GB/s")
-					if bw := dev.Info().CopyBandwidth; bw > 0 {
-						b.ReportMetric(float64(bytes)/sec/bw, "xcopy")
-					}
-				})
+				b.Run(fmt.Sprintf("%s/%s/%dx%d", c.name, v.name, s.rows, s.hidden), func(b *testing.B) { runBench(b, dev, c, s) })
 			}
 		}
 	}

@@ -41,6 +41,11 @@ type Config struct {
 	// MaxElements caps the elements of one generated tensor (0: the
 	// backend's limits, EmuLimits or GPULimits).
 	MaxElements int
+	// MaxRows and MaxHidden narrow the rows and row length generators draw
+	// (0: the backend's limits), and HiddenMultiple makes every row length a
+	// multiple of it: an implementation that handles only some shapes (a
+	// binding's constraints) is judged on those.
+	MaxRows, MaxHidden, HiddenMultiple int
 	// Watchdog bounds a launcher call before a contract calls it a liveness
 	// failure (0: two minutes).
 	Watchdog time.Duration
@@ -70,6 +75,15 @@ func (c *Config) Limits() Limits {
 	}
 	if c.MaxElements > 0 {
 		lim = lim.Cap(c.MaxElements)
+	}
+	if c.MaxRows > 0 {
+		lim.MaxRows = min(lim.MaxRows, c.MaxRows)
+	}
+	if c.MaxHidden > 0 {
+		lim.MaxHidden = min(lim.MaxHidden, c.MaxHidden)
+	}
+	if c.HiddenMultiple > 1 {
+		lim.HiddenMultiple = c.HiddenMultiple
 	}
 	return lim
 }

@@ -20,6 +20,9 @@ type Limits struct {
 	MaxRows     int // rows drawn from 1..MaxRows
 	MaxHidden   int // hidden drawn from the edge grid up to MaxHidden, or at random beyond it
 	MaxElements int // rows·hidden cap (rows shrink to fit)
+	// HiddenMultiple, above 1, makes every row length Hidden draws a
+	// multiple of it: for an implementation that handles only such rows.
+	HiddenMultiple int
 }
 
 // GPULimits are the ranges on a GPU: rows 1..4096, hidden up to 16384, at
@@ -48,13 +51,21 @@ func (lim Limits) Cap(n int) Limits {
 // Hidden draws a row length: from the edge grid up to lim.MaxHidden most of
 // the time, otherwise uniform in [1, lim.MaxHidden].
 func Hidden(lim Limits) *rapid.Generator[int] {
+	m := max(1, lim.HiddenMultiple)
 	var grid []int
 	for _, h := range EdgeHidden {
-		if h <= lim.MaxHidden {
+		if h <= lim.MaxHidden && h%m == 0 {
 			grid = append(grid, h)
 		}
 	}
-	return rapid.OneOf(rapid.SampledFrom(grid), rapid.SampledFrom(grid), rapid.IntRange(1, lim.MaxHidden))
+	random := rapid.IntRange(1, max(1, lim.MaxHidden/m))
+	if m > 1 {
+		random = rapid.Map(random, func(k int) int { return k * m })
+	}
+	if len(grid) == 0 {
+		return random
+	}
+	return rapid.OneOf(rapid.SampledFrom(grid), rapid.SampledFrom(grid), random)
 }
 
 // Rows draws a row count for rows of length hidden under lim.

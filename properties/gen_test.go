@@ -332,3 +332,27 @@ func TestWedgeBrackets(t *testing.T) {
 		}
 	})
 }
+
+// TestHiddenMultiple: with Limits.HiddenMultiple every drawn row length is
+// a multiple of it within MaxHidden, the edge grid's multiples included.
+func TestHiddenMultiple(t *testing.T) {
+	lim := Limits{MaxRows: 8, MaxHidden: 1000, MaxElements: 1 << 14, HiddenMultiple: 24}
+	seen := map[int]bool{}
+	rapid.Check(t, func(rt *rapid.T) {
+		h := Hidden(lim).Draw(rt, "hidden")
+		if h%24 != 0 || h < 24 || h > 1000 {
+			rt.Fatalf("hidden %d", h)
+		}
+		seen[h] = true
+	})
+	if len(seen) < 5 {
+		t.Fatalf("only %d distinct row lengths", len(seen))
+	}
+	// No edge value is a multiple of 7 below 50: the random draw alone.
+	lim = Limits{MaxRows: 8, MaxHidden: 50, HiddenMultiple: 7}
+	rapid.Check(t, func(rt *rapid.T) {
+		if h := Hidden(lim).Draw(rt, "hidden"); h%7 != 0 || h > 50 {
+			rt.Fatalf("hidden %d", h)
+		}
+	})
+}

@@ -35,12 +35,16 @@ type Variable struct {
 	Vector  int        // .v2/.v4/.v8, 0 when absent
 	Type    string     // "f32", "b8", "pred", …
 	Ptr     []string   // parameter attributes after .ptr: ["ptr", "global"] for ".ptr .global"
-	Name    string
-	Count   int   // register range %name<Count>; 0 for a single name
-	Dims    []int // array dimensions; -1 for an unsized dimension ([])
-	Init    []Operand
-	Braced  bool // the initialiser was written in braces
-	Line    int
+	// PtrAlign is the .align among the .ptr attributes (.param .u64 .ptr
+	// .global .align 16 p): the alignment of the data the pointer points
+	// to, not of the parameter, which Align gives. 0 when absent.
+	PtrAlign int
+	Name     string
+	Count    int   // register range %name<Count>; 0 for a single name
+	Dims     []int // array dimensions; -1 for an unsized dimension ([])
+	Init     []Operand
+	Braced   bool // the initialiser was written in braces
+	Line     int
 }
 
 // Size returns the size in bytes of one element of v's type (vector
@@ -220,7 +224,8 @@ var typeSizes = map[string]int{
 	"u8": 1, "u16": 2, "u32": 4, "u64": 8,
 	"s8": 1, "s16": 2, "s32": 4, "s64": 8,
 	"f16": 2, "f16x2": 4, "bf16": 2, "bf16x2": 4, "f32": 4, "f64": 8,
-	"e4m3": 1, "e5m2": 1, "e4m3x2": 2, "e5m2x2": 2, "tf32": 4,
+	"e4m3": 1, "e5m2": 1, "e4m3x2": 2, "e5m2x2": 2, "tf32": 4, "f32x2": 8,
+	"e2m1x2": 1, "e2m3x2": 2, "e3m2x2": 2, "ue8m0x2": 2,
 	"pred": 1,
 }
 

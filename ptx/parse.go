@@ -269,7 +269,11 @@ func (p *parser) variables(link string, stmt bool) ([]*Variable, error) {
 			if v.kind != tInt {
 				return nil, p.errf(v, "bad .align %s", describe(v))
 			}
-			proto.Align = int(v.ival)
+			if len(proto.Ptr) > 0 {
+				proto.PtrAlign = int(v.ival)
+			} else {
+				proto.Align = int(v.ival)
+			}
 			continue
 		case t.text == "v2" || t.text == "v4" || t.text == "v8":
 			proto.Vector = int(t.text[1] - '0')
@@ -287,7 +291,8 @@ func (p *parser) variables(link string, stmt bool) ([]*Variable, error) {
 		}
 		break
 	}
-	// Parameter attributes may follow the type: .u64 .ptr .global .align 16.
+	// Parameter attributes may follow the type: .u64 .ptr .global .align 16,
+	// where the .align is the pointed-to data's (PtrAlign).
 	for p.isDir("ptr") || len(proto.Ptr) > 0 && p.peek().kind == tDir && (spaces[p.peek().text] || p.peek().text == "align") {
 		t := p.next()
 		if t.text == "align" {
@@ -295,7 +300,7 @@ func (p *parser) variables(link string, stmt bool) ([]*Variable, error) {
 			if v.kind != tInt {
 				return nil, p.errf(v, "bad .align %s", describe(v))
 			}
-			proto.Align = int(v.ival)
+			proto.PtrAlign = int(v.ival)
 			continue
 		}
 		proto.Ptr = append(proto.Ptr, t.text)

@@ -50,7 +50,7 @@ func TestParseSyntaxFeatures(t *testing.T) {
 	if f == nil || !f.Entry || f.Linkage != "visible" || len(f.Params) != 3 {
 		t.Fatalf("entry = %+v", f)
 	}
-	if p := f.Params[0]; strings.Join(p.Ptr, " ") != "ptr global" || p.Align != 16 || p.Type != "u64" {
+	if p := f.Params[0]; strings.Join(p.Ptr, " ") != "ptr global" || p.PtrAlign != 16 || p.Align != 0 || p.Type != "u64" {
 		t.Errorf("param 0 = %+v", p)
 	}
 	if p := f.Params[1]; p.Type != "b8" || p.Dims[0] != 16 || p.Align != 8 {

@@ -50,14 +50,17 @@ func writeVariable(b *strings.Builder, v *Variable) {
 		b.WriteString("." + v.Linkage + " ")
 	}
 	b.WriteString("." + v.Space)
+	if v.Align != 0 {
+		fmt.Fprintf(b, " .align %d", v.Align)
+	}
 	if len(v.Ptr) > 0 { // .param .u64 .ptr .global .align 16 name
 		b.WriteString(" ." + v.Type)
 		for _, p := range v.Ptr {
 			b.WriteString(" ." + p)
 		}
-	}
-	if v.Align != 0 {
-		fmt.Fprintf(b, " .align %d", v.Align)
+		if v.PtrAlign != 0 {
+			fmt.Fprintf(b, " .align %d", v.PtrAlign)
+		}
 	}
 	if v.Vector != 0 {
 		fmt.Fprintf(b, " .v%d", v.Vector)

@@ -15,6 +15,7 @@
 //	diff old.json new.json                list what changed between two reports
 //	validate report.json...               check reports against the schema and for contradictions
 //	merge -o out.json shard.json...       add up the reports of shards of one run
+//	verify [-ptxprop.X=…] BINDING...      run the contracts a binding file claims on its kernel
 //	help [command]                        print this, or a command's documentation
 //
 // A report defaults to out/contract-report.json in the current directory,
@@ -114,6 +115,7 @@ is refused, since its checks would be counted twice.
 Exit status 0 when out.json was written, 2 when a report cannot be read or
 the reports are not distinct shards of one run.`,
 			setup: mergeCmd},
+		verifyCommand,
 		{name: "help", synopsis: "[command]", short: "print this, or a command's documentation",
 			long:  `Help prints the list of commands, or the documentation of one. Exit status 0.`,
 			setup: helpCmd},

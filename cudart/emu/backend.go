@@ -326,12 +326,15 @@ func (b *Backend) Unprotect(addr uint64) {
 	}
 }
 
-// Label names the buffer at [addr, addr+n) in diagnostics.
+// Label names the buffer at [addr, addr+n) in diagnostics. It is also the
+// buffer's exact extent: a kernel access to the rest of its allocation (size
+// class padding, guard bands) is out of bounds.
 func (b *Backend) Label(addr uint64, n int, name string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if a := b.mem.find(addr); a != nil {
 		a.label, a.lbase, a.lend = name, addr, addr+uint64(n)
+		a.lo, a.hi = a.lbase, min(a.lend, a.end)
 	}
 }
 

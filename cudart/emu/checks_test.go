@@ -31,7 +31,7 @@ func TestOutOfBoundsWriteNamesBuffer(t *testing.T) {
 	n := 100
 	out := e.buf(cudart.F32, n)
 	err := e.launch("oob_write", 1, 128, cudart.Out(out), cudart.ScalarI32(int32(n)))
-	f := wantErr(t, err, cudart.ErrOutOfBounds, out.String(), "guard band after", "byte 0 past the end", "st.global", "threadIdx (100,0,0)")
+	f := wantErr(t, err, cudart.ErrOutOfBounds, out.String(), "guard band after", "0 bytes past the end", "st.global", "threadIdx (100,0,0)")
 	if f.Space != "global" || f.Size != 4 || f.Thread[0] != 100 {
 		t.Errorf("fault = %+v", f)
 	}

@@ -17,11 +17,17 @@
 // results are computed exactly (error-free transformations, math/big where
 // needed) and rounded once. .ftz flushes subnormal inputs and results to
 // sign-preserving zero. NaN results are the canonical NaN 0x7FFFFFFF.
-// Approximate instructions (rsqrt/rcp/sqrt/ex2/lg2/sin/cos/tanh .approx,
-// div.approx, div.full) return the correctly rounded value by default; with
-// Config.Approx = ApproxAdversarial they return a value chosen from the seed
-// anywhere inside the error bound the PTX ISA documents, so a property that
-// holds is shown to hold on any conforming GPU. ApproxAdversarial also fuses,
+// div.full.f32, div.approx.f32 and rcp.approx.f32 return by default what an
+// sm_90 GPU (H200) computes, bit for bit: ptxas lowers them to its hardware
+// reciprocal, whose results were measured for every mantissa (mufu.go);
+// div.full is within 2 ulp of the correctly rounded quotient. The other
+// approximate instructions (rsqrt/sqrt/ex2/lg2/sin/cos/tanh .approx, the
+// f64 reciprocals) return the correctly rounded value by default. With
+// Config.Approx = ApproxAdversarial every approximate instruction returns a
+// value chosen from the seed anywhere inside the error bound the PTX ISA
+// documents, so a property that holds is shown to hold on any conforming
+// GPU. Approximations lists a module's approximate instructions, so that a
+// disagreement with a GPU can name them. ApproxAdversarial also fuses,
 // per instruction and seed, a mul and an add/sub that carry no rounding
 // modifier into one fma, as the PTX ISA lets the code generator do.
 //

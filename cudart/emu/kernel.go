@@ -46,7 +46,7 @@ type inst struct {
 	bop        uint8 // setp combine: 0 none, 1 and, 2 or, 3 xor
 	sh         uint8 // shadow class: how undefined values propagate
 	call       *callInfo
-	fuse       *fusion // a multiply this add may absorb (see contract.go)
+	fuse       *fusion // a multiply this add may absorb (see fmafusion.go)
 	pc         int32
 	line       int32
 	src        *ptx.Instruction

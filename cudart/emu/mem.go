@@ -73,6 +73,9 @@ func accessName(in *inst, kind uint8, size int) string {
 }
 
 // globalAt checks a global access and returns its allocation and offset.
+// The access must lie inside the buffer the allocation holds (its labelled
+// range, see Backend.Label): the padding of a size class and the guard bands
+// are outside it.
 func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (*allocation, int, bool) {
 	l := w.l
 	a := l.lastGlobal
@@ -80,13 +83,9 @@ func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (
 		a = l.b.mem.find(addr)
 		l.lastGlobal = a
 	}
-	if a == nil || addr+uint64(size) > a.end {
-		where := l.b.mem.nearest(addr)
-		if a != nil {
-			where = fmt.Sprintf("crosses the end of %s", a.describe(a.end-1))
-		}
+	if a == nil || addr < a.lo || addr+uint64(size) > a.hi {
 		return nil, 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spGlobal, addr, size,
-			fmt.Sprintf("%s at %#x outside every live allocation: %s", accessName(in, kind, size), addr, where))
+			fmt.Sprintf("%s at %#x %s", accessName(in, kind, size), addr, l.b.mem.outside(a, addr)))
 	}
 	for _, g := range a.guards {
 		if addr < g.hi && addr+uint64(size) > g.lo {

@@ -29,6 +29,7 @@ type guard struct {
 // allocation is one global buffer.
 type allocation struct {
 	base, end    uint64
+	lo, hi       uint64 // the buffer: the labelled range, or all of it
 	data         []byte
 	label        string // buffer name from Label
 	lbase, lend  uint64 // labelled range
@@ -108,13 +109,7 @@ func (a *allocation) describe(addr uint64) string {
 			return g.what
 		}
 	}
-	name := a.label
-	if a.moduleGlobal != "" {
-		name = "global variable " + a.moduleGlobal
-	}
-	if name == "" {
-		name = fmt.Sprintf("allocation %#x[%d]", a.base, len(a.data))
-	}
+	name := a.name()
 	if a.label != "" && addr >= a.lbase && addr < a.lend {
 		return fmt.Sprintf("%s byte %d", name, addr-a.lbase)
 	}
@@ -131,6 +126,7 @@ type globalMem struct {
 
 func (g *globalMem) alloc(n int, trackInit bool) *allocation {
 	a := &allocation{base: g.next, end: g.next + uint64(n), data: make([]byte, n)}
+	a.lo, a.hi = a.base, a.end
 	if trackInit {
 		a.init = make([]uint64, (n+63)/64)
 	}
@@ -164,17 +160,52 @@ func (g *globalMem) find(addr uint64) *allocation {
 	return nil
 }
 
-// nearest describes the allocation nearest to an unmapped address.
+// name names the buffer an allocation holds.
+func (a *allocation) name() string {
+	switch {
+	case a.moduleGlobal != "":
+		return "global variable " + a.moduleGlobal
+	case a.label != "":
+		return a.label
+	}
+	return fmt.Sprintf("allocation %#x[%d]", a.base, len(a.data))
+}
+
+// outside describes an address (the start of an access) that is not inside
+// a buffer: where it lies relative to the buffer of a, the allocation it
+// falls in, or else to the nearest buffer. Distances are measured from the
+// buffer's own start and end, not from its allocation's.
+func (g *globalMem) outside(a *allocation, addr uint64) string {
+	if a == nil {
+		return "outside every live allocation: " + g.nearest(addr)
+	}
+	in := ""
+	for _, gd := range a.guards {
+		if addr >= gd.lo && addr < gd.hi {
+			in = "in " + gd.what + ": "
+		}
+	}
+	switch {
+	case addr < a.lo:
+		return fmt.Sprintf("%s%d bytes before the start of %s", in, a.lo-addr, a.name())
+	case addr >= a.hi:
+		return fmt.Sprintf("%s%d bytes past the end of %s", in, addr-a.hi, a.name())
+	}
+	return fmt.Sprintf("crosses the end of %s (%d bytes before it)", a.name(), a.hi-addr)
+}
+
+// nearest describes where an unmapped address lies relative to the nearest
+// buffer.
 func (g *globalMem) nearest(addr uint64) string {
 	var best *allocation
 	var dist uint64
 	for _, a := range g.allocs {
 		var d uint64
 		switch {
-		case addr < a.base:
-			d = a.base - addr
-		case addr >= a.end:
-			d = addr - a.end + 1
+		case addr < a.lo:
+			d = a.lo - addr
+		case addr >= a.hi:
+			d = addr - a.hi + 1
 		}
 		if best == nil || d < dist {
 			best, dist = a, d
@@ -183,15 +214,8 @@ func (g *globalMem) nearest(addr uint64) string {
 	if best == nil {
 		return "no live allocations"
 	}
-	name := best.label
-	if best.moduleGlobal != "" {
-		name = "global variable " + best.moduleGlobal
+	if addr < best.lo {
+		return fmt.Sprintf("%d bytes before the start of %s", best.lo-addr, best.name())
 	}
-	if name == "" {
-		name = fmt.Sprintf("allocation %#x[%d]", best.base, len(best.data))
-	}
-	if addr < best.base {
-		return fmt.Sprintf("%d bytes before %s", best.base-addr, name)
-	}
-	return fmt.Sprintf("%d bytes past the end of %s", addr-best.end, name)
+	return fmt.Sprintf("%d bytes past the end of %s", addr-best.hi, best.name())
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/ptx"
@@ -132,6 +133,9 @@ func loadModule(mem *globalMem, name string, src []byte) (m *module, err error) 
 		}
 	}
 	for _, f := range ast.Entries() {
+		if err := checkDirectives(f); err != nil {
+			return nil, cudart.Errorf(cudart.ErrInvalid, "module %s, kernel %s, PTX line %d: %v", name, f.Name, f.Line, err)
+		}
 		k, err := decodeKernel(m, f)
 		if err != nil {
 			return nil, err
@@ -233,7 +237,7 @@ func parseType(s string) (dtype, bool) {
 	case "bf16x2":
 		return dtype{'X', 4}, true
 	}
-	if len(s) < 2 || ptx.TypeSize(s) == 0 {
+	if len(s) < 2 || ptx.TypeSize(s) == 0 || strings.Contains(s, "x") { // packed pairs other than f16x2/bf16x2
 		return dtype{}, false
 	}
 	switch s[0] {
@@ -319,4 +323,24 @@ func immBits(o ptx.Operand, t dtype) (uint64, error) {
 		return o.Bits & t.mask(), nil
 	}
 	return 0, fmt.Errorf("operand %v is not an immediate", o)
+}
+
+// checkDirectives refuses the kernel directives whose meaning the emulator
+// does not model: thread block clusters of more than one CTA.
+func checkDirectives(f *ptx.Function) error {
+	for _, dir := range f.Directives {
+		switch dir.Name {
+		case "explicitcluster":
+			return fmt.Errorf(".explicitcluster: cluster launches are not supported")
+		case "reqnctapercluster", "maxclusterrank":
+			n := int64(1)
+			for _, a := range dir.Args {
+				n *= a
+			}
+			if n != 1 {
+				return fmt.Errorf(".%s %v: clusters of more than one CTA are not supported", dir.Name, dir.Args)
+			}
+		}
+	}
+	return nil
 }

@@ -12,6 +12,43 @@ import (
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
+// The contract interfaces: one per operation of package op, each with the
+// one method a contract calls.
+type (
+	// RMSNormForwarder runs rmsnorm.forward.
+	RMSNormForwarder interface {
+		RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error
+	}
+	// RMSNormBackwarder runs rmsnorm.backward (any design).
+	RMSNormBackwarder interface {
+		RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error
+	}
+	// FusedResidualRMSNormer runs fused_residual_rmsnorm.
+	FusedResidualRMSNormer interface {
+		FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error
+	}
+	// LayerNormForwarder runs layernorm.forward.
+	LayerNormForwarder interface {
+		LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error
+	}
+	// LayerNormBackwarder runs layernorm.backward.
+	LayerNormBackwarder interface {
+		LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error
+	}
+	// PerHeadRMSNormer runs per_head_rmsnorm (QK-norm).
+	PerHeadRMSNormer interface {
+		PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error
+	}
+	// RoPEForwarder runs rope.neox.forward (one position or one per row).
+	RoPEForwarder interface {
+		RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error
+	}
+	// RoPEBackwarder runs rope.neox.backward.
+	RoPEBackwarder interface {
+		RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error
+	}
+)
+
 // Operation ties an operation of package op (argument type A) to the
 // interface I its contracts take, and to the problems the row-wise
 // predictions (batch independence, row permutation, GPU/emulator parity)
@@ -127,7 +164,10 @@ type family interface {
 	// family returns the problem generator for impl, or false when impl
 	// does not implement the operation's interface.
 	family(impl any, lim Limits) (func(rt *rapid.T) problem, bool)
+	operation() op.Operation
 }
+
+func (o *Operation[A, I]) operation() op.Operation { return o.Op }
 
 func (o *Operation[A, I]) family(impl any, lim Limits) (func(rt *rapid.T) problem, bool) {
 	i, ok := impl.(I)

@@ -42,7 +42,7 @@ func destSlots(in *inst) []int32 {
 	if in.kind == kBar && in.sub == 1 {
 		ds = append(ds, in.d)
 	}
-	if in.src != nil && (in.src.Op == "ld" || in.src.Op == "ldu") || in.sh == shUnpack {
+	if in.src != nil && (in.src.Op == "ld" || in.src.Op == "ldu" || in.src.Op == "ldmatrix") || in.sh == shUnpack {
 		ds = append(ds, in.vec...)
 	}
 	return ds

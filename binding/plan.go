@@ -1,0 +1,273 @@
+package binding
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/properties"
+)
+
+// Shape is the problem size a binding is launched for. Hidden is
+// Heads·HeadDim for the per-head contracts and RoPE; Heads and HeadDim are
+// 0 for the others.
+type Shape = op.Shape
+
+func shapeValue(s Shape, name string) (int64, bool) {
+	switch name {
+	case "rows":
+		return int64(s.Rows), true
+	case "hidden":
+		return int64(s.Hidden), true
+	case "heads":
+		return int64(s.Heads), true
+	case "head_dim":
+		return int64(s.HeadDim), true
+	}
+	return 0, false
+}
+
+func perHead(contract string) bool {
+	return contract == "per_head_rmsnorm" || strings.HasPrefix(contract, "rope.")
+}
+
+func probeShape(o *opSpec) Shape {
+	if perHead(o.contract) {
+		return Shape{Rows: 1, Hidden: 2, Heads: 1, HeadDim: 2}
+	}
+	return Shape{Rows: 1, Hidden: 1}
+}
+
+// env returns the name lookup of expressions at s. A let is evaluated when
+// it is used; stack detects a let that refers to itself.
+func (b *Binding) env(s Shape, stack []string) func(string) (int64, error) {
+	var look func(string) (int64, error)
+	look = func(n string) (int64, error) {
+		if v, ok := shapeValue(s, n); ok {
+			return v, nil
+		}
+		if v, ok := b.consts[n]; ok {
+			return v, nil
+		}
+		if e, ok := b.lets[n]; ok {
+			for _, x := range stack {
+				if x == n {
+					return 0, fmt.Errorf("%s refers to itself (%s)", n, strings.Join(append(stack, n), " → "))
+				}
+			}
+			stack = append(stack, n)
+			v, err := e.eval(look)
+			stack = stack[:len(stack)-1]
+			return v, err
+		}
+		return 0, fmt.Errorf("unknown name %q", n)
+	}
+	return look
+}
+
+// accepts reports whether s meets every constraint of the binding; the
+// error names the first one it fails, with its line.
+func (b *Binding) accepts(s Shape) error {
+	env := b.env(s, nil)
+	for _, c := range b.constraints {
+		v, err := c.e.eval(env)
+		if err != nil {
+			return &Error{File: b.Path, Line: c.line, Msg: fmt.Sprintf("constraint %q at %v: %v", c.src, s, err)}
+		}
+		if v == 0 {
+			return &refusal{&Error{File: b.Path, Line: c.line, Msg: fmt.Sprintf("%v is outside the constraint %q", s, c.src)}}
+		}
+	}
+	return nil
+}
+
+// refusal is a shape outside the constraints: an invalid binding input,
+// and to a contract an invalid draw (properties.ErrShapeRefused).
+type refusal struct{ err *Error }
+
+func (r *refusal) Error() string   { return r.err.Error() }
+func (r *refusal) Unwrap() []error { return []error{r.err, properties.ErrShapeRefused} }
+
+// smallestShape returns the first shape, in order of hidden (or head_dim)
+// then rows, that meets the constraints.
+func (b *Binding) smallestShape() (Shape, bool) {
+	for h := 1; h <= 64; h++ {
+		for r := 1; r <= 64; r++ {
+			s := Shape{Rows: r, Hidden: h}
+			if perHead(b.Contract) {
+				s = Shape{Rows: r, Hidden: 2 * h, Heads: 1, HeadDim: 2 * h}
+			}
+			if b.accepts(s) == nil {
+				return s, true
+			}
+		}
+	}
+	return Shape{}, false
+}
+
+// plan is everything a call needs that the shape fixes: each launch's
+// geometry and integer parameters, each scratch buffer's length.
+type plan struct {
+	shape    Shape
+	geometry []cudart.Geometry
+	values   [][]uint64 // per launch, per param: the integer value (pValue, pStride, pScalar ints)
+	scratch  []int
+	stride   int // row stride of the strided tensors
+}
+
+func (b *Binding) evalAt(s Shape, e expr, line int, what string) (int64, error) {
+	v, err := e.eval(b.env(s, nil))
+	if err != nil {
+		return 0, &Error{File: b.Path, Line: line, Msg: fmt.Sprintf("%s at %v: %v", what, s, err)}
+	}
+	return v, nil
+}
+
+// plan checks s against the constraints and evaluates the binding at s;
+// every geometry is checked against the hardware limits before any launch.
+func (b *Binding) plan(s Shape) (*plan, error) {
+	if err := b.accepts(s); err != nil {
+		return nil, err
+	}
+	p := &plan{shape: s, stride: s.Hidden}
+	if b.rowStride != nil {
+		v, err := b.evalAt(s, b.rowStride, b.rowLine, "row_stride")
+		if err != nil {
+			return nil, err
+		}
+		if v < int64(s.Hidden) || v > 1<<31-1 {
+			return nil, &Error{File: b.Path, Line: b.rowLine, Msg: fmt.Sprintf("row_stride = %d at %v, want hidden..2^31-1", v, s)}
+		}
+		p.stride = int(v)
+	}
+	for _, sc := range b.scratch {
+		n, err := b.evalAt(s, sc.size, sc.line, "scratch "+sc.name+" size")
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 || n > 1<<31-1 {
+			return nil, &Error{File: b.Path, Line: sc.line, Msg: fmt.Sprintf("scratch %s has %d elements at %v, want 1..2^31-1", sc.name, n, s)}
+		}
+		p.scratch = append(p.scratch, int(n))
+	}
+	for _, ln := range b.launches {
+		var dims [6]int64
+		for i, e := range append(ln.grid[:], ln.block[:]...) {
+			what := fmt.Sprintf("%s grid[%d]", ln.entry, i)
+			if i >= 3 {
+				what = fmt.Sprintf("%s block[%d]", ln.entry, i-3)
+			}
+			v, err := b.evalAt(s, e, ln.line, what)
+			if err != nil {
+				return nil, err
+			}
+			dims[i] = v
+		}
+		sh, err := b.evalAt(s, ln.shared, ln.line, ln.entry+" shared")
+		if err != nil {
+			return nil, err
+		}
+		if err := b.checkGeometry(ln, s, dims, sh); err != nil {
+			return nil, err
+		}
+		p.geometry = append(p.geometry, cudart.Geometry{
+			Grid:        cudart.Dim3{X: uint32(dims[0]), Y: uint32(dims[1]), Z: uint32(dims[2])},
+			Block:       cudart.Dim3{X: uint32(dims[3]), Y: uint32(dims[4]), Z: uint32(dims[5])},
+			SharedBytes: int(sh)})
+		vals := make([]uint64, len(ln.params))
+		for i, pr := range ln.params {
+			var v int64
+			switch pr.kind {
+			case pValue:
+				if v, err = b.evalAt(s, pr.e, pr.line, fmt.Sprintf("%s param %d (%s)", ln.entry, pr.index, pr.ptxName)); err != nil {
+					return nil, err
+				}
+			case pStride:
+				v = int64(p.stride)
+				if b.op.tensors[pr.name].size != rowsHidden {
+					v = 0 // a vector's stride: it has one row
+				}
+			case pScalar:
+				if sv, ok := shapeValue(s, pr.name); ok {
+					v = sv
+				} else {
+					continue
+				}
+			default:
+				continue
+			}
+			if pr.kindC.Size() == 4 && (v < -1<<31 || v > 1<<32-1) {
+				return nil, &Error{File: b.Path, Line: pr.line, Msg: fmt.Sprintf("%s param %d (%s .%s) = %d at %v does not fit 32 bits", ln.entry, pr.index, pr.ptxName, pr.ptxType, v, s)}
+			}
+			vals[i] = uint64(v)
+			if pr.kindC.Size() == 4 {
+				vals[i] &= 1<<32 - 1
+			}
+		}
+		p.values = append(p.values, vals)
+	}
+	return p, nil
+}
+
+func (b *Binding) checkGeometry(ln *launch, s Shape, d [6]int64, shared int64) error {
+	bad := func(format string, args ...any) error {
+		return &Error{File: b.Path, Line: ln.line, Msg: fmt.Sprintf("%s at %v: impossible launch: ", ln.entry, s) + fmt.Sprintf(format, args...)}
+	}
+	for i, v := range d {
+		what := [...]string{"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z"}[i]
+		if v < 1 {
+			return bad("%s = %d, want at least 1", what, v)
+		}
+	}
+	switch {
+	case d[0] > maxGridX:
+		return bad("grid.x = %d, more than %d", d[0], maxGridX)
+	case d[1] > maxGridYZ || d[2] > maxGridYZ:
+		return bad("grid = (%d, %d, %d): y and z are at most %d", d[0], d[1], d[2], maxGridYZ)
+	case d[5] > maxBlockZ:
+		return bad("block.z = %d, more than %d", d[5], maxBlockZ)
+	case d[3]*d[4]*d[5] > MaxBlockThreads:
+		return bad("block = (%d, %d, %d) is %d threads, more than %d", d[3], d[4], d[5], d[3]*d[4]*d[5], MaxBlockThreads)
+	case ln.reqntid != nil && !sameDims(ln.reqntid, d[3:]):
+		return bad("block = (%d, %d, %d), but the entry requires .reqntid %s", d[3], d[4], d[5], dimList(ln.reqntid))
+	case ln.maxntid != nil && d[3]*d[4]*d[5] > product(ln.maxntid):
+		return bad("block = (%d, %d, %d) is %d threads, but the entry allows .maxntid %s", d[3], d[4], d[5], d[3]*d[4]*d[5], dimList(ln.maxntid))
+	case shared < 0:
+		return bad("shared = %d bytes", shared)
+	case shared+int64(ln.static) > MaxSharedBytes:
+		return bad("%d bytes of dynamic shared memory plus %d static are more than %d", shared, ln.static, MaxSharedBytes)
+	}
+	return nil
+}
+
+// sameDims reports whether a directive's extents (missing ones are 1) are
+// the block's.
+func sameDims(dir []int64, block []int64) bool {
+	for i := range 3 {
+		want := int64(1)
+		if i < len(dir) {
+			want = dir[i]
+		}
+		if block[i] != want {
+			return false
+		}
+	}
+	return true
+}
+
+func product(dir []int64) int64 {
+	n := int64(1)
+	for _, v := range dir {
+		n *= v
+	}
+	return n
+}
+
+func dimList(dir []int64) string {
+	var s []string
+	for _, v := range dir {
+		s = append(s, fmt.Sprint(v))
+	}
+	return strings.Join(s, ", ")
+}

@@ -45,7 +45,7 @@
 // fewest tests still running, the lowest ordinal among equals, so tests
 // running in parallel spread over the devices. The report lists the devices
 // (run.devices: backend, ordinal, name, UUID and PCI bus id where known,
-// and the contract runs and checks each ran) and, for each prediction, the
+// and the contract runs and launches on each) and, for each prediction, the
 // ordinals its contract runs used. MULTI-DEVICE-PARITY-001 compares the
 // devices with each other; it is skipped with one device. On the emulator
 // a count opens that many emulator devices, each with its own memory and

@@ -121,6 +121,9 @@ func OpenDevices(c Config) (devs []cudart.Device, note string, err error) {
 	if c.Backend == "emu-checked" {
 		backend = c.Backend
 	}
+	if (c.Backend == "" || c.Backend == "auto") && backend == "emu" && cudart.Registered("gpu") && !c.Devices.All() {
+		note = strings.TrimSpace(note + "\n" + fmt.Sprintf("ptxprop: no usable GPU %d: -ptxprop.devices=%v selects emulator devices (-ptxprop.backend=gpu insists on GPUs)", ordinals[0], c.Devices))
+	}
 	if c.Devices.All() {
 		if backend != "gpu" {
 			return devs, note, nil // the emulator has no count of its own: one device

@@ -42,11 +42,12 @@
 // visible GPU by default, after CUDA_VISIBLE_DEVICES has masked them; the
 // ordinals are the driver's, counted among the visible ones). Each test that
 // calls T gets one device for all its contract runs: the device with the
-// fewest tests still running, the lowest ordinal among equals, so tests
-// running in parallel spread over the devices. The report lists the devices
+// fewest tests still running (among equals the one given the fewest so
+// far, then the first), so tests running in parallel spread over the
+// devices. The report lists the devices
 // (run.devices: backend, ordinal, name, UUID and PCI bus id where known,
 // and the contract runs and launches on each) and, for each prediction, the
-// ordinals its contract runs used. MULTI-DEVICE-PARITY-001 compares the
+// ordinals its contract runs launched on. MULTI-DEVICE-PARITY-001 compares the
 // devices with each other; it is skipped with one device. On the emulator
 // a count opens that many emulator devices, each with its own memory and
 // modules.

@@ -2,6 +2,7 @@ package suite_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -110,5 +111,47 @@ func TestRunOnOneDeviceSkipsDeviceParity(t *testing.T) {
 	}
 	if len(rep.Run.Devices) != 1 || rep.Run.Devices[0].Ordinal != 0 || rep.Run.Devices[0].Launches != 0 {
 		t.Errorf("run devices = %+v, want emulator 0 alone, with no launch", rep.Run.Devices)
+	}
+}
+
+// TestChildTwoDevices is the child run of TestMainSpreadsTestsOverDevices:
+// parallel tests, each handing its *testing.T to contracts through T.
+func TestChildTwoDevices(t *testing.T) {
+	if os.Getenv(childEnv) != "TestChildTwoDevices" {
+		t.Skip("run as a child by TestMainSpreadsTestsOverDevices")
+	}
+	for _, j := range multiJobs() {
+		t.Run(j.Name, func(t *testing.T) {
+			t.Parallel()
+			j.Run(suite.T(t))
+		})
+	}
+}
+
+// Under Main (go test) too, with two emulator devices the tests spread over
+// both and the report says where each prediction ran.
+func TestMainSpreadsTestsOverDevices(t *testing.T) {
+	cmd, out, report := childRun(t, "TestChildTwoDevices", "-ptxprop.devices=2", "-ptxprop.checks=10", "-ptxprop.max-elements=512")
+	var log []string
+	for out.Scan() {
+		log = append(log, out.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v\n%s", err, strings.Join(log, "\n"))
+	}
+	rep, err := reports.Read(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Run.Devices) != 2 || rep.Run.Devices[0].ContractRuns == 0 || rep.Run.Devices[1].ContractRuns == 0 {
+		t.Errorf("run devices = %+v, want two, each with contract runs", rep.Run.Devices)
+	}
+	for _, id := range []string{properties.RMSFwd, properties.LNForward, properties.QKNForward} {
+		if p := rep.Prediction(id); p == nil || p.Status != reports.Discharged || len(p.Devices) != 1 {
+			t.Errorf("%s = %+v, want discharged on one device", id, p)
+		}
+	}
+	if p := rep.Prediction(properties.MultiDeviceParity); p == nil || p.Status != reports.Discharged || !slices.Equal(p.Devices, []int{0, 1}) {
+		t.Errorf("%s = %+v, want discharged on devices [0 1]", properties.MultiDeviceParity, p)
 	}
 }

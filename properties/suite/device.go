@@ -128,16 +128,11 @@ func OpenDevices(c Config) (devs []cudart.Device, note string, err error) {
 		if backend != "gpu" {
 			return devs, note, nil // the emulator has no count of its own: one device
 		}
-		for o := 1; ; o++ {
+		devs, err = openRest(devs, func(o int) (cudart.Device, error) {
 			d, _, err := openOrdinal(c, backend, o)
-			if errors.Is(err, cudart.ErrNoDevice) {
-				return devs, note, nil // past the last visible GPU
-			}
-			if err != nil {
-				return fail(fmt.Errorf("opening GPU %d of all visible ones: %w (-ptxprop.devices chooses others)", o, err))
-			}
-			devs = append(devs, d)
-		}
+			return d, err
+		})
+		return devs, note, err
 	}
 	for _, o := range ordinals[1:] {
 		d, _, err := openOrdinal(c, backend, o)
@@ -147,6 +142,26 @@ func OpenDevices(c Config) (devs []cudart.Device, note string, err error) {
 		devs = append(devs, d)
 	}
 	return devs, note, nil
+}
+
+// openRest opens devices len(devs), len(devs)+1, … with open until one
+// is absent (ErrNoDevice: past the last visible GPU) and returns them all;
+// another error closes every device, those of devs included, and is
+// returned.
+func openRest(devs []cudart.Device, open func(ordinal int) (cudart.Device, error)) ([]cudart.Device, error) {
+	for o := len(devs); ; o++ {
+		d, err := open(o)
+		if errors.Is(err, cudart.ErrNoDevice) {
+			return devs, nil
+		}
+		if err != nil {
+			for _, d := range devs {
+				d.Close()
+			}
+			return nil, fmt.Errorf("opening GPU %d of all visible ones: %w (-ptxprop.devices chooses others)", o, err)
+		}
+		devs = append(devs, d)
+	}
 }
 
 // openOrdinal opens device ordinal of backend name as c configures it.

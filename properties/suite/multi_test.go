@@ -2,11 +2,13 @@ package suite_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/suite"
@@ -153,5 +155,41 @@ func TestMainSpreadsTestsOverDevices(t *testing.T) {
 	}
 	if p := rep.Prediction(properties.MultiDeviceParity); p == nil || p.Status != reports.Discharged || !slices.Equal(p.Devices, []int{0, 1}) {
 		t.Errorf("%s = %+v, want discharged on devices [0 1]", properties.MultiDeviceParity, p)
+	}
+}
+
+// "all" opens GPUs until the driver has no more (ErrNoDevice); any other
+// failure closes what was opened and is the run's error.
+func TestOpenAllStopsAtTheLastDevice(t *testing.T) {
+	var opened []cudart.Device
+	open := func(fail error, n int) func(int) (cudart.Device, error) {
+		return func(o int) (cudart.Device, error) {
+			if o >= n {
+				return nil, fail
+			}
+			opts := cudart.DefaultOptions()
+			opts.Ordinal = o
+			d, err := cudart.Open("emu", opts)
+			opened = append(opened, d)
+			return d, err
+		}
+	}
+	first := func() []cudart.Device { d, _ := open(nil, 1)(0); return []cudart.Device{d} }
+	devs, err := suite.OpenRest(first(), open(cudart.Errorf(cudart.ErrNoDevice, "no device 3 (3 present)"), 3))
+	if err != nil || len(devs) != 3 || devs[2].Info().Ordinal != 2 {
+		t.Fatalf("OpenRest = %d devices, %v; want ordinals 0, 1, 2", len(devs), err)
+	}
+	for _, d := range devs {
+		d.Close()
+	}
+	opened = nil
+	devs, err = suite.OpenRest(first(), open(errors.New("cuCtxCreate: out of memory"), 2))
+	if err == nil || devs != nil || !strings.Contains(err.Error(), "GPU 2") {
+		t.Fatalf("OpenRest with a failing GPU 2 = %v, %v; want an error naming GPU 2", devs, err)
+	}
+	for _, d := range opened {
+		if _, err := d.Alloc(cudart.F32, 1); err == nil {
+			t.Errorf("device %d left open after the failure", d.Info().Ordinal)
+		}
 	}
 }

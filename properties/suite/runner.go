@@ -350,7 +350,7 @@ func (r *runner) finish(code int) int {
 	for _, d := range r.devs {
 		load := DeviceLoad(d.Stats(), time.Since(r.start))
 		if len(r.devs) > 1 {
-			load = fmt.Sprintf("%s %d %s", d.Info().Backend, d.Info().Ordinal, load)
+			load = strings.Replace(load, "device:", fmt.Sprintf("device %s %d:", d.Info().Backend, d.Info().Ordinal), 1)
 		}
 		fmt.Fprintln(r.out, "ptxprop:", load)
 	}

@@ -12,3 +12,6 @@ func Repro(c Config, prefix, name string, seed uint64, failfile string) string {
 	r := &runner{cfg: c, reproCmd: prefix}
 	return r.repro(name, seed, failfile)
 }
+
+// OpenRest is openRest, for the tests: how all visible GPUs are found.
+var OpenRest = openRest

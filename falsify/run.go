@@ -45,6 +45,12 @@ type Options struct {
 	Run suite.Config
 }
 
+// BudgetRows caps the rows contracts draw on a device with an instruction
+// budget (Options.MaxInstructions): the emulator's wide row counts (up to
+// properties.EmuLimits.MaxRows) make launches of the originals larger
+// than the budget, which would then kill them as hung.
+const BudgetRows = 64
+
 // DefaultOptions are the options of `go test ./falsify`.
 func DefaultOptions() Options {
 	return Options{Checks: 200, GenericChecks: 100, SecondaryChecks: 25, Seed: 1, ShrinkTime: 2 * time.Second, GenericShrinkTime: time.Second, Equivalence: true,
@@ -115,8 +121,7 @@ func NewSession(opts Options) (*Session, error) {
 	s := &Session{opts: opts, dev: dev, cfg: suite.ContractConfig(opts.Run, dev), unexercised: map[string]string{}}
 	s.undo = append(s.undo, func() { dev.Close() })
 	// Load every original module now: the differential runs launch them
-	// beside the mutants, and a first load in the middle of a contract
-	// would count as a module load of the mutant (FALSIFY-DIM-001).
+	// on this device beside the mutants.
 	for _, k := range kernels.All() {
 		if _, err := dev.Load(k.Name, k.PTX); err != nil {
 			return nil, fmt.Errorf("falsify: loading the original %s: %w", k.Name, err)
@@ -128,6 +133,12 @@ func NewSession(opts Options) (*Session, error) {
 			return nil, fmt.Errorf("falsify: bounding the emulator's instructions: %w", err)
 		}
 		s.undo = append(s.undo, func() { dev.SetInstructionLimit(old) })
+		// The budget must exceed every launch of an original, or it kills
+		// mutants (and the original) as hung: contracts draw at most
+		// BudgetRows rows while it applies (TestOriginalSurvives).
+		if s.cfg.MaxRows == 0 || s.cfg.MaxRows > BudgetRows {
+			s.cfg.MaxRows = BudgetRows
+		}
 	}
 	if opts.Watchdog > 0 {
 		old := dev.Options()
@@ -192,7 +203,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 	// In differential mode every call of the mutant is paired with the
 	// original on the same inputs, so a survivor's verdict (equivalent, or
 	// a gap) comes from the very checks the contracts ran.
-	tr := &tracer{mutated: t.mutated, diff: s.opts.Equivalence}
+	tr := &tracer{mutated: t.mutated, diff: s.opts.Equivalence, ref: s.dev}
 	e := &env{orig: t.orig, mut: t.mut, tr: tr}
 	var errored, ids []string
 	for i, p := range t.probes {

@@ -43,6 +43,17 @@ type Options struct {
 	// Run holds the run's settings: the backend, the emulator's seed, the
 	// shape limits (suite.Config; Default: the defaults).
 	Run suite.Config
+
+	// What the tests of package falsify run (see Settings).
+	Full     bool    // the full generic sample (PerOp per kernel·operator) and the score gate
+	PerOp    int     // generic mutants per (kernel, operator) in the full sample (0: every site)
+	Quick    int     // generic mutants run without Full, spread over the kernels and operators
+	MinScore float64 // the generic mutation score the full sample must reach
+	Names    string  // the comma-separated mutants TestMutant runs
+	Record   bool    // record the kill matrix in the report at Run's report path
+	Isolate  string  // child processes: auto, always or never
+	Workers  int     // child processes side by side (0: the CPU count up to 4 on the emulator, 1 on a GPU)
+	Child    bool    // internal: this process is a child running mutants
 }
 
 // BudgetRows caps the rows contracts draw on a device with an instruction
@@ -51,11 +62,14 @@ type Options struct {
 // than the budget, which would then kill them as hung.
 const BudgetRows = 64
 
-// DefaultOptions are the options of `go test ./falsify`.
+// DefaultOptions are the options of `go test ./falsify`: every setting at
+// its default (Settings), the runner's settings at theirs.
 func DefaultOptions() Options {
-	return Options{Checks: 200, GenericChecks: 100, SecondaryChecks: 25, Seed: 1, ShrinkTime: 2 * time.Second, GenericShrinkTime: time.Second, Equivalence: true,
-		MaxInstructions: 1 << 25, Watchdog: 20 * time.Second,
-		Repro: "go test ./falsify -run 'TestMutant$' -falsify.mutant=", Run: suite.Default()}
+	o := settings.Default()
+	o.MaxInstructions, o.Watchdog = 1<<25, 20*time.Second
+	o.Run = suite.Default()
+	o.Repro = o.ReproCommand()
+	return o
 }
 
 // ProbeRun is one contract run on a mutant.
@@ -325,7 +339,7 @@ func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, properties.
 	checks, shrink := s.budget(m, i)
 	// rapid writes no fail files for mutants: their failures are expected
 	// and the kill matrix is the record.
-	defer suite.SetRapid(suite.Rapid{Checks: checks, ShrinkTime: shrink, NoFailFile: true,
+	defer suite.SetRapid(suite.Rapid{Checks: checks, Exact: true, ShrinkTime: shrink, NoFailFile: true,
 		Seed: seedFor(s.opts.Seed, m.String(), p.name)})()
 	if s.dev.Capabilities().Has(cudart.CapSchedule) {
 		s.dev.SetSchedule(0) // a contract that failed mid-way may have left another schedule

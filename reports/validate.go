@@ -69,12 +69,7 @@ func (r *Report) Validate() error {
 	for i := range r.Predictions {
 		p := &r.Predictions[i]
 		at := fmt.Sprintf("predictions[%d] %s", i, quote(p.ID))
-		if p.ID == "" {
-			v.addf("%s: id is empty", at)
-		} else if seen[p.ID] {
-			v.addf("%s: duplicate id", at)
-		}
-		seen[p.ID] = true
+		v.unique(at, "id", p.ID, seen)
 		v.prediction(at, p)
 		v.predictionDevices(at, p, &r.Run)
 	}
@@ -82,12 +77,7 @@ func (r *Report) Validate() error {
 	for i := range r.Mutants {
 		m := &r.Mutants[i]
 		at := fmt.Sprintf("mutants[%d] %s", i, quote(m.Name))
-		if m.Name == "" {
-			v.addf("%s: name is empty", at)
-		} else if seen[m.Name] {
-			v.addf("%s: duplicate name", at)
-		}
-		seen[m.Name] = true
+		v.unique(at, "name", m.Name, seen)
 		v.mutant(at, m)
 		if m.Device != nil && r.Run.RunDevice(*m.Device) == nil {
 			v.addf("%s: device %d is not among the run's devices", at, *m.Device)
@@ -97,12 +87,7 @@ func (r *Report) Validate() error {
 	for i := range r.Kernels {
 		k := &r.Kernels[i]
 		at := fmt.Sprintf("kernels[%d] %s", i, quote(k.Name))
-		if k.Name == "" {
-			v.addf("%s: name is empty", at)
-		} else if seen[k.Name] {
-			v.addf("%s: duplicate name", at)
-		}
-		seen[k.Name] = true
+		v.unique(at, "name", k.Name, seen)
 		v.kernel(at, k)
 	}
 	return v.err()
@@ -122,6 +107,17 @@ func (v *validator) err() error {
 }
 
 // rate checks a finite, non-negative float.
+// unique records that the key (named what) of the list element at is
+// empty or already in seen, and adds it to seen.
+func (v *validator) unique(at, what, key string, seen map[string]bool) {
+	if key == "" {
+		v.addf("%s: %s is empty", at, what)
+	} else if seen[key] {
+		v.addf("%s: duplicate %s", at, what)
+	}
+	seen[key] = true
+}
+
 func (v *validator) rate(at, name string, x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 		v.addf("%s: %s %v is not a finite non-negative number", at, name, x)

@@ -113,10 +113,7 @@ func (d *decoder) decodeSet(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 
 func (d *decoder) decodeSelp(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 4); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 4)
 	if err != nil {
 		return in, err
 	}

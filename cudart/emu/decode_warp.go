@@ -144,10 +144,7 @@ func (d *decoder) decodeVote(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 
 func (d *decoder) decodeMatch(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 3); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 3)
 	if err != nil {
 		return in, err
 	}
@@ -177,10 +174,7 @@ func (d *decoder) decodeMatch(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 
 func (d *decoder) decodeRedux(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 3); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 3)
 	if err != nil {
 		return in, err
 	}

@@ -340,25 +340,26 @@ func read(path string) (*reports.Report, error) {
 	return r, nil
 }
 
-// oneReport returns the single report argument, or the default.
-func oneReport(c *command, args []string) (string, error) {
+// oneReport reads the single report argument, or the default, and returns
+// its path and contents.
+func oneReport(c *command, args []string) (string, *reports.Report, error) {
+	var path string
 	switch len(args) {
 	case 0:
-		return defaultPath(), nil
+		path = defaultPath()
 	case 1:
-		return args[0], nil
+		path = args[0]
+	default:
+		return "", nil, usageErr(c, "%s takes at most one report, got %d arguments", c.name, len(args))
 	}
-	return "", usageErr(c, "%s takes at most one report, got %d arguments", c.name, len(args))
+	r, err := read(path)
+	return path, r, err
 }
 
 func summaryCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 	md := fs.Bool("markdown", false, "print the whole report as Markdown instead of the terminal summary")
 	return func(e *env, args []string) error {
-		path, err := oneReport(lookup("summary"), args)
-		if err != nil {
-			return err
-		}
-		r, err := read(path)
+		_, r, err := oneReport(lookup("summary"), args)
 		if err != nil {
 			return err
 		}
@@ -372,11 +373,7 @@ func summaryCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 	allowPartial := fs.Bool("allow-partial", false, "accept a partial report (predictions not run, or a run stopped early)")
 	return func(e *env, args []string) error {
-		path, err := oneReport(lookup("check"), args)
-		if err != nil {
-			return err
-		}
-		r, err := read(path)
+		path, r, err := oneReport(lookup("check"), args)
 		if err != nil {
 			return err
 		}

@@ -389,17 +389,29 @@ func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 	}
 }
 
+// outcome reports whether a prediction of status s ran (any status but
+// skipped and not_run) and whether it ran and was not discharged.
+func outcome(s reports.PredictionStatus) (ran, failed bool) {
+	switch s {
+	case reports.Discharged:
+		return true, false
+	case reports.Falsified, reports.Inconclusive, reports.Error:
+		return true, true
+	}
+	return false, false
+}
+
 // verdict returns check's findings on r, one line each, and how many
 // predictions ran (any status but skipped and not_run). With allowPartial a
 // partial report is noted on e.stdout instead of being a finding. A command
 // that runs contracts (verify, run) judges its report with it too.
 func verdict(e *env, r *reports.Report, allowPartial bool) (findings []string, ran int) {
 	for _, p := range r.Predictions {
-		switch p.Status {
-		case reports.Discharged:
+		didRun, failed := outcome(p.Status)
+		if didRun {
 			ran++
-		case reports.Falsified, reports.Inconclusive, reports.Error:
-			ran++
+		}
+		if failed {
 			findings = append(findings, fmt.Sprintf("%-12s %s: %s", p.Status, p.ID, firstLine(p.Reason)))
 		}
 	}

@@ -68,16 +68,14 @@ func (r *Report) Validate() error {
 	seen := make(map[string]bool)
 	for i := range r.Predictions {
 		p := &r.Predictions[i]
-		at := fmt.Sprintf("predictions[%d] %s", i, quote(p.ID))
-		v.unique(at, "id", p.ID, seen)
+		at := v.element("predictions", i, "id", p.ID, seen)
 		v.prediction(at, p)
 		v.predictionDevices(at, p, &r.Run)
 	}
 	clear(seen)
 	for i := range r.Mutants {
 		m := &r.Mutants[i]
-		at := fmt.Sprintf("mutants[%d] %s", i, quote(m.Name))
-		v.unique(at, "name", m.Name, seen)
+		at := v.element("mutants", i, "name", m.Name, seen)
 		v.mutant(at, m)
 		if m.Device != nil && r.Run.RunDevice(*m.Device) == nil {
 			v.addf("%s: device %d is not among the run's devices", at, *m.Device)
@@ -86,8 +84,7 @@ func (r *Report) Validate() error {
 	clear(seen)
 	for i := range r.Kernels {
 		k := &r.Kernels[i]
-		at := fmt.Sprintf("kernels[%d] %s", i, quote(k.Name))
-		v.unique(at, "name", k.Name, seen)
+		at := v.element("kernels", i, "name", k.Name, seen)
 		v.kernel(at, k)
 	}
 	return v.err()
@@ -107,15 +104,18 @@ func (v *validator) err() error {
 }
 
 // rate checks a finite, non-negative float.
-// unique records that the key (named what) of the list element at is
-// empty or already in seen, and adds it to seen.
-func (v *validator) unique(at, what, key string, seen map[string]bool) {
+// element returns where element i of list stands in messages, records
+// that its key (named what) is empty or already in seen, and adds the key
+// to seen.
+func (v *validator) element(list string, i int, what, key string, seen map[string]bool) string {
+	at := fmt.Sprintf("%s[%d] %s", list, i, quote(key))
 	if key == "" {
 		v.addf("%s: %s is empty", at, what)
 	} else if seen[key] {
 		v.addf("%s: duplicate %s", at, what)
 	}
 	seen[key] = true
+	return at
 }
 
 func (v *validator) rate(at, name string, x float64) {

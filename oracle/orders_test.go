@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -246,25 +247,10 @@ func checkEmu(c Case, a adv, red, rowRed Reduction) Outcome {
 // TestSoundnessKernelOrders checks every bound against the adversarial
 // emulators in tree orders (run with Sound in -run, like TestSoundness).
 func TestSoundnessKernelOrders(t *testing.T) {
-	for _, k := range Kernels() {
-		t.Run(k.String(), func(t *testing.T) {
-			t.Parallel()
-			var st soundStats
-			for range soundnessRepeats() {
-				rapid.Check(t, func(rt *rapid.T) {
-					c := GenerateCase(k, rapidChooser{rt})
-					red := rapid.SampledFrom(reductions).Draw(rt, "red")
-					rowRed := rapid.SampledFrom(reductions).Draw(rt, "rowRed")
-					a := adv{rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "adv.seed"), 1))}
-					o := checkEmu(c, a, red, rowRed)
-					st.record(c, o)
-					if !(o.MaxRatio <= 1) {
-						rt.Fatalf("bound for %v violated: %v\n%v", red, c, o)
-					}
-				})
-			}
-			t.Logf("%v: %d cases, max error/bound %.4g, away from underflow %.4g; worst %s",
-				k, st.checks, st.maxRatio, st.maxNormal, st.worst)
-		})
-	}
+	checkSoundness(t, false, func(rt *rapid.T, c Case) (Outcome, string) {
+		red := rapid.SampledFrom(reductions).Draw(rt, "red")
+		rowRed := rapid.SampledFrom(reductions).Draw(rt, "rowRed")
+		a := adv{rand.New(rand.NewPCG(rapid.Uint64().Draw(rt, "adv.seed"), 1))}
+		return checkEmu(c, a, red, rowRed), fmt.Sprintf("bound for %v", red)
+	})
 }

@@ -54,9 +54,7 @@ func RMSNormBackward32Naive(dx, dgamma []float32, x, gamma, dy []float32, rows, 
 	mustLen32("x", x, rows*hidden)
 	mustLen32("gamma", gamma, hidden)
 	mustLen32("dy", dy, rows*hidden)
-	for i := range dgamma {
-		dgamma[i] = 0
-	}
+	clear(dgamma)
 	n := float32(hidden)
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
@@ -179,12 +177,8 @@ func LayerNormBackward32Naive(dx, dgamma, dbeta []float32, x, gamma, dy []float3
 	mustLen32("x", x, rows*hidden)
 	mustLen32("gamma", gamma, hidden)
 	mustLen32("dy", dy, rows*hidden)
-	for j := range dgamma {
-		dgamma[j] = 0
-	}
-	for j := range dbeta {
-		dbeta[j] = 0
-	}
+	clear(dgamma)
+	clear(dbeta)
 	n := float32(hidden)
 	xh := make([]float32, hidden)
 	for r := 0; r < rows; r++ {

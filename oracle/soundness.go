@@ -411,9 +411,7 @@ func fillRows(ch Chooser, label string, dst []float64, rows, w int) {
 				row[i] = v
 			}
 		case "zero":
-			for i := range row {
-				row[i] = 0
-			}
+			clear(row)
 		case "tiny":
 			for i := range row {
 				row[i] = rng.NormFloat64() * math.Pow(10, -45+9*rng.Float64())

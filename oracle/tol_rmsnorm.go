@@ -395,9 +395,7 @@ func rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, 
 	if dgamma != nil {
 		dg, rr = make([]csum, hidden), make([]float64, rows)
 	}
-	for i := range tolDGamma {
-		tolDGamma[i] = 0
-	}
+	clear(tolDGamma)
 	kDG := 1 + Gamma(dr+1) // hoisted: the same value as written inline
 
 	for r := 0; r < rows; r++ {

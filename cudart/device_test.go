@@ -589,12 +589,7 @@ func concurrentCheckedLaunches(t *testing.T) *memBackend {
 		}
 		return nil
 	}
-	d := New(mb, DefaultOptions())
-	defer d.Close()
-	m, err := d.Load("k", []byte("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, m := loadK(t, mb)
 	shared, _ := d.Alloc(F32, 1)
 	if err := d.Write(shared, []float32{0.5}); err != nil {
 		t.Fatal(err)
@@ -750,12 +745,7 @@ func TestStagedInputNeedsNoSnapshot(t *testing.T) {
 		}
 		return nil
 	}
-	d := New(mb, DefaultOptions())
-	defer d.Close()
-	m, err := d.Load("k", []byte("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, m := loadK(t, mb)
 	const n = 20000 // 80 KB: compared on the device
 	x, _ := d.Alloc(F32, n)
 	y, _ := d.Alloc(F32, n)
@@ -815,12 +805,7 @@ func TestLockHeld(t *testing.T) {
 			<-gate
 		}
 	}
-	d := New(mb, DefaultOptions())
-	defer d.Close()
-	m, err := d.Load("k", []byte("k"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, m := loadK(t, mb)
 	x, _ := d.Alloc(F32, 1)
 	y, _ := d.Alloc(F32, 1)
 	if err := d.Write(x, []float32{2}); err != nil {
@@ -863,4 +848,17 @@ func TestLockHeld(t *testing.T) {
 	if held := d.Stats().LockHeld - before.LockHeld; held <= 0 || held >= stall/2 {
 		t.Errorf("the Device's lock was held %v while a launch stalled %v in flight and a write waited for it; want more than 0, well under the stall", held, stall)
 	}
+}
+
+// loadK opens a device on b with its module "k" loaded; the device closes
+// when the test ends.
+func loadK(t *testing.T, b Backend) (Device, Module) {
+	t.Helper()
+	d := New(b, DefaultOptions())
+	t.Cleanup(func() { d.Close() })
+	m, err := d.Load("k", []byte("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, m
 }

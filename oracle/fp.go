@@ -343,27 +343,15 @@ func squareIsExact(v float64) bool {
 	return b&(1<<27-1) == 0 && (e-(1023-500) <= 1000 || b<<1 == 0)
 }
 
-func mustLen(name string, s []float64, n int) {
+func mustLen[T float32 | float64](name string, s []T, n int) {
 	if len(s) != n {
 		panic(fmt.Sprintf("oracle: len(%s) = %d, want %d", name, len(s), n))
 	}
 }
 
-func mustLenOpt(name string, s []float64, n int) {
+func mustLenOpt[T float32 | float64](name string, s []T, n int) {
 	if s != nil {
 		mustLen(name, s, n)
-	}
-}
-
-func mustLen32(name string, s []float32, n int) {
-	if len(s) != n {
-		panic(fmt.Sprintf("oracle: len(%s) = %d, want %d", name, len(s), n))
-	}
-}
-
-func mustLen32Opt(name string, s []float32, n int) {
-	if s != nil {
-		mustLen32(name, s, n)
 	}
 }
 

@@ -31,10 +31,10 @@ func rmsNormRow32(y []float32, x, gamma []float32, eps float32) (rms float32) {
 // rms = sqrtf(ss/n + eps), y = x·(1/rms)·γ. rms may be nil.
 func RMSNormForward32Naive(y, rms []float32, x, gamma []float32, rows, hidden int, eps float32) {
 	mustShape(rows, hidden)
-	mustLen32("y", y, rows*hidden)
-	mustLen32Opt("rms", rms, rows)
-	mustLen32("x", x, rows*hidden)
-	mustLen32("gamma", gamma, hidden)
+	mustLen("y", y, rows*hidden)
+	mustLenOpt("rms", rms, rows)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
 	for r := 0; r < rows; r++ {
 		rr := rmsNormRow32(y[r*hidden:(r+1)*hidden], x[r*hidden:(r+1)*hidden], gamma, eps)
 		if rms != nil {
@@ -49,14 +49,12 @@ func RMSNormForward32Naive(y, rms []float32, x, gamma []float32, rows, hidden in
 // dgamma may be nil.
 func RMSNormBackward32Naive(dx, dgamma []float32, x, gamma, dy []float32, rows, hidden int, eps float32) {
 	mustShape(rows, hidden)
-	mustLen32("dx", dx, rows*hidden)
-	mustLen32Opt("dgamma", dgamma, hidden)
-	mustLen32("x", x, rows*hidden)
-	mustLen32("gamma", gamma, hidden)
-	mustLen32("dy", dy, rows*hidden)
-	for i := range dgamma {
-		dgamma[i] = 0
-	}
+	mustLen("dx", dx, rows*hidden)
+	mustLenOpt("dgamma", dgamma, hidden)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	mustLen("dy", dy, rows*hidden)
+	clear(dgamma)
 	n := float32(hidden)
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
@@ -83,9 +81,9 @@ func RMSNormBackward32Naive(dx, dgamma []float32, x, gamma, dy []float32, rows, 
 // RMSNormForward32Naive of s. rms may be nil.
 func FusedResidualRMSNorm32Naive(s, y, rms []float32, residual, x, gamma []float32, rows, hidden int, eps float32) {
 	mustShape(rows, hidden)
-	mustLen32("s", s, rows*hidden)
-	mustLen32("residual", residual, rows*hidden)
-	mustLen32("x", x, rows*hidden)
+	mustLen("s", s, rows*hidden)
+	mustLen("residual", residual, rows*hidden)
+	mustLen("x", x, rows*hidden)
 	for i := range s {
 		s[i] = residual[i] + x[i]
 	}
@@ -131,12 +129,12 @@ func layerNormStats32(x []float32, eps float32, onePass bool) (mean, rstd float3
 
 func layerNormForward32(y, mean, rstd []float32, x, gamma, beta []float32, rows, hidden int, eps float32, onePass bool) {
 	mustShape(rows, hidden)
-	mustLen32("y", y, rows*hidden)
-	mustLen32Opt("mean", mean, rows)
-	mustLen32Opt("rstd", rstd, rows)
-	mustLen32("x", x, rows*hidden)
-	mustLen32("gamma", gamma, hidden)
-	mustLen32("beta", beta, hidden)
+	mustLen("y", y, rows*hidden)
+	mustLenOpt("mean", mean, rows)
+	mustLenOpt("rstd", rstd, rows)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	mustLen("beta", beta, hidden)
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
 		mu, rs := layerNormStats32(xr, eps, onePass)
@@ -173,18 +171,14 @@ func LayerNormForward32NaiveOnePass(y, mean, rstd []float32, x, gamma, beta []fl
 // dgamma and dbeta may be nil.
 func LayerNormBackward32Naive(dx, dgamma, dbeta []float32, x, gamma, dy []float32, rows, hidden int, eps float32) {
 	mustShape(rows, hidden)
-	mustLen32("dx", dx, rows*hidden)
-	mustLen32Opt("dgamma", dgamma, hidden)
-	mustLen32Opt("dbeta", dbeta, hidden)
-	mustLen32("x", x, rows*hidden)
-	mustLen32("gamma", gamma, hidden)
-	mustLen32("dy", dy, rows*hidden)
-	for j := range dgamma {
-		dgamma[j] = 0
-	}
-	for j := range dbeta {
-		dbeta[j] = 0
-	}
+	mustLen("dx", dx, rows*hidden)
+	mustLenOpt("dgamma", dgamma, hidden)
+	mustLenOpt("dbeta", dbeta, hidden)
+	mustLen("x", x, rows*hidden)
+	mustLen("gamma", gamma, hidden)
+	mustLen("dy", dy, rows*hidden)
+	clear(dgamma)
+	clear(dbeta)
 	n := float32(hidden)
 	xh := make([]float32, hidden)
 	for r := 0; r < rows; r++ {
@@ -225,8 +219,8 @@ func RoPEFrequency32(i, headDim int, theta float32) float32 {
 func rope32(y, x []float32, pos []float64, rows, heads, headDim int, theta float32, style RoPEStyle, sign float32) {
 	mustRoPEShape(rows, heads, headDim)
 	w := heads * headDim
-	mustLen32("y", y, rows*w)
-	mustLen32("x", x, rows*w)
+	mustLen("y", y, rows*w)
+	mustLen("x", x, rows*w)
 	mustLen("pos", pos, rows)
 	half := headDim / 2
 	freq := make([]float32, half)

@@ -158,9 +158,7 @@ func refRMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, r
 	n := float64(hidden)
 	d := red.Depth(hidden)
 	dr := rowRed.Depth(rows)
-	for i := range tolDGamma {
-		tolDGamma[i] = 0
-	}
+	clear(tolDGamma)
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]
 		dyr := dy[r*hidden : (r+1)*hidden]

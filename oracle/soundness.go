@@ -195,6 +195,46 @@ func (o *Outcome) compare(name string, got []float32, want, tol []float64) {
 	}
 }
 
+// compareRMSNormBackward compares the RMSNorm gradients dx32, dgamma32 of c
+// with the float64 reference, within the bounds for reductions red, rowRed.
+func (o *Outcome) compareRMSNormBackward(c Case, dx32, dg32 []float32, red, rowRed Reduction) {
+	n := c.Rows * c.Hidden
+	dx, dg := make([]float64, n), make([]float64, c.Hidden)
+	RMSNormBackward(dx, dg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+	tx, tg := make([]float64, n), make([]float64, c.Hidden)
+	RMSNormBackwardTol(tx, tg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+	o.compare("dx", dx32, dx, tx)
+	o.compare("dgamma", dg32, dg, tg)
+}
+
+// compareLayerNormForward compares the LayerNorm outputs y32, m32, r32 of c
+// with the float64 reference, within the bounds for reduction red and
+// variance algorithm alg.
+func (o *Outcome) compareLayerNormForward(c Case, y32, m32, r32 []float32, red Reduction, alg VarianceAlgorithm) {
+	n := c.Rows * c.Hidden
+	y, m, r := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
+	LayerNormForward(y, m, r, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
+	ty, tm, tr := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
+	LayerNormForwardTol(ty, tm, tr, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, red, alg)
+	o.compare("y", y32, y, ty)
+	o.compare("mean", m32, m, tm)
+	o.compare("rstd", r32, r, tr)
+}
+
+// compareLayerNormBackward compares the LayerNorm gradients dx32, dg32,
+// db32 of c with the float64 reference, within the bounds for reductions
+// red, rowRed.
+func (o *Outcome) compareLayerNormBackward(c Case, dx32, dg32, db32 []float32, red, rowRed Reduction) {
+	n := c.Rows * c.Hidden
+	dx, dg, db := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
+	LayerNormBackward(dx, dg, db, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+	tx, tg, tb := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
+	LayerNormBackwardTol(tx, tg, tb, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+	o.compare("dx", dx32, dx, tx)
+	o.compare("dgamma", dg32, dg, tg)
+	o.compare("dbeta", db32, db, tb)
+}
+
 func to32(s []float64) []float32 {
 	out := make([]float32, len(s))
 	for i, v := range s {
@@ -229,12 +269,7 @@ func (c Case) Check() Outcome {
 	case KernelRMSNormBackward:
 		dx32, dg32 := make([]float32, n), make([]float32, c.Hidden)
 		RMSNormBackward32Naive(dx32, dg32, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
-		dx, dg := make([]float64, n), make([]float64, c.Hidden)
-		RMSNormBackward(dx, dg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
-		tx, tg := make([]float64, n), make([]float64, c.Hidden)
-		RMSNormBackwardTol(tx, tg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, ser, ser)
-		o.compare("dx", dx32, dx, tx)
-		o.compare("dgamma", dg32, dg, tg)
+		o.compareRMSNormBackward(c, dx32, dg32, ser, ser)
 	case KernelFusedResidualRMSNorm:
 		s32, y32, r32 := make([]float32, n), make([]float32, n), make([]float32, c.Rows)
 		res32, x32 := to32(c.Residual), to32(c.X)
@@ -262,23 +297,11 @@ func (c Case) Check() Outcome {
 			f = LayerNormForward32NaiveOnePass
 		}
 		f(y32, m32, r32, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, e32)
-		y, m, r := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
-		LayerNormForward(y, m, r, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
-		ty, tm, tr := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
-		LayerNormForwardTol(ty, tm, tr, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, ser, alg)
-		o.compare("y", y32, y, ty)
-		o.compare("mean", m32, m, tm)
-		o.compare("rstd", r32, r, tr)
+		o.compareLayerNormForward(c, y32, m32, r32, ser, alg)
 	case KernelLayerNormBackward:
 		dx32, dg32, db32 := make([]float32, n), make([]float32, c.Hidden), make([]float32, c.Hidden)
 		LayerNormBackward32Naive(dx32, dg32, db32, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
-		dx, dg, db := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
-		LayerNormBackward(dx, dg, db, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
-		tx, tg, tb := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
-		LayerNormBackwardTol(tx, tg, tb, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, ser, ser)
-		o.compare("dx", dx32, dx, tx)
-		o.compare("dgamma", dg32, dg, tg)
-		o.compare("dbeta", db32, db, tb)
+		o.compareLayerNormBackward(c, dx32, dg32, db32, ser, ser)
 	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
 		th32 := float32(c.Theta)
 		in := c.X
@@ -388,9 +411,7 @@ func fillRows(ch Chooser, label string, dst []float64, rows, w int) {
 				row[i] = v
 			}
 		case "zero":
-			for i := range row {
-				row[i] = 0
-			}
+			clear(row)
 		case "tiny":
 			for i := range row {
 				row[i] = rng.NormFloat64() * math.Pow(10, -45+9*rng.Float64())

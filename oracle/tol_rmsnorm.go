@@ -137,8 +137,8 @@ func RMSNormForwardWithTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, r
 func RMSNormForwardSums32(ss []float64, ss32 []float32, x []float32, rows, hidden int) {
 	mustShape(rows, hidden)
 	mustLen("ss", ss, rows)
-	mustLen32Opt("ss32", ss32, rows)
-	mustLen32("x", x, rows*hidden)
+	mustLenOpt("ss32", ss32, rows)
+	mustLen("x", x, rows*hidden)
 	// Each row's sums are dependent chains (a csum step is four dependent
 	// additions), so a row at a time runs at their latency. Four rows side
 	// by side give the CPU four independent chains to overlap; each row's
@@ -244,8 +244,8 @@ func RMSNormForwardRow32(y, tolY []float64, naive []float32, x []float32, gamma 
 	mustShape(1, n)
 	mustLen("y", y, n)
 	mustLen("tolY", tolY, n)
-	mustLen32Opt("naive", naive, n)
-	mustLen32("gamma", gamma.gamma, n)
+	mustLenOpt("naive", naive, n)
+	mustLen("gamma", gamma.gamma, n)
 	b := rmsRowOf(ss, n, float64(eps32), red)
 	rel := relMul(b.rhoInv, Gamma(2))
 	rms, ri := b.rms, b.ri
@@ -395,9 +395,7 @@ func rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, 
 	if dgamma != nil {
 		dg, rr = make([]csum, hidden), make([]float64, rows)
 	}
-	for i := range tolDGamma {
-		tolDGamma[i] = 0
-	}
+	clear(tolDGamma)
 	kDG := 1 + Gamma(dr+1) // hoisted: the same value as written inline
 
 	for r := 0; r < rows; r++ {

@@ -136,6 +136,14 @@ func lex(src string) ([]token, error) {
 	return toks, nil
 }
 
+// hexEnd returns the index past the run of hex digits at src[j:].
+func hexEnd(src string, j int) int {
+	for j < len(src) && isHex(src[j]) {
+		j++
+	}
+	return j
+}
+
 func lexNumber(src string, i int, t *token) (int, error) {
 	start := i
 	if src[i] == '0' && i+1 < len(src) {
@@ -145,10 +153,7 @@ func lexNumber(src string, i int, t *token) (int, error) {
 			if src[i+1] == 'd' || src[i+1] == 'D' {
 				n = 16
 			}
-			j := i + 2
-			for j < len(src) && isHex(src[j]) {
-				j++
-			}
+			j := hexEnd(src, i+2)
 			if j-(i+2) != n {
 				return j, fmt.Errorf("bad float literal %q", src[start:j])
 			}
@@ -167,10 +172,7 @@ func lexNumber(src string, i int, t *token) (int, error) {
 			if src[i+1] == 'b' || src[i+1] == 'B' {
 				base = 2
 			}
-			j := i + 2
-			for j < len(src) && isHex(src[j]) {
-				j++
-			}
+			j := hexEnd(src, i+2)
 			v, err := strconv.ParseUint(src[i+2:j], base, 64)
 			if err != nil {
 				return j, fmt.Errorf("bad integer literal %q", src[start:j])

@@ -272,22 +272,24 @@ func withoutLines(m *Module) *Module {
 	for i, it := range m.Items {
 		switch it := it.(type) {
 		case *Variable:
-			v := *it
-			v.Line = 0
-			c.Items[i] = &v
+			c.Items[i] = lineless(it)
 		case *Raw:
-			r := *it
-			r.Line = 0
-			c.Items[i] = &r
+			c.Items[i] = lineless(it)
 		case *Function:
-			f := *it
-			f.Line = 0
+			f := lineless(it)
 			f.Params = varsWithoutLines(f.Params)
 			f.Returns = varsWithoutLines(f.Returns)
 			f.Body = stmtsWithoutLines(f.Body)
-			c.Items[i] = &f
+			c.Items[i] = f
 		}
 	}
+	return &c
+}
+
+// lineless returns a copy of the node p points to with its Line zeroed.
+func lineless[T any](p *T) *T {
+	c := *p
+	reflect.ValueOf(&c).Elem().FieldByName("Line").SetInt(0)
 	return &c
 }
 
@@ -297,9 +299,7 @@ func varsWithoutLines(vs []*Variable) []*Variable {
 	}
 	out := make([]*Variable, len(vs))
 	for i, v := range vs {
-		c := *v
-		c.Line = 0
-		out[i] = &c
+		out[i] = lineless(v)
 	}
 	return out
 }
@@ -312,27 +312,17 @@ func stmtsWithoutLines(ss []Statement) []Statement {
 	for i, s := range ss {
 		switch s := s.(type) {
 		case *Instruction:
-			c := *s
-			c.Line = 0
-			out[i] = &c
+			out[i] = lineless(s)
 		case *Label:
-			c := *s
-			c.Line = 0
-			out[i] = &c
+			out[i] = lineless(s)
 		case *Block:
 			out[i] = &Block{Body: stmtsWithoutLines(s.Body)}
 		case *Variable:
-			c := *s
-			c.Line = 0
-			out[i] = &c
+			out[i] = lineless(s)
 		case *Pragma:
-			c := *s
-			c.Line = 0
-			out[i] = &c
+			out[i] = lineless(s)
 		case *Raw:
-			c := *s
-			c.Line = 0
-			out[i] = &c
+			out[i] = lineless(s)
 		}
 	}
 	return out

@@ -68,26 +68,14 @@ func (r *Report) Validate() error {
 	seen := make(map[string]bool)
 	for i := range r.Predictions {
 		p := &r.Predictions[i]
-		at := fmt.Sprintf("predictions[%d] %s", i, quote(p.ID))
-		if p.ID == "" {
-			v.addf("%s: id is empty", at)
-		} else if seen[p.ID] {
-			v.addf("%s: duplicate id", at)
-		}
-		seen[p.ID] = true
+		at := v.element("predictions", i, "id", p.ID, seen)
 		v.prediction(at, p)
 		v.predictionDevices(at, p, &r.Run)
 	}
 	clear(seen)
 	for i := range r.Mutants {
 		m := &r.Mutants[i]
-		at := fmt.Sprintf("mutants[%d] %s", i, quote(m.Name))
-		if m.Name == "" {
-			v.addf("%s: name is empty", at)
-		} else if seen[m.Name] {
-			v.addf("%s: duplicate name", at)
-		}
-		seen[m.Name] = true
+		at := v.element("mutants", i, "name", m.Name, seen)
 		v.mutant(at, m)
 		if m.Device != nil && r.Run.RunDevice(*m.Device) == nil {
 			v.addf("%s: device %d is not among the run's devices", at, *m.Device)
@@ -96,13 +84,7 @@ func (r *Report) Validate() error {
 	clear(seen)
 	for i := range r.Kernels {
 		k := &r.Kernels[i]
-		at := fmt.Sprintf("kernels[%d] %s", i, quote(k.Name))
-		if k.Name == "" {
-			v.addf("%s: name is empty", at)
-		} else if seen[k.Name] {
-			v.addf("%s: duplicate name", at)
-		}
-		seen[k.Name] = true
+		at := v.element("kernels", i, "name", k.Name, seen)
 		v.kernel(at, k)
 	}
 	return v.err()
@@ -122,6 +104,20 @@ func (v *validator) err() error {
 }
 
 // rate checks a finite, non-negative float.
+// element returns where element i of list stands in messages, records
+// that its key (named what) is empty or already in seen, and adds the key
+// to seen.
+func (v *validator) element(list string, i int, what, key string, seen map[string]bool) string {
+	at := fmt.Sprintf("%s[%d] %s", list, i, quote(key))
+	if key == "" {
+		v.addf("%s: %s is empty", at, what)
+	} else if seen[key] {
+		v.addf("%s: duplicate %s", at, what)
+	}
+	seen[key] = true
+	return at
+}
+
 func (v *validator) rate(at, name string, x float64) {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
 		v.addf("%s: %s %v is not a finite non-negative number", at, name, x)

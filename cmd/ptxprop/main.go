@@ -340,25 +340,26 @@ func read(path string) (*reports.Report, error) {
 	return r, nil
 }
 
-// oneReport returns the single report argument, or the default.
-func oneReport(c *command, args []string) (string, error) {
+// oneReport reads the single report argument, or the default, and returns
+// its path and contents.
+func oneReport(c *command, args []string) (string, *reports.Report, error) {
+	var path string
 	switch len(args) {
 	case 0:
-		return defaultPath(), nil
+		path = defaultPath()
 	case 1:
-		return args[0], nil
+		path = args[0]
+	default:
+		return "", nil, usageErr(c, "%s takes at most one report, got %d arguments", c.name, len(args))
 	}
-	return "", usageErr(c, "%s takes at most one report, got %d arguments", c.name, len(args))
+	r, err := read(path)
+	return path, r, err
 }
 
 func summaryCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 	md := fs.Bool("markdown", false, "print the whole report as Markdown instead of the terminal summary")
 	return func(e *env, args []string) error {
-		path, err := oneReport(lookup("summary"), args)
-		if err != nil {
-			return err
-		}
-		r, err := read(path)
+		_, r, err := oneReport(lookup("summary"), args)
 		if err != nil {
 			return err
 		}
@@ -372,11 +373,7 @@ func summaryCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 	allowPartial := fs.Bool("allow-partial", false, "accept a partial report (predictions not run, or a run stopped early)")
 	return func(e *env, args []string) error {
-		path, err := oneReport(lookup("check"), args)
-		if err != nil {
-			return err
-		}
-		r, err := read(path)
+		path, r, err := oneReport(lookup("check"), args)
 		if err != nil {
 			return err
 		}
@@ -392,17 +389,29 @@ func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 	}
 }
 
+// outcome reports whether a prediction of status s ran (any status but
+// skipped and not_run) and whether it ran and was not discharged.
+func outcome(s reports.PredictionStatus) (ran, failed bool) {
+	switch s {
+	case reports.Discharged:
+		return true, false
+	case reports.Falsified, reports.Inconclusive, reports.Error:
+		return true, true
+	}
+	return false, false
+}
+
 // verdict returns check's findings on r, one line each, and how many
 // predictions ran (any status but skipped and not_run). With allowPartial a
 // partial report is noted on e.stdout instead of being a finding. A command
 // that runs contracts (verify, run) judges its report with it too.
 func verdict(e *env, r *reports.Report, allowPartial bool) (findings []string, ran int) {
 	for _, p := range r.Predictions {
-		switch p.Status {
-		case reports.Discharged:
+		didRun, failed := outcome(p.Status)
+		if didRun {
 			ran++
-		case reports.Falsified, reports.Inconclusive, reports.Error:
-			ran++
+		}
+		if failed {
 			findings = append(findings, fmt.Sprintf("%-12s %s: %s", p.Status, p.ID, firstLine(p.Reason)))
 		}
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ptxprop/ptxprop/binding"
 	"github.com/ptxprop/ptxprop/properties/suite"
-	"github.com/ptxprop/ptxprop/reports"
 )
 
 // exitInterrupted is verify's status when SIGINT or SIGTERM ended the run.
@@ -63,11 +62,11 @@ func verifyCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 		}
 		ran, bad := 0, 0
 		for _, p := range rep.Predictions {
-			switch p.Status {
-			case reports.Discharged:
+			didRun, failed := outcome(p.Status)
+			if didRun {
 				ran++
-			case reports.Falsified, reports.Inconclusive, reports.Error:
-				ran++
+			}
+			if failed {
 				bad++
 			}
 		}

@@ -222,6 +222,14 @@ func (b *Backend) Free(addr uint64) error {
 	return nil
 }
 
+// usableSpan is span on a backend that is still usable.
+func (b *Backend) usableSpan(addr uint64, n int, op string) (*allocation, int, error) {
+	if err := b.usable(); err != nil {
+		return nil, 0, err
+	}
+	return b.span(addr, n, op)
+}
+
 func (b *Backend) span(addr uint64, n int, op string) (*allocation, int, error) {
 	a := b.mem.find(addr)
 	if a == nil || addr+uint64(n) > a.end {
@@ -234,10 +242,7 @@ func (b *Backend) span(addr uint64, n int, op string) (*allocation, int, error) 
 func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.usable(); err != nil {
-		return err
-	}
-	a, off, err := b.span(dst, len(src), "copy to device")
+	a, off, err := b.usableSpan(dst, len(src), "copy to device")
 	if err != nil {
 		return err
 	}
@@ -250,11 +255,8 @@ func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
 func (b *Backend) Fill32(addr uint64, words int, v uint32) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.usable(); err != nil {
-		return err
-	}
 	n := 4 * words
-	a, off, err := b.span(addr, n, "fill")
+	a, off, err := b.usableSpan(addr, n, "fill")
 	if err != nil {
 		return err
 	}
@@ -271,10 +273,7 @@ func (b *Backend) Fill32(addr uint64, words int, v uint32) error {
 func (b *Backend) CopyDtoD(dst, src uint64, n int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.usable(); err != nil {
-		return err
-	}
-	sa, soff, err := b.span(src, n, "copy from device")
+	sa, soff, err := b.usableSpan(src, n, "copy from device")
 	if err != nil {
 		return err
 	}
@@ -291,10 +290,7 @@ func (b *Backend) CopyDtoD(dst, src uint64, n int) error {
 func (b *Backend) CopyDtoH(dst []byte, src uint64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.usable(); err != nil {
-		return err
-	}
-	a, off, err := b.span(src, len(dst), "copy to host")
+	a, off, err := b.usableSpan(src, len(dst), "copy to host")
 	if err != nil {
 		return err
 	}

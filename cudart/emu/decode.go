@@ -106,6 +106,15 @@ func (d *decoder) lastType(pin *ptx.Instruction) (dtype, error) {
 	return ts[len(ts)-1], nil
 }
 
+// typedOps checks pin's operand count against n, as nops does, and returns
+// its operand type, as lastType does.
+func (d *decoder) typedOps(pin *ptx.Instruction, n ...int) (dtype, error) {
+	if err := d.nops(pin, n...); err != nil {
+		return dtype{}, err
+	}
+	return d.lastType(pin)
+}
+
 // sources resolves value operands ops[from:] of type t into in.a, in.b,
 // in.c, in.e (as many as given).
 func (d *decoder) sources(in *inst, sc *scope, ops []ptx.Operand, t dtype, from int) error {

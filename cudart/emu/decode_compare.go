@@ -6,19 +6,11 @@ import (
 
 var cmpOps = []string{"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}
 
-func (d *decoder) decodeSetp(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
-	ops, mods := pin.Operands, pin.Mods
-	ts := typesOf(mods)
-	if len(ts) == 0 || len(ops) < 3 || len(ops) > 4 {
-		return in, d.errf("setp needs a type and 3 or 4 operands")
-	}
-	t := ts[len(ts)-1]
-	in.t = t
-	if t.k == 'x' || t.k == 'X' {
-		return in, d.errf("setp on packed halves is not supported")
-	}
+// comparison sets in.cmp from pin's comparison modifier on operands of type
+// t, and in.bop from its .and, .or or .xor combining modifier.
+func (d *decoder) comparison(in *inst, pin *ptx.Instruction, t dtype) error {
 	var cmpName string
-	for _, m := range mods {
+	for _, m := range pin.Mods {
 		for _, c := range cmpOps {
 			if m == c {
 				cmpName = m
@@ -39,7 +31,24 @@ func (d *decoder) decodeSetp(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 		in.cmp = intCmp(cmpName, t)
 	}
 	if in.cmp == nil {
-		return in, d.errf("unsupported comparison in %s", pin.Opcode())
+		return d.errf("unsupported comparison in %s", pin.Opcode())
+	}
+	return nil
+}
+
+func (d *decoder) decodeSetp(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
+	ops, mods := pin.Operands, pin.Mods
+	ts := typesOf(mods)
+	if len(ts) == 0 || len(ops) < 3 || len(ops) > 4 {
+		return in, d.errf("setp needs a type and 3 or 4 operands")
+	}
+	t := ts[len(ts)-1]
+	in.t = t
+	if t.k == 'x' || t.k == 'X' {
+		return in, d.errf("setp on packed halves is not supported")
+	}
+	if err := d.comparison(&in, pin, t); err != nil {
+		return in, err
 	}
 	var err error
 	if ops[0].Kind == ptx.Pair {
@@ -80,29 +89,8 @@ func (d *decoder) decodeSet(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 	}
 	in.t = ts[0]
 	st := ts[1]
-	var cmpName string
-	for _, m := range mods {
-		for _, c := range cmpOps {
-			if m == c {
-				cmpName = m
-			}
-		}
-		switch m {
-		case "and":
-			in.bop = 1
-		case "or":
-			in.bop = 2
-		case "xor":
-			in.bop = 3
-		}
-	}
-	if st.isFloat() {
-		in.cmp = floatCmp(cmpName, st, pin.HasMod("ftz"))
-	} else {
-		in.cmp = intCmp(cmpName, st)
-	}
-	if in.cmp == nil {
-		return in, d.errf("unsupported comparison in %s", pin.Opcode())
+	if err := d.comparison(&in, pin, st); err != nil {
+		return in, err
 	}
 	var err error
 	if in.d, err = d.dst(sc, ops[0]); err != nil {
@@ -125,10 +113,7 @@ func (d *decoder) decodeSet(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 
 func (d *decoder) decodeSelp(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 4); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 4)
 	if err != nil {
 		return in, err
 	}

@@ -8,10 +8,7 @@ import (
 
 func (d *decoder) decodeMov(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 2); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 2)
 	if err != nil {
 		return in, err
 	}
@@ -106,10 +103,7 @@ func clockKind(name string) uint8 {
 
 func (d *decoder) decodeCvta(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 2); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 2)
 	if err != nil {
 		return in, err
 	}

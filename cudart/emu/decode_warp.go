@@ -142,12 +142,31 @@ func (d *decoder) decodeVote(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 	return in, nil
 }
 
+// pairDest decodes a d|p destination pair into in.d and in.d2.
+func (d *decoder) pairDest(in *inst, sc *scope, op ptx.Operand) (err error) {
+	if in.d, err = d.dst(sc, op.Elems[0]); err != nil {
+		return err
+	}
+	in.d2, err = d.predDst(sc, op.Elems[1])
+	return err
+}
+
+// valueAndMask decodes the value operand 1 of type t and the member mask
+// of a warp-wide op, and signs in as op with pin's modifiers.
+func (d *decoder) valueAndMask(in *inst, sc *scope, pin *ptx.Instruction, t dtype, op string) (err error) {
+	if in.a, err = d.src(sc, pin.Operands[1], t); err != nil {
+		return err
+	}
+	if err := d.memberMask(in, sc, pin.Operands, 2); err != nil {
+		return err
+	}
+	in.sig = d.sig(op + "." + strings.Join(pin.Mods, "."))
+	return nil
+}
+
 func (d *decoder) decodeMatch(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 3); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 3)
 	if err != nil {
 		return in, err
 	}
@@ -156,31 +175,19 @@ func (d *decoder) decodeMatch(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 		in.sub = wsMatchAll
 	}
 	if ops[0].Kind == ptx.Pair {
-		if in.d, err = d.dst(sc, ops[0].Elems[0]); err != nil {
-			return in, err
-		}
-		if in.d2, err = d.predDst(sc, ops[0].Elems[1]); err != nil {
-			return in, err
-		}
-	} else if err := d.dest(&in, sc, ops[0]); err != nil {
+		err = d.pairDest(&in, sc, ops[0])
+	} else {
+		err = d.dest(&in, sc, ops[0])
+	}
+	if err != nil {
 		return in, err
 	}
-	if in.a, err = d.src(sc, ops[1], t); err != nil {
-		return in, err
-	}
-	if err := d.memberMask(&in, sc, ops, 2); err != nil {
-		return in, err
-	}
-	in.sig = d.sig("match." + strings.Join(pin.Mods, "."))
-	return in, nil
+	return in, d.valueAndMask(&in, sc, pin, t, "match")
 }
 
 func (d *decoder) decodeRedux(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
 	ops := pin.Operands
-	if err := d.nops(pin, 3); err != nil {
-		return in, err
-	}
-	t, err := d.lastType(pin)
+	t, err := d.typedOps(pin, 3)
 	if err != nil {
 		return in, err
 	}
@@ -207,14 +214,7 @@ func (d *decoder) decodeRedux(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 	if err := d.dest(&in, sc, ops[0]); err != nil {
 		return in, err
 	}
-	if in.a, err = d.src(sc, ops[1], t); err != nil {
-		return in, err
-	}
-	if err := d.memberMask(&in, sc, ops, 2); err != nil {
-		return in, err
-	}
-	in.sig = d.sig("redux." + strings.Join(pin.Mods, "."))
-	return in, nil
+	return in, d.valueAndMask(&in, sc, pin, t, "redux")
 }
 
 func (d *decoder) decodeElect(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
@@ -225,13 +225,11 @@ func (d *decoder) decodeElect(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 	in.kind, in.sub = kWarpSync, wsElect
 	var err error
 	if ops[0].Kind == ptx.Pair {
-		if in.d, err = d.dst(sc, ops[0].Elems[0]); err != nil {
-			return in, err
-		}
-		if in.d2, err = d.predDst(sc, ops[0].Elems[1]); err != nil {
-			return in, err
-		}
-	} else if in.d2, err = d.predDst(sc, ops[0]); err != nil {
+		err = d.pairDest(&in, sc, ops[0])
+	} else {
+		in.d2, err = d.predDst(sc, ops[0])
+	}
+	if err != nil {
 		return in, err
 	}
 	if err := d.memberMask(&in, sc, ops, 1); err != nil {

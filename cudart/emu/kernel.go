@@ -425,13 +425,7 @@ func (d *decoder) newPred() int32 {
 }
 
 func (d *decoder) constSlot(v uint64) int32 {
-	if s, ok := d.consts[v]; ok {
-		return s
-	}
-	s := d.newSlot()
-	d.consts[v] = s
-	d.k.consts = append(d.k.consts, constSlot{s, v})
-	return s
+	return intern(d.consts, v, d.newSlot, &d.k.consts)
 }
 
 func (d *decoder) constPred(v bool) int32 {
@@ -439,12 +433,18 @@ func (d *decoder) constPred(v bool) int32 {
 	if v {
 		key = 1
 	}
-	if s, ok := d.pconsts[key]; ok {
+	return intern(d.pconsts, key, d.newPred, &d.k.predConsts)
+}
+
+// intern returns the slot that holds constant v, taking a new one from
+// alloc (and listing it in list, for the launch to fill) the first time.
+func intern(slots map[uint64]int32, v uint64, alloc func() int32, list *[]constSlot) int32 {
+	if s, ok := slots[v]; ok {
 		return s
 	}
-	s := d.newPred()
-	d.pconsts[key] = s
-	d.k.predConsts = append(d.k.predConsts, constSlot{s, key})
+	s := alloc()
+	slots[v] = s
+	*list = append(*list, constSlot{s, v})
 	return s
 }
 

@@ -532,15 +532,7 @@ func (b *Backend) free(run runner, addr uint64) error {
 func (b *Backend) CopyHtoD(dst uint64, src []byte) error { return b.copyHtoD(b.do, dst, src) }
 
 func (b *Backend) copyHtoD(run runner, dst uint64, src []byte) error {
-	if len(src) == 0 {
-		return nil
-	}
-	return run(func() error {
-		if err := b.Usable(); err != nil {
-			return err
-		}
-		return b.upload(dst, src)
-	})
+	return b.transfer(run, len(src), func() error { return b.upload(dst, src) })
 }
 
 // CopyDtoH copies len(dst) bytes from device address src, after all work
@@ -548,14 +540,20 @@ func (b *Backend) copyHtoD(run runner, dst uint64, src []byte) error {
 func (b *Backend) CopyDtoH(dst []byte, src uint64) error { return b.copyDtoH(b.do, dst, src) }
 
 func (b *Backend) copyDtoH(run runner, dst []byte, src uint64) error {
-	if len(dst) == 0 {
+	return b.transfer(run, len(dst), func() error { return b.download(dst, src) })
+}
+
+// transfer runs move, a copy of n bytes, through run while the backend is
+// usable; an empty copy does nothing.
+func (b *Backend) transfer(run runner, n int, move func() error) error {
+	if n == 0 {
 		return nil
 	}
 	return run(func() error {
 		if err := b.Usable(); err != nil {
 			return err
 		}
-		return b.download(dst, src)
+		return move()
 	})
 }
 

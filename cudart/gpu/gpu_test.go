@@ -257,22 +257,29 @@ func TestIllegalAddress(t *testing.T) {
 	}
 }
 
-func TestGuardBand(t *testing.T) {
-	b := open(t, Config{})
-	dev := cudart.New(b, cudart.DefaultOptions())
-	defer dev.Close()
+// fillSetup opens a device with fillPTX loaded and an n-float output
+// buffer; the device closes when the test ends.
+func fillSetup(t *testing.T, n int) (cudart.Device, cudart.Module, cudart.Buffer) {
+	t.Helper()
+	dev := cudart.New(open(t, Config{}), cudart.DefaultOptions())
+	t.Cleanup(func() { dev.Close() })
 	m, err := dev.Load("fill", []byte(fillPTX))
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf, err := dev.Alloc(cudart.F32, 100)
+	buf, err := dev.Alloc(cudart.F32, n)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dev, m, buf
+}
+
+func TestGuardBand(t *testing.T) {
+	dev, m, buf := fillSetup(t, 100)
 	if err := dev.Launch(m, "fill", grid1(100), cudart.Out(buf), cudart.ScalarU32(100), cudart.ScalarU32(^uint32(0))); err != nil {
 		t.Fatalf("in-bounds launch: %v", err)
 	}
-	err = dev.Launch(m, "fill", grid1(101), cudart.Out(buf), cudart.ScalarU32(101), cudart.ScalarU32(^uint32(0)))
+	err := dev.Launch(m, "fill", grid1(101), cudart.Out(buf), cudart.ScalarU32(101), cudart.ScalarU32(^uint32(0)))
 	t.Logf("one past the end: %v", err)
 	if !errors.Is(err, cudart.ErrGuardBand) {
 		t.Fatalf("got %v, want ErrGuardBand", err)
@@ -280,17 +287,7 @@ func TestGuardBand(t *testing.T) {
 }
 
 func TestPoison(t *testing.T) {
-	b := open(t, Config{})
-	dev := cudart.New(b, cudart.DefaultOptions())
-	defer dev.Close()
-	m, err := dev.Load("fill", []byte(fillPTX))
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf, err := dev.Alloc(cudart.F32, 300)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dev, m, buf := fillSetup(t, 300)
 	for _, skip := range []uint32{^uint32(0), 37, 299, ^uint32(0), 5} {
 		if err := dev.Launch(m, "fill", grid1(300), cudart.Out(buf), cudart.ScalarU32(300), cudart.ScalarU32(skip)); err != nil {
 			t.Fatal(err)

@@ -86,7 +86,7 @@ gpu-bin:
 	  if ls $$p/*.go >/dev/null 2>&1; then \
 	    echo "go test -c -tags cuda -ldflags '-X …BuildCommit=$(GPU_COMMIT)' -o bin/$$(basename $$p).test $$p"; \
 	    CGO_ENABLED=1 CGO_CFLAGS="$(GPU_CGO_CFLAGS)" CGO_LDFLAGS="$(GPU_CGO_LDFLAGS)" \
-	      go test -c -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties.BuildCommit=$(GPU_COMMIT)" -o bin/$$(basename $$p).test $$p; \
+	      go test -c -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o bin/$$(basename $$p).test $$p; \
 	  else echo "gpu-bin: skipping $$p (no Go files)"; fi; \
 	done
 	go build -o bin/ptxprop ./cmd/ptxprop
@@ -94,12 +94,15 @@ gpu-bin:
 # ---------------------------------------------------------------------------
 # The two commands of the README, and their helpers.
 #
-#   make          (= make all) download the modules, run the property suite on
-#                 the GPU (if built with GOFLAGS=-tags=cuda and present) or on
-#                 the PTX emulator, write out/contract-report.json, print its
-#                 summary; exits non-zero when a prediction is not discharged
-#   make test     every package's tests, as CI runs them
-#   make lint     gofmt -l (must print nothing) and go vet
+#   make          (= make all = make report) download the modules, run the
+#                 property suite at CHECKS checks per contract on the GPU (if
+#                 built with GOFLAGS=-tags=cuda and present) or on the PTX
+#                 emulator, write out/contract-report.json, print its summary;
+#                 exits non-zero when a prediction is not discharged
+#   make test     what CI runs: every package's tests at rapid's default
+#                 checks (go test ./..., Go's default timeout), then `report`
+#   make lint     gofmt -l (must print nothing), go vet and staticcheck
+#                 (installed at a pinned version by scripts/install-staticcheck.sh)
 #   make falsify  the mutation analysis; adds the kill matrix to the report
 #   make bench    kernel bandwidth benchmarks (meaningful on a GPU)
 .DEFAULT_GOAL := all
@@ -109,30 +112,34 @@ REPORT ?= out/contract-report.json
 .PHONY: all report test lint falsify bench
 all: report
 
+# report runs go test inside properties/ (go test's local directory mode),
+# which prints the test binary's output as it comes, progress lines
+# included; `go test ./properties` would hold it back until the end. The
+# suite prints the report's summary itself.
 report:
 	go mod download
-	@status=0; go test ./properties -count=1 -timeout 60m -rapid.checks=$(CHECKS) -report=$(abspath $(REPORT)) || status=$$?; \
-	  go run ./cmd/ptxprop summary $(REPORT) || true; \
-	  echo "contract report: $(REPORT)"; exit $$status
+	cd properties && go test -count=1 -timeout 60m -ptxprop.checks=$(CHECKS) -ptxprop.report=$(abspath $(REPORT))
 
 test:
-	go test -count=1 -timeout 80m ./...
+	go test -count=1 ./...
+	$(MAKE) report
 
 # test-checked: the property suite on the emulator seen as a GPU
-# (-backend=emu-checked): every launch's guard bands and inputs are checked
+# (-ptxprop.backend=emu-checked): every launch's guard bands and inputs are checked
 # afterwards by the verify kernel, as on a GPU, so the GPU's checking path
 # runs without one. CI runs it at CHECKED_CHECKS checks per prediction.
 CHECKED_CHECKS ?= 100
 .PHONY: test-checked
 test-checked:
-	go test -count=1 -timeout 30m ./properties -backend=emu-checked -rapid.checks=$(CHECKED_CHECKS)
+	cd properties && go test -count=1 -timeout 30m -ptxprop.backend=emu-checked -ptxprop.checks=$(CHECKED_CHECKS) -ptxprop.report=off
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	@sc=$$(bash scripts/install-staticcheck.sh) && sc=$$(echo "$$sc" | tail -n 1) && echo "$$sc ./..." && "$$sc" ./...
 
 falsify:
-	go test ./falsify -count=1 -timeout 80m -report=$(abspath $(REPORT)) -v
+	go test ./falsify -count=1 -timeout 80m -ptxprop.report=$(abspath $(REPORT)) -v
 
 bench:
 	go test ./kernels -run '^$$' -bench . -benchtime 20x

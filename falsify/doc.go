@@ -36,8 +36,9 @@
 //
 // # Running
 //
-// A Session runs mutants on properties.Device (the emulator by default; a
-// GPU with -tags cuda and -backend=gpu). For each mutant it runs the
+// A Session runs mutants on the device suite.OpenDevice opens (the
+// emulator by default; a GPU with -tags cuda and -ptxprop.backend=gpu). For
+// each mutant it runs the
 // contracts that launch the mutated kernel — a named mutant's expected
 // killers first, a kernel's sharpest contract first — each with a reduced
 // rapid budget and a seed derived from the mutant's and contract's names,

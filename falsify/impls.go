@@ -1,6 +1,8 @@
 package falsify
 
 import (
+	"reflect"
+
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
@@ -28,19 +30,30 @@ func defaults() set { return setWith() }
 // kernel named like one of ks replaced by it: a mutant kernel is swapped
 // into each implementation that launches the original.
 func setWith(ks ...*kernels.Kernel) set {
-	rf, w32, rw, ch := kernels.RMSNormFwd, kernels.RMSNormBwdWarp32, kernels.RMSNormBwdWarp, kernels.RMSNormBwdBlock
-	fu, lf, lb, ph := kernels.FusedResidualRMSNormFwd, kernels.LayerNormFwd, kernels.LayerNormBwd, kernels.PerHeadRMSNormFwd
-	ro, rb, rbw := kernels.RoPEFwd, kernels.RoPEFwdBatched, kernels.RoPEBwd
-	for _, k := range ks {
-		for _, p := range []**kernels.Kernel{&rf.K, &rf.KRMS, &w32.K, &w32.Reduce, &rw.K, &rw.Reduce, &ch.K, &ch.Reduce,
-			&fu.K, &lf.K, &lf.KStats, &lb.K, &lb.Reduce, &ph.K, &ro.K, &rb.K, &rbw.K} {
-			if (*p).Name == k.Name {
-				*p = k
+	return set{rmsFwd: swap(kernels.RMSNormFwd, ks), warp32: swap(kernels.RMSNormBwdWarp32, ks),
+		rowWarp: swap(kernels.RMSNormBwdWarp, ks), chunk: swap(kernels.RMSNormBwdChunk, ks),
+		fused: swap(kernels.FusedResidualRMSNormFwd, ks), lnFwd: swap(kernels.LayerNormFwd, ks),
+		lnBwd: swap(kernels.LayerNormBwd, ks), perHead: swap(kernels.PerHeadRMSNormFwd, ks),
+		rope: swap(kernels.RoPEFwd, ks), ropeB: swap(kernels.RoPEFwdBatched, ks), ropeBwd: swap(kernels.RoPEBwd, ks)}
+}
+
+// swap returns impl, a struct of *kernels.Kernel fields, with each kernel
+// named like one of ks replaced by it.
+func swap[T any](impl T, ks []*kernels.Kernel) T {
+	v := reflect.ValueOf(&impl).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		k, ok := f.Interface().(*kernels.Kernel)
+		if !ok {
+			continue
+		}
+		for _, m := range ks {
+			if k.Name == m.Name {
+				f.Set(reflect.ValueOf(m))
 			}
 		}
 	}
-	return set{rmsFwd: rf, warp32: w32, rowWarp: rw, chunk: ch, fused: fu, lnFwd: lf, lnBwd: lb, perHead: ph,
-		rope: ro, ropeB: rb, ropeBwd: rbw}
+	return impl
 }
 
 // target is a built mutant: its implementations beside the originals, the
@@ -78,67 +91,47 @@ type env struct {
 	tr        *tracer
 }
 
+// use returns the implementation a probe runs: mut itself when it is the
+// original, else mut traced (and compared with orig).
+func use[A, I any](e *env, o *properties.Operation[A, I], mut, orig I) I {
+	if same(mut, orig) {
+		return mut
+	}
+	return traced(e.tr, o, mut, orig)
+}
+
 func (e *env) rmsFwd() properties.RMSNormForwarder {
-	if same(e.mut.rmsFwd, e.orig.rmsFwd) {
-		return e.mut.rmsFwd
-	}
-	return rmsFwdW{pass{e.mut.rmsFwd}, e.tr, e.mut.rmsFwd, e.orig.rmsFwd}
+	return use(e, properties.RMSNormForwardOp, e.mut.rmsFwd, e.orig.rmsFwd)
 }
-
-func (e *env) bwd(mut, orig properties.RMSNormBackwarder) properties.RMSNormBackwarder {
-	if same(mut, orig) {
-		return mut
-	}
-	return rmsBwdW{pass{mut}, e.tr, mut, orig}
+func (e *env) warp32() properties.RMSNormBackwarder {
+	return use(e, properties.RMSNormBackwardOp, e.mut.warp32, e.orig.warp32)
 }
-
-func (e *env) warp32() properties.RMSNormBackwarder  { return e.bwd(e.mut.warp32, e.orig.warp32) }
-func (e *env) rowWarp() properties.RMSNormBackwarder { return e.bwd(e.mut.rowWarp, e.orig.rowWarp) }
-func (e *env) chunk() properties.RMSNormBackwarder   { return e.bwd(e.mut.chunk, e.orig.chunk) }
-
+func (e *env) rowWarp() properties.RMSNormBackwarder {
+	return use(e, properties.RMSNormBackwardOp, e.mut.rowWarp, e.orig.rowWarp)
+}
+func (e *env) chunk() properties.RMSNormBackwarder {
+	return use(e, properties.RMSNormBackwardOp, e.mut.chunk, e.orig.chunk)
+}
 func (e *env) fused() properties.FusedResidualRMSNormer {
-	if same(e.mut.fused, e.orig.fused) {
-		return e.mut.fused
-	}
-	return fusedW{pass{e.mut.fused}, e.tr, e.mut.fused, e.orig.fused}
+	return use(e, properties.FusedResidualRMSNormOp, e.mut.fused, e.orig.fused)
 }
-
 func (e *env) lnFwd() properties.LayerNormForwarder {
-	if same(e.mut.lnFwd, e.orig.lnFwd) {
-		return e.mut.lnFwd
-	}
-	return lnFwdW{pass{e.mut.lnFwd}, e.tr, e.mut.lnFwd, e.orig.lnFwd}
+	return use(e, properties.LayerNormForwardOp, e.mut.lnFwd, e.orig.lnFwd)
 }
-
 func (e *env) lnBwd() properties.LayerNormBackwarder {
-	if same(e.mut.lnBwd, e.orig.lnBwd) {
-		return e.mut.lnBwd
-	}
-	return lnBwdW{pass{e.mut.lnBwd}, e.tr, e.mut.lnBwd, e.orig.lnBwd}
+	return use(e, properties.LayerNormBackwardOp, e.mut.lnBwd, e.orig.lnBwd)
 }
-
 func (e *env) perHead() properties.PerHeadRMSNormer {
-	if same(e.mut.perHead, e.orig.perHead) {
-		return e.mut.perHead
-	}
-	return perHeadW{pass{e.mut.perHead}, e.tr, e.mut.perHead, e.orig.perHead}
+	return use(e, properties.PerHeadRMSNormOp, e.mut.perHead, e.orig.perHead)
 }
-
-func (e *env) fwdRoPE(mut, orig properties.RoPEForwarder) properties.RoPEForwarder {
-	if same(mut, orig) {
-		return mut
-	}
-	return ropeW{pass{mut}, e.tr, mut, orig}
+func (e *env) rope() properties.RoPEForwarder {
+	return use(e, properties.RoPEForwardOp, e.mut.rope, e.orig.rope)
 }
-
-func (e *env) rope() properties.RoPEForwarder  { return e.fwdRoPE(e.mut.rope, e.orig.rope) }
-func (e *env) ropeB() properties.RoPEForwarder { return e.fwdRoPE(e.mut.ropeB, e.orig.ropeB) }
-
+func (e *env) ropeB() properties.RoPEForwarder {
+	return use(e, properties.RoPEForwardOp, e.mut.ropeB, e.orig.ropeB)
+}
 func (e *env) ropeBwd() properties.RoPEBackwarder {
-	if same(e.mut.ropeBwd, e.orig.ropeBwd) {
-		return e.mut.ropeBwd
-	}
-	return ropeBwdW{pass{e.mut.ropeBwd}, e.tr, e.mut.ropeBwd, e.orig.ropeBwd}
+	return use(e, properties.RoPEBackwardOp, e.mut.ropeBwd, e.orig.ropeBwd)
 }
 
 // Probes of each family. The lists mirror the contract runs of
@@ -179,14 +172,15 @@ var (
 		properties.FixedShapeValueCheck(t, e.rmsFwd(), 8, 1024)
 	}}
 	pParity = probe{properties.Parity, "ParityContract(rmsnorm_bwd)", func(t properties.TB, e *env) {
-		properties.ParityContract(t, properties.Impls{RMSBackward: e.chunk()})
+		properties.ParityContract(t, properties.Impls{e.chunk()})
 	}}
 	pRoPEBwd = probe{properties.RoPEBackward, "RoPEBackwardContract", func(t properties.TB, e *env) { properties.RoPEBackwardContract(t, e.ropeBwd()) }}
 )
 
 // meta returns the batch-independence and row-permutation probes over the
-// one family im picks from env.
-func meta(family string, im func(e *env) properties.Impls) []probe {
+// one implementation pick takes from env.
+func meta[I any](family string, pick func(e *env) I) []probe {
+	im := func(e *env) properties.Impls { return properties.Impls{pick(e)} }
 	return []probe{
 		{properties.BatchIndependence, "BatchIndependenceContract(" + family + ")", func(t properties.TB, e *env) { properties.BatchIndependenceContract(t, im(e)) }},
 		{properties.RowPermutation, "RowPermutationContract(" + family + ")", func(t properties.TB, e *env) { properties.RowPermutationContract(t, im(e)) }},
@@ -204,31 +198,31 @@ func join(ps ...[]probe) []probe {
 // probeTable lists, for every kernel, the contract runs that launch it.
 var probeTable = map[string][]probe{
 	"rmsnorm_fwd": join([]probe{pRMSFwd, pEpsParity, pDim, pScale, pRobust},
-		meta("rmsnorm_fwd", func(e *env) properties.Impls { return properties.Impls{RMSNorm: e.rmsFwd()} })),
+		meta("rmsnorm_fwd", (*env).rmsFwd)),
 	"rmsnorm_fwd_rms": join([]probe{pRMSFwd, pEpsParity, pDim, pScale, pRobust},
-		meta("rmsnorm_fwd", func(e *env) properties.Impls { return properties.Impls{RMSNorm: e.rmsFwd()} }), []probe{pBench}),
+		meta("rmsnorm_fwd", (*env).rmsFwd), []probe{pBench}),
 	"rmsnorm_bwd_warp32":  {pWarp32},
 	"rmsnorm_bwd_rowwarp": {pBwdRow, pFDRow, pDetRow},
 	"rmsnorm_bwd_chunk": join([]probe{pBwdChunk, pFDChunk, pDetChunk, pRobust},
-		meta("rmsnorm_bwd", func(e *env) properties.Impls { return properties.Impls{RMSBackward: e.chunk()} })),
+		meta("rmsnorm_bwd", (*env).chunk)),
 	// colsum_f32 only sums dγ and dβ: the predictions that compare them.
 	"colsum_f32": {pBwdChunk, pBwdRow, pWarp32, pLNBwd, pDetChunk},
 	"fused_residual_rmsnorm": join([]probe{pFused},
-		meta("fused_residual_rmsnorm", func(e *env) properties.Impls { return properties.Impls{Fused: e.fused()} })),
+		meta("fused_residual_rmsnorm", (*env).fused)),
 	// layernorm_fwd (no statistics) runs under the shift and moments
 	// properties; layernorm_fwd_stats under the oracle and the metamorphic ones.
 	"layernorm_fwd": {pLNShift, pLNMoments},
 	"layernorm_fwd_stats": join([]probe{pLNFwd},
-		meta("layernorm_fwd", func(e *env) properties.Impls { return properties.Impls{LayerNorm: e.lnFwd()} })),
+		meta("layernorm_fwd", (*env).lnFwd)),
 	"layernorm_bwd_chunk": join([]probe{pLNBwd},
-		meta("layernorm_bwd", func(e *env) properties.Impls { return properties.Impls{LNBackward: e.lnBwd()} })),
+		meta("layernorm_bwd", (*env).lnBwd)),
 	"per_head_rmsnorm": join([]probe{pQKN, pQKNHeads},
-		meta("per_head_rmsnorm", func(e *env) properties.Impls { return properties.Impls{PerHead: e.perHead()} })),
+		meta("per_head_rmsnorm", (*env).perHead)),
 	"rope_neox_fwd": {pThetaOne},
 	"rope_neox_fwd_batched": join([]probe{pBasis, pThetaB},
-		meta("rope_neox_fwd_batched", func(e *env) properties.Impls { return properties.Impls{RoPE: e.ropeB()} })),
+		meta("rope_neox_fwd_batched", (*env).ropeB)),
 	"rope_neox_bwd_batched": join([]probe{pRoPEBwd, pBasis},
-		meta("rope_neox_bwd_batched", func(e *env) properties.Impls { return properties.Impls{RoPEBack: e.ropeBwd()} })),
+		meta("rope_neox_bwd_batched", (*env).ropeBwd)),
 }
 
 // kernelProbes returns the probes of kernel name.

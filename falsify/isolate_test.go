@@ -29,8 +29,9 @@ import (
 //     soon as its device is unusable; the parent starts a new child for the
 //     mutants left.
 //   - parallelism: the emulator runs one launch at a time per device and
-//     the contracts keep process-wide state (rapid's flags, the outcome
-//     registry), so mutants run side by side only in separate processes.
+//     rapid takes its check count and seed from process-wide flags
+//     (suite.SetRapid), so mutants run side by side only in separate
+//     processes.
 //
 // The parent hands out one mutant at a time over a pipe (file descriptor 3
 // in the child) and reads each result back as a JSON line (descriptor 4).
@@ -244,8 +245,8 @@ func TestChild(t *testing.T) {
 // asks a backend that can tell (the GPU's Usable) whether a sticky fault
 // left it unusable: a Device may keep a small write as a pending store and
 // answer the read back from it, so the copies alone need not reach the
-// driver (on the H200 they did not, and 50 later mutants of
-// TestGenericMutants then failed to load in a child that carried on).
+// driver, and a child that carried on with a faulted GPU would fail to load
+// every later mutant.
 func healthy(dev cudart.Device) error {
 	if u, ok := dev.Backend().(interface{ Usable() error }); ok {
 		if err := u.Usable(); err != nil {

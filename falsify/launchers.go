@@ -318,7 +318,7 @@ func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackward
 	}
 	chunk := m.chunk(dev, a.Rows)
 	blocks := (a.Rows + chunk - 1) / chunk
-	orig := kernels.RMSNormBwdBlock.K
+	orig := kernels.RMSNormBwdChunk.K
 	k := orig.WithPTX(orig.PTX)
 	for i := range k.Params {
 		switch k.Params[i].Name {

@@ -120,15 +120,34 @@ type Named struct {
 	// GPU marks a mutant that only a GPU can show (its killer compares the
 	// GPU with the emulator); elsewhere it is skipped with the reason.
 	GPU bool
-	// make builds the implementations and the probes.
+	// make builds the implementations and the probes. A mutant that only
+	// replaces kernels gives swap instead: the replacements, probed by the
+	// contracts of Kernel and of every kernel replaced, Killers' first.
 	make func() (*target, error)
+	swap func() ([]*kernels.Kernel, error)
 }
 
 func (n Named) String() string           { return n.Name }
 func (n Named) Kind() reports.MutantKind { return reports.MutantNamed }
 func (n Named) Description() string      { return n.What }
 func (n Named) Target() string           { return n.Kernel }
-func (n Named) build() (*target, error)  { return n.make() }
+
+func (n Named) build() (*target, error) {
+	if n.make != nil {
+		return n.make()
+	}
+	ks, err := n.swap()
+	if err != nil {
+		return nil, err
+	}
+	probe := []string{n.Kernel}
+	for _, k := range ks {
+		if !contains(probe, k.Name) {
+			probe = append(probe, k.Name)
+		}
+	}
+	return kernelTarget(n.Killers, probe, ks...), nil
+}
 
 func contains(list []string, s string) bool { return slices.Contains(list, s) }
 

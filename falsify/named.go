@@ -278,7 +278,8 @@ func firstBarrierRemoved(k *kernels.Kernel, fn *ptx.Function) error {
 	return fmt.Errorf("no bar.sync found")
 }
 
-func editedPair(f func(*kernels.Kernel, *ptx.Function) error, names ...string) ([]*kernels.Kernel, error) {
+// editedAll returns the PTX edit f of each of the kernels names.
+func editedAll(f func(*kernels.Kernel, *ptx.Function) error, names ...string) ([]*kernels.Kernel, error) {
 	var ks []*kernels.Kernel
 	for _, n := range names {
 		k, err := edited(n, f)
@@ -291,6 +292,18 @@ func editedPair(f func(*kernels.Kernel, *ptx.Function) error, names ...string) (
 }
 
 var rmsFwdKernels = []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}
+
+// fromSource returns the swap of a mutant compiled from falsify/src/<file>.cu
+// in place of the kernels names.
+func fromSource(file string, names ...string) func() ([]*kernels.Kernel, error) {
+	return func() ([]*kernels.Kernel, error) { return variants(file, names...) }
+}
+
+// fromEdit returns the swap of a mutant made by the PTX edit f of the
+// kernels names.
+func fromEdit(f func(*kernels.Kernel, *ptx.Function) error, names ...string) func() ([]*kernels.Kernel, error) {
+	return func() ([]*kernels.Kernel, error) { return editedAll(f, names...) }
+}
 
 // named is the list of named mutants.
 var named = []Named{
@@ -323,31 +336,13 @@ var named = []Named{
 		}},
 	{Name: "double-eps", Kernel: "rmsnorm_bwd_warp32", Killers: []string{properties.RMSBackWarp},
 		What: "single-warp backward computes sqrt(rms² + ε) from an rms that already includes ε (ε = 1e-5 baked, upstream aprender-gpu)",
-		make: func() (*target, error) {
-			k, err := edited("rmsnorm_bwd_warp32", doubleEps)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.RMSBackWarp}, []string{k.Name}, k), nil
-		}},
+		swap: fromEdit(doubleEps, "rmsnorm_bwd_warp32")},
 	{Name: "eps-hardcoded", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.EpsParity},
 		What: "forward ignores its ε parameter and uses 1e-5 (ld.param of eps replaced by mov 1e-5; upstream rms_norm_forward)",
-		make: func() (*target, error) {
-			ks, err := editedPair(epsHardcoded, rmsFwdKernels...)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.EpsParity}, []string{"rmsnorm_fwd_rms"}, ks...), nil
-		}},
+		swap: fromEdit(epsHardcoded, rmsFwdKernels...)},
 	{Name: "single-row-launch", Kernel: "fused_residual_rmsnorm", Killers: []string{properties.FusedRMSNorm},
 		What: "fused residual + RMSNorm kernel without row indexing launched with one block per row: every block does row 0 (upstream FusedResidualRmsNormKernel)",
-		make: func() (*target, error) {
-			ks, err := variants("single_row_launch", "fused_residual_rmsnorm")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.FusedRMSNorm}, []string{"fused_residual_rmsnorm"}, ks...), nil
-		}},
+		swap: fromSource("single_row_launch", "fused_residual_rmsnorm")},
 	{Name: "reentrant-cache-lock", Kernel: "fused_residual_rmsnorm", Killers: []string{properties.FusedRMSNorm},
 		What: "fused launcher holds the module-cache lock while calling the residual-add launcher, which takes it again: self-deadlock (upstream aprender-train)",
 		make: func() (*target, error) {
@@ -377,109 +372,41 @@ var named = []Named{
 		}},
 	{Name: "rope-gptj", Kernel: "rope_neox_fwd_batched", Killers: []string{properties.RoPEBasis},
 		What: "batched RoPE rotating adjacent pairs (2i, 2i+1) (GPT-J) instead of NeoX's (i, i+d/2)",
-		make: func() (*target, error) {
-			ks, err := variants("rope_gptj", "rope_neox_fwd_batched")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.RoPEBasis}, []string{"rope_neox_fwd_batched"}, ks...), nil
-		}},
+		swap: fromSource("rope_gptj", "rope_neox_fwd_batched")},
 	{Name: "rope-bwd-forward-rotation", Kernel: "rope_neox_bwd_batched", Killers: []string{properties.RoPEBackward, properties.RoPEBasis},
 		What: "RoPE backward rotates dy by +angle (R) instead of −angle (Rᵀ): not the adjoint of the forward",
-		make: func() (*target, error) {
-			ks, err := variants("rope_bwd_forward_rotation", "rope_neox_bwd_batched")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.RoPEBackward, properties.RoPEBasis}, []string{"rope_neox_bwd_batched"}, ks...), nil
-		}},
+		swap: fromSource("rope_bwd_forward_rotation", "rope_neox_bwd_batched")},
 	{Name: "partial-warp-reduce", Kernel: "rmsnorm_bwd_rowwarp", Killers: []string{properties.BRMSBack, properties.BRMSBackFD},
 		What: "warp-per-row backward whose row reduction skips the tail lanes when hidden is not a multiple of 32",
-		make: func() (*target, error) {
-			ks, err := variants("partial_warp_reduce", "rmsnorm_bwd_rowwarp")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.BRMSBack, properties.BRMSBackFD}, []string{"rmsnorm_bwd_rowwarp"}, ks...), nil
-		}},
+		swap: fromSource("partial_warp_reduce", "rmsnorm_bwd_rowwarp")},
 	{Name: "missing-bounds-check", Kernel: "rope_neox_fwd_batched", Faults: true,
 		Killers: []string{properties.RoPEBasis, properties.RoPEThetaCache, properties.BatchIndependence, properties.RowPermutation},
 		What:    "batched RoPE without its `q < rows·half` guard: the last block reads positions/x and writes y past the end",
-		make: func() (*target, error) {
-			ks, err := variants("missing_bounds_check", "rope_neox_fwd_batched")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.RoPEBasis}, []string{"rope_neox_fwd_batched"}, ks...), nil
-		}},
+		swap:    fromSource("missing_bounds_check", "rope_neox_fwd_batched")},
 	{Name: "no-barrier", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.RMSFwd},
 		What: "RMSNorm forward's block reduction without the bar.sync between the warps' shared-memory stores of their sums and the reads (PTX edit)",
-		make: func() (*target, error) {
-			ks, err := editedPair(firstBarrierRemoved, rmsFwdKernels...)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.RMSFwd}, []string{"rmsnorm_fwd_rms"}, ks...), nil
-		}},
+		swap: fromEdit(firstBarrierRemoved, rmsFwdKernels...)},
 	{Name: "unrolled-shuffle", Kernel: "rmsnorm_bwd_warp32", Killers: []string{properties.RMSBackWarp},
 		What: "single-warp backward whose butterfly was unrolled for the hidden it was built for (16): lanes 16..31 never meet 0..15 (upstream aprender-gpu)",
-		make: func() (*target, error) {
-			ks, err := variants("unrolled_shuffle", "rmsnorm_bwd_warp32")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.RMSBackWarp}, []string{"rmsnorm_bwd_warp32"}, ks...), nil
-		}},
+		swap: fromSource("unrolled_shuffle", "rmsnorm_bwd_warp32")},
 	{Name: "eps-inside-mean", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.ScaleInvariance, properties.RMSFwd, properties.EpsParity},
 		What: "forward computes sqrt((Σx² + ε)/n) instead of sqrt(Σx²/n + ε): ε's weight depends on the scale of x (PTX edit)",
-		make: func() (*target, error) {
-			ks, err := editedPair(epsInsideMean, rmsFwdKernels...)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.ScaleInvariance, properties.RMSFwd, properties.EpsParity}, []string{"rmsnorm_fwd_rms"}, ks...), nil
-		}},
+		swap: fromEdit(epsInsideMean, rmsFwdKernels...)},
 	{Name: "sum-not-mean", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Throughput, properties.RMSFwd},
 		What: "forward computes sqrt(Σx² + ε): the division by hidden forgotten (PTX edit)",
-		make: func() (*target, error) {
-			ks, err := editedPair(sumNotMean, rmsFwdKernels...)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.Throughput, properties.RMSFwd}, []string{"rmsnorm_fwd_rms"}, ks...), nil
-		}},
+		swap: fromEdit(sumNotMean, rmsFwdKernels...)},
 	{Name: "nan-swallowing-clamp", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Robustness},
 		What: "forward clamps the mean of squares with max(ms, 0), which turns a NaN row finite (PTX edit)",
-		make: func() (*target, error) {
-			ks, err := editedPair(nanClamp, rmsFwdKernels...)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.Robustness}, []string{"rmsnorm_fwd_rms"}, ks...), nil
-		}},
+		swap: fromEdit(nanClamp, rmsFwdKernels...)},
 	{Name: "batch-dependent-block", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.BatchIndependence},
 		What: "forward launched with 256 threads per row for one row and 128 for a batch: a row's bits depend on the batch size",
-		make: func() (*target, error) {
-			return kernelTarget([]string{properties.BatchIndependence}, []string{"rmsnorm_fwd_rms"}, batchDependentBlock()...), nil
-		}},
+		swap: func() ([]*kernels.Kernel, error) { return batchDependentBlock(), nil }},
 	{Name: "row-parity-order", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.RowPermutation, properties.BatchIndependence},
 		What: "forward whose odd rows sum their squares in reverse order (a snake traversal): a row's bits depend on its index",
-		make: func() (*target, error) {
-			ks, err := variants("row_parity_order", rmsFwdKernels...)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.RowPermutation, properties.BatchIndependence}, []string{"rmsnorm_fwd_rms"}, ks...), nil
-		}},
+		swap: fromSource("row_parity_order", rmsFwdKernels...)},
 	{Name: "bwd-no-projection", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.BRMSBackFD, properties.BRMSBack},
 		What: "chunked backward drops the projection term: dx = γ·dy/rms, not (γ·dy − x̂·mean(γ·dy·x̂))/rms (PTX edit)",
-		make: func() (*target, error) {
-			k, err := edited("rmsnorm_bwd_chunk", noProjection)
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.BRMSBackFD, properties.BRMSBack}, []string{k.Name}, k), nil
-		}},
+		swap: fromEdit(noProjection, "rmsnorm_bwd_chunk")},
 	{Name: "sm-count-chunking", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.Parity}, GPU: true,
 		What: "chunked backward partitions rows by the device's SM count: dγ's summation order, hence its bits, differ from device to device",
 		make: func() (*target, error) {
@@ -489,59 +416,21 @@ var named = []Named{
 		}},
 	{Name: "gamma-by-head", Kernel: "per_head_rmsnorm", Killers: []string{properties.QKNForward}, Faults: true,
 		What: "per-head RMSNorm indexing γ as [heads·head_dim] (gamma[h·head_dim + j]) instead of the shared [head_dim]",
-		make: func() (*target, error) {
-			ks, err := variants("gamma_by_head", "per_head_rmsnorm")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.QKNForward}, []string{"per_head_rmsnorm"}, ks...), nil
-		}},
+		swap: fromSource("gamma_by_head", "per_head_rmsnorm")},
 	{Name: "ln-one-pass-variance", Kernel: "layernorm_fwd_stats",
 		Killers: []string{properties.LNShift, properties.LNForward, properties.LNMoments},
 		What:    "LayerNorm forward with the one-pass variance mean(x²) − mean(x)² (cancellation when |mean| ≫ std)",
-		make: func() (*target, error) {
-			ks, err := variants("ln_one_pass_variance", "layernorm_fwd", "layernorm_fwd_stats")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.LNShift, properties.LNForward, properties.LNMoments},
-				[]string{"layernorm_fwd_stats", "layernorm_fwd"}, ks...), nil
-		}},
+		swap:    fromSource("ln_one_pass_variance", "layernorm_fwd", "layernorm_fwd_stats")},
 	{Name: "ln-bessel-variance", Kernel: "layernorm_fwd_stats", Killers: []string{properties.LNMoments, properties.LNForward, properties.LNShift},
 		What: "LayerNorm divides the squared deviations by hidden−1 (the unbiased variance) instead of hidden (PTX edit)",
-		make: func() (*target, error) {
-			ks, err := editedPair(besselVariance, "layernorm_fwd", "layernorm_fwd_stats")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.LNMoments, properties.LNForward, properties.LNShift},
-				[]string{"layernorm_fwd_stats", "layernorm_fwd"}, ks...), nil
-		}},
+		swap: fromEdit(besselVariance, "layernorm_fwd", "layernorm_fwd_stats")},
 	{Name: "ln-gamma-beta-swapped", Kernel: "layernorm_fwd_stats", Killers: []string{properties.LNForward},
 		What: "LayerNorm forward reads γ where it should read β and the other way round (PTX edit of the two ld.param)",
-		make: func() (*target, error) {
-			ks, err := editedPair(swapParams("gamma", "beta"), "layernorm_fwd", "layernorm_fwd_stats")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.LNForward}, []string{"layernorm_fwd_stats", "layernorm_fwd"}, ks...), nil
-		}},
+		swap: fromEdit(swapParams("gamma", "beta"), "layernorm_fwd", "layernorm_fwd_stats")},
 	{Name: "ln-bwd-swapped-grads", Kernel: "layernorm_bwd_chunk", Killers: []string{properties.LNBackward},
 		What: "LayerNorm backward writes its dγ partials where dβ's go and the other way round (PTX edit of the two ld.param)",
-		make: func() (*target, error) {
-			k, err := edited("layernorm_bwd_chunk", swapParams("partial_g", "partial_b"))
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.LNBackward}, []string{k.Name}, k), nil
-		}},
+		swap: fromEdit(swapParams("partial_g", "partial_b"), "layernorm_bwd_chunk")},
 	{Name: "perhead-row-rms", Kernel: "per_head_rmsnorm", Killers: []string{properties.QKNHeads, properties.QKNForward},
 		What: "QK-norm normalising every head by the rms of the whole row instead of its own: heads depend on each other",
-		make: func() (*target, error) {
-			ks, err := variants("perhead_row_rms", "per_head_rmsnorm")
-			if err != nil {
-				return nil, err
-			}
-			return kernelTarget([]string{properties.QKNHeads, properties.QKNForward}, []string{"per_head_rmsnorm"}, ks...), nil
-		}},
+		swap: fromSource("perhead_row_rms", "per_head_rmsnorm")},
 }

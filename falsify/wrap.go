@@ -7,8 +7,6 @@ import (
 	"sync"
 
 	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/kernels"
-	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -142,13 +140,6 @@ func (tr *tracer) call(what string, dev cudart.Device, mut, orig func(cudart.Dev
 	return err
 }
 
-func clone(s []float32) []float32 {
-	if s == nil {
-		return nil
-	}
-	return make([]float32, len(s))
-}
-
 // same reports whether two implementations are the same value (then the
 // original need not be run beside it).
 func same(a, b any) bool {
@@ -159,146 +150,15 @@ func same(a, b any) bool {
 	return ta == tb && ta.Comparable() && a == b
 }
 
-// The wrappers: one per interface the contracts take.
-
-type rmsFwdW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.RMSNormForwarder
-}
-
-func (w rmsFwdW) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error {
-	b := *a
-	b.Y, b.RMS = clone(a.Y), clone(a.RMS)
-	return w.tr.call("rmsnorm forward", dev,
-		func(d cudart.Device) error { return w.mut.RMSNormForward(d, a) },
-		func(d cudart.Device) error { return w.orig.RMSNormForward(d, &b) },
-		func() [][]float32 { return [][]float32{a.Y, a.RMS} }, func() [][]float32 { return [][]float32{b.Y, b.RMS} })
-}
-
-type rmsBwdW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.RMSNormBackwarder
-}
-
-func (w rmsBwdW) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
-	b := *a
-	b.DX, b.DGamma = clone(a.DX), clone(a.DGamma)
-	return w.tr.call("rmsnorm backward", dev,
-		func(d cudart.Device) error { return w.mut.RMSNormBackward(d, a) },
-		func(d cudart.Device) error { return w.orig.RMSNormBackward(d, &b) },
-		func() [][]float32 { return [][]float32{a.DX, a.DGamma} }, func() [][]float32 { return [][]float32{b.DX, b.DGamma} })
-}
-
-type fusedW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.FusedResidualRMSNormer
-}
-
-func (w fusedW) FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error {
-	b := *a
-	b.ResidualOut, b.Y = clone(a.ResidualOut), clone(a.Y)
-	return w.tr.call("fused residual rmsnorm", dev,
-		func(d cudart.Device) error { return w.mut.FusedResidualRMSNorm(d, a) },
-		func(d cudart.Device) error { return w.orig.FusedResidualRMSNorm(d, &b) },
-		func() [][]float32 { return [][]float32{a.ResidualOut, a.Y} }, func() [][]float32 { return [][]float32{b.ResidualOut, b.Y} })
-}
-
-type lnFwdW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.LayerNormForwarder
-}
-
-func (w lnFwdW) LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error {
-	b := *a
-	b.Y, b.Mean, b.Rstd = clone(a.Y), clone(a.Mean), clone(a.Rstd)
-	return w.tr.call("layernorm forward", dev,
-		func(d cudart.Device) error { return w.mut.LayerNormForward(d, a) },
-		func(d cudart.Device) error { return w.orig.LayerNormForward(d, &b) },
-		func() [][]float32 { return [][]float32{a.Y, a.Mean, a.Rstd} }, func() [][]float32 { return [][]float32{b.Y, b.Mean, b.Rstd} })
-}
-
-type lnBwdW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.LayerNormBackwarder
-}
-
-func (w lnBwdW) LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error {
-	b := *a
-	b.DX, b.DGamma, b.DBeta = clone(a.DX), clone(a.DGamma), clone(a.DBeta)
-	return w.tr.call("layernorm backward", dev,
-		func(d cudart.Device) error { return w.mut.LayerNormBackward(d, a) },
-		func(d cudart.Device) error { return w.orig.LayerNormBackward(d, &b) },
-		func() [][]float32 { return [][]float32{a.DX, a.DGamma, a.DBeta} }, func() [][]float32 { return [][]float32{b.DX, b.DGamma, b.DBeta} })
-}
-
-type perHeadW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.PerHeadRMSNormer
-}
-
-func (w perHeadW) PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error {
-	b := *a
-	b.Y = clone(a.Y)
-	return w.tr.call("per-head rmsnorm", dev,
-		func(d cudart.Device) error { return w.mut.PerHeadRMSNorm(d, a) },
-		func(d cudart.Device) error { return w.orig.PerHeadRMSNorm(d, &b) },
-		func() [][]float32 { return [][]float32{a.Y} }, func() [][]float32 { return [][]float32{b.Y} })
-}
-
-type ropeW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.RoPEForwarder
-}
-
-func (w ropeW) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
-	b := *a
-	b.Y = clone(a.Y)
-	return w.tr.call("rope forward", dev,
-		func(d cudart.Device) error { return w.mut.RoPEForward(d, a) },
-		func(d cudart.Device) error { return w.orig.RoPEForward(d, &b) },
-		func() [][]float32 { return [][]float32{a.Y} }, func() [][]float32 { return [][]float32{b.Y} })
-}
-
-type ropeBwdW struct {
-	pass
-	tr        *tracer
-	mut, orig properties.RoPEBackwarder
-}
-
-func (w ropeBwdW) RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error {
-	b := *a
-	b.DX = clone(a.DX)
-	return w.tr.call("rope backward", dev,
-		func(d cudart.Device) error { return w.mut.RoPEBackward(d, a) },
-		func(d cudart.Device) error { return w.orig.RoPEBackward(d, &b) },
-		func() [][]float32 { return [][]float32{a.DX} }, func() [][]float32 { return [][]float32{b.DX} })
-}
-
-// pass is embedded in every wrapper: KernelLister and ReductionDescriber
-// pass through to the wrapped mutant, so a contract sees what the mutant
-// implementation itself exposes (nil, as good as absent to the contracts,
-// when it exposes nothing).
-type pass struct{ inner any }
-
-// Kernels returns the wrapped implementation's kernels, if it lists them.
-func (p pass) Kernels() []*kernels.Kernel {
-	if l, ok := p.inner.(properties.KernelLister); ok {
-		return l.Kernels()
-	}
-	return nil
-}
-
-// Reductions returns the wrapped implementation's sums, if it describes them.
-func (p pass) Reductions(s op.Shape) []op.Reduction {
-	if d, ok := p.inner.(properties.ReductionDescriber); ok {
-		return d.Reductions(s)
-	}
-	return nil
+// traced returns the implementation of operation o that a probe is given
+// for a mutant: it runs mut through tr and, in differential mode, orig on
+// the same inputs with outputs of its own.
+func traced[A, I any](tr *tracer, o *properties.Operation[A, I], mut, orig I) I {
+	return o.Func(func(dev cudart.Device, a *A) error {
+		b := o.Op.Fresh(a)
+		return tr.call(o.Op.Name(), dev,
+			func(d cudart.Device) error { return o.Call(mut, d, a) },
+			func(d cudart.Device) error { return o.Call(orig, d, b) },
+			func() [][]float32 { return o.Op.Outputs(a) }, func() [][]float32 { return o.Op.Outputs(b) })
+	}, mut)
 }

@@ -81,7 +81,7 @@ var benchCases = []benchCase{
 	}},
 	{name: "RMSNormBwdWarp32", extra: []benchShape{{65536, 32}}, maxHidden: 32, setup: rmsBackwardBench(RMSNormBwdWarp32)},
 	{name: "RMSNormBwdWarp", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdWarp)},
-	{name: "RMSNormBwdBlock", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdBlock)},
+	{name: "RMSNormBwdChunk", extra: []benchShape{{65536, 32}}, setup: rmsBackwardBench(RMSNormBwdChunk)},
 	{name: "FusedResidualRMSNorm", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
 		r := rng(op.Shape{Rows: rows, Hidden: h}, 12)
 		res := d.in("residual", normals(r, rows, h, 0))
@@ -152,24 +152,28 @@ func BenchmarkKernels(b *testing.B) {
 			if c.maxHidden > 0 && s.hidden > c.maxHidden {
 				continue
 			}
-			b.Run(fmt.Sprintf("%s/%dx%d", c.name, s.rows, s.hidden), func(b *testing.B) {
-				d := newDeviceData(b, dev)
-				launch, bytes := c.setup(b, d, s.rows, s.hidden)
-				if err := launch(); err != nil { // loads the module, warms the caches
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				el, err := dev.Elapsed(b.N, launch)
-				if err != nil {
-					b.Fatal(err)
-				}
-				sec := el.Seconds() / float64(b.N)
-				b.ReportMetric(sec*1e6, "dev-µs/op")
-				b.ReportMetric(float64(bytes)/sec/1e9, "GB/s")
-				if bw := dev.Info().CopyBandwidth; bw > 0 {
-					b.ReportMetric(float64(bytes)/sec/bw, "xcopy")
-				}
-			})
+			b.Run(fmt.Sprintf("%s/%dx%d", c.name, s.rows, s.hidden), func(b *testing.B) { runBench(b, dev, c, s) })
 		}
+	}
+}
+
+// runBench times c at shape s on dev's clock and reports device µs per
+// launch, GB/s and the fraction of the copy bandwidth.
+func runBench(b *testing.B, dev cudart.Device, c benchCase, s benchShape) {
+	d := newDeviceData(b, dev)
+	launch, bytes := c.setup(b, d, s.rows, s.hidden)
+	if err := launch(); err != nil { // loads the module, warms the caches
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	el, err := dev.Elapsed(b.N, launch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sec := el.Seconds() / float64(b.N)
+	b.ReportMetric(sec*1e6, "dev-µs/op")
+	b.ReportMetric(float64(bytes)/sec/1e9, "GB/s")
+	if bw := dev.Info().CopyBandwidth; bw > 0 {
+		b.ReportMetric(float64(bytes)/sec/bw, "xcopy")
 	}
 }

@@ -31,7 +31,7 @@
 //	RMSNormFwd              RMSNormForward         rmsnorm_fwd, rmsnorm_fwd_rms
 //	RMSNormBwdWarp32        RMSNormBackwardWarp32  rmsnorm_bwd_warp32 + colsum_f32 (hidden <= 32)
 //	RMSNormBwdWarp          RMSNormBackwardRowWarp rmsnorm_bwd_rowwarp + colsum_f32 (design "warp", upstream)
-//	RMSNormBwdBlock         RMSNormBackwardChunk   rmsnorm_bwd_chunk + colsum_f32 (design "block", fast)
+//	RMSNormBwdChunk         RMSNormBackwardChunk   rmsnorm_bwd_chunk + colsum_f32 (chunks of rows, fastest)
 //	FusedResidualRMSNormFwd FusedResidualRMSNorm   fused_residual_rmsnorm
 //	LayerNormFwd            LayerNormForward       layernorm_fwd, layernorm_fwd_stats
 //	LayerNormBwd            LayerNormBackward      layernorm_bwd_chunk + colsum_f32 (twice)

@@ -6,7 +6,7 @@ package kernels
 // where rows are subsampled (emuBudget). With no backend they skip.
 //
 // For every kernel and shape: outputs are compared element by element with
-// a float64 reference within the bound derived in ref_test.go; outputs
+// package oracle's float64 reference within its derived bound; outputs
 // start poisoned (NaN) and the reference is finite, so an element never
 // written fails; where the backend counts stores (the emulator), every
 // output element must be stored exactly once; backward results must be
@@ -23,6 +23,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/oracle"
 )
 
 var (
@@ -105,8 +106,9 @@ type checker struct {
 	label string
 }
 
-func (c checker) within(name string, got []float32, want, bound []float64) {
+func (c checker) within(name string, got []float32, r ref) {
 	c.t.Helper()
+	want, bound := r.want, r.tol
 	bad := 0
 	for i := range want {
 		g := f64(got[i])
@@ -192,7 +194,8 @@ func (d *deviceData) read(b cudart.Buffer) []float32 {
 	return v
 }
 
-func depthOf(r []op.Reduction, i int) int { return r[i].Depth() }
+// rmsEps is the ε of the rms the backward tests give the kernels.
+const rmsEps = 1e-5
 
 // ---------------------------------------------------------------------------
 
@@ -215,14 +218,9 @@ func TestEdgeRMSNormForward(t *testing.T) {
 				c.writtenOnce(dev, "y", b.Y)
 				c.writtenOnce(dev, "rms", b.RMS)
 				y, rms := d.read(b.Y), d.read(b.RMS)
-				want, wb := make([]float64, rows*h), make([]float64, rows*h)
-				wr, wrb := make([]float64, rows), make([]float64, rows)
-				dep := depthOf(kRMSNormFwdRMS.Reductions(s), 0)
-				for i := 0; i < rows; i++ {
-					wr[i], wrb[i] = refRMSNorm(x[i*h:(i+1)*h], g, eps, dep, want[i*h:(i+1)*h], wb[i*h:(i+1)*h])
-				}
-				c.within("y", y, want, wb)
-				c.within("rms", rms, wr, wrb)
+				wy, wrms := refRMSNorm(x, g, eps, rows, 0, h, kRMSNormFwdRMS.Reductions(s)[0])
+				c.within("y", y, wy)
+				c.within("rms", rms, wrms)
 				// Without the rms output: the other entry, the same y bits.
 				b.RMS = cudart.Buffer{}
 				if err := RMSNormFwd.Launch(dev, b); err != nil {
@@ -250,12 +248,8 @@ func TestEdgeMisaligned(t *testing.T) {
 		t.Fatal(err)
 	}
 	y := d.read(yb)[1:]
-	want, wb := make([]float64, len(x)), make([]float64, len(x))
-	dep := depthOf(kRMSNormFwd.Reductions(s), 0)
-	for i := 0; i < s.Rows; i++ {
-		refRMSNorm(x[i*s.Hidden:(i+1)*s.Hidden], g, 1e-6, dep, want[i*s.Hidden:(i+1)*s.Hidden], wb[i*s.Hidden:(i+1)*s.Hidden])
-	}
-	checker{t, "rmsnorm_fwd misaligned x,y " + s.String()}.within("y", y, want, wb)
+	want, _ := refRMSNorm(x, g, 1e-6, s.Rows, 0, s.Hidden, kRMSNormFwd.Reductions(s)[0])
+	checker{t, "rmsnorm_fwd misaligned x,y " + s.String()}.within("y", y, want)
 }
 
 func TestEdgeFusedResidualRMSNorm(t *testing.T) {
@@ -271,11 +265,7 @@ func TestEdgeFusedResidualRMSNorm(t *testing.T) {
 				for i := range x {
 					sum[i] = res[i] + x[i] // float32 add: what residual_out must hold exactly
 				}
-				want, wb := make([]float64, rows*h), make([]float64, rows*h)
-				dep := depthOf(kFusedResidualRMSNorm.Reductions(s), 0)
-				for i := 0; i < rows; i++ {
-					refRMSNorm(sum[i*h:(i+1)*h], g, eps, dep, want[i*h:(i+1)*h], wb[i*h:(i+1)*h])
-				}
+				_, want := refFused(res, x, g, eps, rows, h, kFusedResidualRMSNorm.Reductions(s)[0])
 				for _, alias := range []bool{false, true} {
 					c := checker{t, fmt.Sprintf("fused_residual_rmsnorm %v alias=%v", s, alias)}
 					d := newDeviceData(t, dev)
@@ -291,7 +281,7 @@ func TestEdgeFusedResidualRMSNorm(t *testing.T) {
 					c.writtenOnce(dev, "y", b.Y)
 					c.writtenOnce(dev, "residual_out", b.ResidualOut)
 					c.same("residual_out vs fl32(residual + x)", sum, d.read(b.ResidualOut))
-					c.within("y", d.read(b.Y), want, wb)
+					c.within("y", d.read(b.Y), want)
 				}
 			})
 		}
@@ -312,7 +302,7 @@ func TestEdgeRMSNormBackward(t *testing.T) {
 	designs := []struct {
 		name string
 		f    rmsBackwardImpl
-	}{{"warp32", RMSNormBwdWarp32}, {"warp", RMSNormBwdWarp}, {"block", RMSNormBwdBlock}}
+	}{{"warp32", RMSNormBwdWarp32}, {"warp", RMSNormBwdWarp}, {"chunk", RMSNormBwdChunk}}
 	for _, h := range edgeHidden {
 		for _, rows := range rowsFor(dev, h) {
 			s := op.Shape{Rows: rows, Hidden: h}
@@ -324,7 +314,7 @@ func TestEdgeRMSNormBackward(t *testing.T) {
 				for _, v := range x[i*h : (i+1)*h] {
 					ss += f64(v) * f64(v)
 				}
-				rms[i] = float32(math.Sqrt(ss/float64(h) + 1e-5))
+				rms[i] = float32(math.Sqrt(ss/float64(h) + rmsEps))
 			}
 			for _, ds := range designs {
 				if ds.name == "warp32" && h > 32 {
@@ -333,16 +323,7 @@ func TestEdgeRMSNormBackward(t *testing.T) {
 				t.Run(ds.name+"/"+s.String(), func(t *testing.T) {
 					c := checker{t, fmt.Sprintf("rmsnorm backward %q (%s) %v", ds.name, ds.f.impl().k.Name, s)}
 					red := ds.f.Reductions(s)
-					want, wb := make([]float64, rows*h), make([]float64, rows*h)
-					dg, dgAbs := make([]float64, h), make([]float64, h)
-					for i := 0; i < rows; i++ {
-						o := i * h
-						refRMSNormBwd(x[o:o+h], g, dy[o:o+h], rms[i], red[0].Depth(), want[o:o+h], wb[o:o+h], dg, dgAbs)
-					}
-					dgb := make([]float64, h)
-					for j := range dgb {
-						dgb[j] = gam(float64(red[1].Depth())+3) * dgAbs[j]
-					}
+					wdx, wdg := refRMSNormBwd(x, g, dy, rmsEps, rows, h, red[0], red[1])
 					d := newDeviceData(t, dev)
 					b := RMSNormBackwardBuffers{Rows: rows, Hidden: h, X: d.in("x", x), Gamma: d.in("gamma", g), RMS: d.in("rms", rms),
 						DY: d.in("dy", dy), DX: d.out("dx", rows*h), DGamma: d.out("dgamma", h), Partial: d.out("partial", ds.f.PartialRows(rows)*h)}
@@ -350,8 +331,8 @@ func TestEdgeRMSNormBackward(t *testing.T) {
 						t.Fatal(err)
 					}
 					dx1, dg1 := d.read(b.DX), d.read(b.DGamma)
-					c.within("dx", dx1, want, wb)
-					c.within("dgamma", dg1, dg, dgb)
+					c.within("dx", dx1, wdx)
+					c.within("dgamma", dg1, wdg)
 					if err := ds.f.Launch(dev, b); err != nil {
 						t.Fatal(err)
 					}
@@ -394,15 +375,16 @@ func TestEdgeColumnSum(t *testing.T) {
 			s := op.Shape{Rows: rows, Hidden: cols}
 			r := rng(s, 4)
 			p := normals(r, rows, cols, 0)
-			want, wb := make([]float64, cols), make([]float64, cols)
+			// The sum of float32 terms in depth-d order: |ŝ − s| ≤ γ(d)·Σ|term|.
+			want := newRef(cols)
 			dep := kColSum.Reductions(s)[0].Depth()
 			for j := 0; j < cols; j++ {
 				a := 0.0
 				for i := 0; i < rows; i++ {
-					want[j] += f64(p[i*cols+j])
+					want.want[j] += f64(p[i*cols+j])
 					a += math.Abs(f64(p[i*cols+j]))
 				}
-				wb[j] = gam(float64(dep)) * a
+				want.tol[j] = oracle.Gamma(dep) * a
 			}
 			c := checker{t, "colsum_f32 " + s.String()}
 			d := newDeviceData(t, dev)
@@ -411,7 +393,7 @@ func TestEdgeColumnSum(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.writtenOnce(dev, "out", b.Out)
-			c.within("out", d.read(b.Out), want, wb)
+			c.within("out", d.read(b.Out), want)
 		}
 	}
 }
@@ -437,17 +419,11 @@ func TestEdgeLayerNorm(t *testing.T) {
 				c.writtenOnce(dev, "y", fb.Y)
 				c.writtenOnce(dev, "mean", fb.Mean)
 				c.writtenOnce(dev, "rstd", fb.Rstd)
-				dep := depthOf(kLayerNormFwdStats.Reductions(s), 0)
-				want, wb := make([]float64, rows*h), make([]float64, rows*h)
-				wm, wmb, wr, wrb := make([]float64, rows), make([]float64, rows), make([]float64, rows), make([]float64, rows)
-				for i := 0; i < rows; i++ {
-					st := refLayerNorm(x[i*h:(i+1)*h], g, beta, eps, dep, want[i*h:(i+1)*h], wb[i*h:(i+1)*h])
-					wm[i], wmb[i], wr[i], wrb[i] = st.mean, st.meanB, st.rstd, st.rstdB*st.rstd
-				}
+				wy, wm, wr := refLayerNorm(x, g, beta, eps, rows, h, kLayerNormFwdStats.Reductions(s)[0])
 				y, mean, rstd := d.read(fb.Y), d.read(fb.Mean), d.read(fb.Rstd)
-				c.within("y", y, want, wb)
-				c.within("mean", mean, wm, wmb)
-				c.within("rstd", rstd, wr, wrb)
+				c.within("y", y, wy)
+				c.within("mean", mean, wm)
+				c.within("rstd", rstd, wr)
 				fb.Mean, fb.Rstd = cudart.Buffer{}, cudart.Buffer{}
 				if err := LayerNormFwd.Launch(dev, fb); err != nil {
 					t.Fatal(err)
@@ -455,18 +431,7 @@ func TestEdgeLayerNorm(t *testing.T) {
 				c.same("y (layernorm_fwd vs layernorm_fwd_stats)", y, d.read(fb.Y))
 
 				// Backward, with the kernel's own mean and rstd as inputs.
-				red := LayerNormBwd.Reductions(s)
-				dx, dxb := make([]float64, rows*h), make([]float64, rows*h)
-				dg, dgAbs, db, dbAbs := make([]float64, h), make([]float64, h), make([]float64, h), make([]float64, h)
-				for i := 0; i < rows; i++ {
-					o := i * h
-					refLayerNormBwd(x[o:o+h], g, dy[o:o+h], mean[i], rstd[i], max(red[0].Depth(), red[1].Depth()), dx[o:o+h], dxb[o:o+h], dg, dgAbs, db, dbAbs)
-				}
-				dgb, dbb := make([]float64, h), make([]float64, h)
-				for j := range dgb {
-					dgb[j] = gam(float64(red[2].Depth())+3) * dgAbs[j]
-					dbb[j] = gam(float64(red[3].Depth())) * dbAbs[j]
-				}
+				wdx, wdg, wdb := refLayerNormBwd(x, g, dy, eps, rows, h, LayerNormBwd.Reductions(s))
 				np := LayerNormBwd.PartialRows(rows) * h
 				bb := LayerNormBackwardBuffers{Rows: rows, Hidden: h, X: fb.X, Gamma: fb.Gamma, DY: d.in("dy", dy), Mean: d.in("mean", mean), Rstd: d.in("rstd", rstd),
 					DX: d.out("dx", rows*h), DGamma: d.out("dgamma", h), DBeta: d.out("dbeta", h), PartialG: d.out("partial_g", np), PartialB: d.out("partial_b", np)}
@@ -475,9 +440,9 @@ func TestEdgeLayerNorm(t *testing.T) {
 				}
 				c.writtenOnce(dev, "dbeta", bb.DBeta)
 				dx1, dg1, db1 := d.read(bb.DX), d.read(bb.DGamma), d.read(bb.DBeta)
-				c.within("dx", dx1, dx, dxb)
-				c.within("dgamma", dg1, dg, dgb)
-				c.within("dbeta", db1, db, dbb)
+				c.within("dx", dx1, wdx)
+				c.within("dgamma", dg1, wdg)
+				c.within("dbeta", db1, wdb)
 				if err := LayerNormBwd.Launch(dev, bb); err != nil {
 					t.Fatal(err)
 				}
@@ -512,18 +477,14 @@ func TestEdgePerHeadRMSNorm(t *testing.T) {
 				x, g := normals(r, rows*heads, hd, 0), uniform(r, hd, 0.5, 1.5)
 				eps := float32(1e-6)
 				c := checker{t, fmt.Sprintf("per_head_rmsnorm %v eps=%g", s, eps)}
-				want, wb := make([]float64, n), make([]float64, n)
-				dep := depthOf(kPerHeadRMSNorm.Reductions(s), 0)
-				for p := 0; p < rows*heads; p++ {
-					refRMSNorm(x[p*hd:(p+1)*hd], g, eps, dep, want[p*hd:(p+1)*hd], wb[p*hd:(p+1)*hd])
-				}
+				want, _ := refRMSNorm(x, g, eps, rows, heads, hd, kPerHeadRMSNorm.Reductions(s)[0])
 				d := newDeviceData(t, dev)
 				b := PerHeadRMSNormBuffers{Rows: rows, Heads: heads, HeadDim: hd, Eps: eps, X: d.in("x", x), Gamma: d.in("gamma", g), Y: d.out("y", n)}
 				if err := PerHeadRMSNormFwd.Launch(dev, b); err != nil {
 					t.Fatal(err)
 				}
 				c.writtenOnce(dev, "y", b.Y)
-				c.within("y", d.read(b.Y), want, wb)
+				c.within("y", d.read(b.Y), want)
 			}
 		}
 	}
@@ -552,15 +513,14 @@ func TestEdgeRoPE(t *testing.T) {
 				posb := d.in("positions", pos)
 				for _, kind := range []string{"single", "batched", "backward"} {
 					c := checker{t, fmt.Sprintf("rope %s %v theta=%g", kind, s, theta)}
-					want, wb := make([]float64, n), make([]float64, n)
-					for p := 0; p < rows*heads; p++ {
-						row := p / heads
-						at := pos[row]
-						if kind == "single" {
-							at = pos[0]
+					at := pos
+					if kind == "single" {
+						at = make([]uint32, rows)
+						for i := range at {
+							at[i] = pos[0]
 						}
-						refRoPE(x[p*hd:(p+1)*hd], hd, at, theta, kind == "backward", want[p*hd:(p+1)*hd], wb[p*hd:(p+1)*hd])
 					}
+					want := refRoPE(x, at, rows, heads, hd, theta, kind == "backward")
 					b := RoPEBuffers{Rows: rows, Heads: heads, HeadDim: hd, Theta: theta, X: xb, Y: d.out("y", n)}
 					var err error
 					switch kind {
@@ -578,7 +538,7 @@ func TestEdgeRoPE(t *testing.T) {
 						t.Fatal(err)
 					}
 					c.writtenOnce(dev, "y", b.Y)
-					c.within("y", d.read(b.Y), want, wb)
+					c.within("y", d.read(b.Y), want)
 				}
 			}
 		}

@@ -46,7 +46,7 @@ func BenchmarkFMAD(b *testing.B) {
 		bwd  RMSNormBackwardChunk
 		ln   LayerNormForward
 	}{
-		{"fmad=false", RMSNormFwd, RMSNormBwdBlock, LayerNormFwd},
+		{"fmad=false", RMSNormFwd, RMSNormBwdChunk, LayerNormFwd},
 		{"fmad=true", RMSNormForward{K: load(kRMSNormFwd), KRMS: load(kRMSNormFwdRMS)},
 			RMSNormBackwardChunk{K: load(kRMSNormBwdChunk), Reduce: load(kColSum)},
 			LayerNormForward{K: load(kLayerNormFwd), KStats: load(kLayerNormFwdStats)}},
@@ -60,7 +60,7 @@ func BenchmarkFMAD(b *testing.B) {
 						Gamma: d.in("gamma", uniform(r, h, 0.5, 1.5)), Y: d.out("y", rows*h), RMS: d.out("rms", rows)}
 					return func() error { return v.fwd.Launch(dev, bb) }, f4(rows*h, h, rows*h, rows)
 				}},
-				{name: "RMSNormBwdBlock", setup: rmsBackwardBench(v.bwd)},
+				{name: "RMSNormBwdChunk", setup: rmsBackwardBench(v.bwd)},
 				{name: "LayerNormFwd", setup: func(b *testing.B, d *deviceData, rows, h int) (func() error, int64) {
 					r := rng(op.Shape{Rows: rows, Hidden: h}, 12)
 					bb := LayerNormForwardBuffers{Rows: rows, Hidden: h, Eps: 1e-5, X: d.in("x", normals(r, rows, h, 0)),
@@ -69,23 +69,7 @@ func BenchmarkFMAD(b *testing.B) {
 				}},
 			}
 			for _, c := range cases {
-				b.Run(fmt.Sprintf("%s/%s/%dx%d", c.name, v.name, s.rows, s.hidden), func(b *testing.B) {
-					d := newDeviceData(b, dev)
-					launch, bytes := c.setup(b, d, s.rows, s.hidden)
-					if err := launch(); err != nil {
-						b.Fatal(err)
-					}
-					b.ResetTimer()
-					el, err := dev.Elapsed(b.N, launch)
-					if err != nil {
-						b.Fatal(err)
-					}
-					sec := el.Seconds() / float64(b.N)
-					b.ReportMetric(float64(bytes)/sec/1e9, "GB/s")
-					if bw := dev.Info().CopyBandwidth; bw > 0 {
-						b.ReportMetric(float64(bytes)/sec/bw, "xcopy")
-					}
-				})
+				b.Run(fmt.Sprintf("%s/%s/%dx%d", c.name, v.name, s.rows, s.hidden), func(b *testing.B) { runBench(b, dev, c, s) })
 			}
 		}
 	}

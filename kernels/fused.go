@@ -38,40 +38,14 @@ func (f FusedResidualRMSNorm) Launch(dev cudart.Device, b FusedResidualRMSNormBu
 
 // FusedResidualRMSNorm validates a, runs the kernel on dev and fills
 // a.ResidualOut and a.Y.
-func (f FusedResidualRMSNorm) FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) (err error) {
-	op := f.K.Name
-	var c argCheck
-	if checkRowsHidden(&c, a.Rows, a.Hidden) {
-		n := a.Rows * a.Hidden
-		c.length("Residual", len(a.Residual), n)
-		c.length("X", len(a.X), n)
-		c.length("Gamma", len(a.Gamma), a.Hidden)
-		c.length("ResidualOut", len(a.ResidualOut), n)
-		c.length("Y", len(a.Y), n)
-	}
-	if err := c.err(op); err != nil {
-		return err
-	}
-	sc := newScratch(dev, op)
-	defer func() { err = joinFree(err, sc) }()
-	in, err := sc.uploads(names("residual", "x", "gamma"), a.Residual, a.X, a.Gamma)
-	if err != nil {
-		return err
-	}
-	b := FusedResidualRMSNormBuffers{Rows: a.Rows, Hidden: a.Hidden, Eps: a.Eps, Residual: in[0], X: in[1], Gamma: in[2]}
+func (f FusedResidualRMSNorm) FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error {
+	var alias map[string]string
 	if a.Alias {
-		b.ResidualOut = b.Residual
-	} else if b.ResidualOut, err = sc.alloc("residual_out", cudart.F32, len(a.ResidualOut)); err != nil {
-		return err
+		alias = map[string]string{"residual_out": "residual"}
 	}
-	if b.Y, err = sc.alloc("y", cudart.F32, len(a.Y)); err != nil {
-		return err
-	}
-	if err := f.Launch(dev, b); err != nil {
-		return err
-	}
-	if err := sc.download("residual_out", a.ResidualOut, b.ResidualOut); err != nil {
-		return err
-	}
-	return sc.download("y", a.Y, b.Y)
+	return call(dev, op.FusedResidualRMSNorm, f.K.Name, a, func(c *argCheck) bool { return checkRowsHidden(c, a.Rows, a.Hidden) },
+		alias, func(b buffers, _ *scratch) error {
+			return f.Launch(dev, FusedResidualRMSNormBuffers{Rows: a.Rows, Hidden: a.Hidden, Eps: a.Eps, Residual: b["residual"],
+				X: b["x"], Gamma: b["gamma"], ResidualOut: b["residual_out"], Y: b["y"]})
+		})
 }

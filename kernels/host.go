@@ -43,13 +43,6 @@ func (c *argCheck) length(name string, got, want int) {
 	}
 }
 
-// optional checks an optional output: nil, or exactly want long.
-func (c *argCheck) optional(name string, s []float32, want int) {
-	if s != nil && len(s) != want {
-		c.addf("len(%s)=%d, want %d or nil", name, len(s), want)
-	}
-}
-
 func (c *argCheck) err(op string) error {
 	if len(c.problems) == 0 {
 		return nil
@@ -119,19 +112,6 @@ func (s *scratch) free() error {
 	}
 	s.bufs = nil
 	return errors.Join(errs...)
-}
-
-// uploads uploads several named slices in order.
-func (s *scratch) uploads(names []string, data ...any) ([]cudart.Buffer, error) {
-	out := make([]cudart.Buffer, len(data))
-	for i, d := range data {
-		b, err := s.upload(names[i], d)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
 }
 
 func names(s ...string) []string { return s }

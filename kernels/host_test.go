@@ -116,7 +116,7 @@ func hostCalls(rows, hidden int) []hostCall {
 			[]string{"rmsnorm_bwd_warp32", "colsum_f32"}},
 		{"RMSNormBwdWarp", func(d cudart.Device) error { return RMSNormBwdWarp.RMSNormBackward(d, bwd()) },
 			[]string{"rmsnorm_bwd_rowwarp", "colsum_f32"}},
-		{"RMSNormBwdBlock", func(d cudart.Device) error { return RMSNormBwdBlock.RMSNormBackward(d, bwd()) },
+		{"RMSNormBwdChunk", func(d cudart.Device) error { return RMSNormBwdChunk.RMSNormBackward(d, bwd()) },
 			[]string{"rmsnorm_bwd_chunk", "colsum_f32"}},
 		{"FusedResidualRMSNorm", func(d cudart.Device) error {
 			return FusedResidualRMSNormFwd.FusedResidualRMSNorm(d, &op.FusedResidualRMSNormArgs{Rows: rows, Hidden: hidden, Eps: 1e-6,
@@ -210,7 +210,7 @@ func TestChunkedLaunch(t *testing.T) {
 	for _, s := range []op.Shape{{Rows: 1000, Hidden: 896}, {Rows: 100, Hidden: 8193}, {Rows: 3, Hidden: 33}} {
 		dev, fb := fakeDevice(t)
 		n := s.Rows * s.Hidden
-		err := RMSNormBwdBlock.RMSNormBackward(dev, &op.RMSNormBackwardArgs{Rows: s.Rows, Hidden: s.Hidden, X: f32s(n), Gamma: f32s(s.Hidden),
+		err := RMSNormBwdChunk.RMSNormBackward(dev, &op.RMSNormBackwardArgs{Rows: s.Rows, Hidden: s.Hidden, X: f32s(n), Gamma: f32s(s.Hidden),
 			RMS: f32s(s.Rows), DY: f32s(n), DX: f32s(n), DGamma: f32s(s.Hidden)})
 		if err != nil {
 			t.Fatal(err)
@@ -273,7 +273,7 @@ func TestHostValidation(t *testing.T) {
 			return RMSNormBwdWarp32.RMSNormBackward(d, &op.RMSNormBackwardArgs{Rows: 1, Hidden: 33, X: f32s(33), Gamma: f32s(33), RMS: f32s(1), DY: f32s(33), DX: f32s(33), DGamma: f32s(33)})
 		}},
 		{"missing dgamma", "len(DGamma)=0", func(d cudart.Device) error {
-			return RMSNormBwdBlock.RMSNormBackward(d, &op.RMSNormBackwardArgs{Rows: 1, Hidden: 4, X: f32s(4), Gamma: f32s(4), RMS: f32s(1), DY: f32s(4), DX: f32s(4)})
+			return RMSNormBwdChunk.RMSNormBackward(d, &op.RMSNormBackwardArgs{Rows: 1, Hidden: 4, X: f32s(4), Gamma: f32s(4), RMS: f32s(1), DY: f32s(4), DX: f32s(4)})
 		}},
 		{"huge", "elements", func(d cudart.Device) error {
 			return RMSNormFwd.RMSNormForward(d, &op.RMSNormForwardArgs{Rows: 1 << 20, Hidden: 1 << 12})

@@ -46,55 +46,24 @@ func (f LayerNormForward) Launch(dev cudart.Device, b LayerNormForwardBuffers) e
 
 // LayerNormForward validates a, runs the forward on dev and fills a.Y (and
 // a.Mean, a.Rstd when set).
-func (f LayerNormForward) LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) (err error) {
-	op := f.K.Name
+func (f LayerNormForward) LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error {
+	name := f.K.Name
 	if a.Mean != nil || a.Rstd != nil {
-		op = f.KStats.Name
+		name = f.KStats.Name
 	}
-	var c argCheck
-	if checkRowsHidden(&c, a.Rows, a.Hidden) {
-		n := a.Rows * a.Hidden
-		c.length("X", len(a.X), n)
-		c.length("Gamma", len(a.Gamma), a.Hidden)
-		c.length("Beta", len(a.Beta), a.Hidden)
-		c.length("Y", len(a.Y), n)
-		c.optional("Mean", a.Mean, a.Rows)
-		c.optional("Rstd", a.Rstd, a.Rows)
+	check := func(c *argCheck) bool {
+		if !checkRowsHidden(c, a.Rows, a.Hidden) {
+			return false
+		}
 		if (a.Mean == nil) != (a.Rstd == nil) {
 			c.addf("Mean and Rstd must be both nil or both set")
 		}
+		return true
 	}
-	if err := c.err(op); err != nil {
-		return err
-	}
-	sc := newScratch(dev, op)
-	defer func() { err = joinFree(err, sc) }()
-	in, err := sc.uploads(names("x", "gamma", "beta"), a.X, a.Gamma, a.Beta)
-	if err != nil {
-		return err
-	}
-	b := LayerNormForwardBuffers{Rows: a.Rows, Hidden: a.Hidden, Eps: a.Eps, X: in[0], Gamma: in[1], Beta: in[2]}
-	if b.Y, err = sc.alloc("y", cudart.F32, len(a.Y)); err != nil {
-		return err
-	}
-	if a.Mean != nil {
-		if b.Mean, err = sc.alloc("mean", cudart.F32, a.Rows); err != nil {
-			return err
-		}
-		if b.Rstd, err = sc.alloc("rstd", cudart.F32, a.Rows); err != nil {
-			return err
-		}
-	}
-	if err := f.Launch(dev, b); err != nil {
-		return err
-	}
-	if err := sc.download("y", a.Y, b.Y); err != nil {
-		return err
-	}
-	if err := sc.download("mean", a.Mean, b.Mean); err != nil {
-		return err
-	}
-	return sc.download("rstd", a.Rstd, b.Rstd)
+	return call(dev, op.LayerNormForward, name, a, check, nil, func(b buffers, _ *scratch) error {
+		return f.Launch(dev, LayerNormForwardBuffers{Rows: a.Rows, Hidden: a.Hidden, Eps: a.Eps, X: b["x"], Gamma: b["gamma"],
+			Beta: b["beta"], Y: b["y"], Mean: b["mean"], Rstd: b["rstd"]})
+	})
 }
 
 // LayerNormBackward runs the LayerNorm backward: layernorm_bwd_chunk
@@ -142,51 +111,21 @@ func (f LayerNormBackward) Launch(dev cudart.Device, b LayerNormBackwardBuffers)
 
 // LayerNormBackward validates a, runs the backward on dev and fills a.DX,
 // a.DGamma and a.DBeta.
-func (f LayerNormBackward) LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) (err error) {
-	op := f.K.Name
-	var c argCheck
-	if checkRowsHidden(&c, a.Rows, a.Hidden) {
-		n := a.Rows * a.Hidden
-		c.length("X", len(a.X), n)
-		c.length("Gamma", len(a.Gamma), a.Hidden)
-		c.length("DY", len(a.DY), n)
-		c.length("Mean", len(a.Mean), a.Rows)
-		c.length("Rstd", len(a.Rstd), a.Rows)
-		c.length("DX", len(a.DX), n)
-		c.length("DGamma", len(a.DGamma), a.Hidden)
-		c.length("DBeta", len(a.DBeta), a.Hidden)
-	}
-	if err := c.err(op); err != nil {
-		return err
-	}
-	sc := newScratch(dev, op)
-	defer func() { err = joinFree(err, sc) }()
-	in, err := sc.uploads(names("x", "gamma", "dy", "mean", "rstd"), a.X, a.Gamma, a.DY, a.Mean, a.Rstd)
-	if err != nil {
-		return err
-	}
-	b := LayerNormBackwardBuffers{Rows: a.Rows, Hidden: a.Hidden, X: in[0], Gamma: in[1], DY: in[2], Mean: in[3], Rstd: in[4]}
-	np := f.PartialRows(a.Rows) * a.Hidden
-	for _, o := range []struct {
-		name string
-		dst  *cudart.Buffer
-		n    int
-	}{{"dx", &b.DX, len(a.DX)}, {"dgamma", &b.DGamma, a.Hidden}, {"dbeta", &b.DBeta, a.Hidden},
-		{"partial_g", &b.PartialG, np}, {"partial_b", &b.PartialB, np}} {
-		if *o.dst, err = sc.alloc(o.name, cudart.F32, o.n); err != nil {
-			return err
-		}
-	}
-	if err := f.Launch(dev, b); err != nil {
-		return err
-	}
-	if err := sc.download("dx", a.DX, b.DX); err != nil {
-		return err
-	}
-	if err := sc.download("dgamma", a.DGamma, b.DGamma); err != nil {
-		return err
-	}
-	return sc.download("dbeta", a.DBeta, b.DBeta)
+func (f LayerNormBackward) LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error {
+	return call(dev, op.LayerNormBackward, f.K.Name, a, func(c *argCheck) bool { return checkRowsHidden(c, a.Rows, a.Hidden) }, nil,
+		func(b buffers, sc *scratch) error {
+			np := f.PartialRows(a.Rows) * a.Hidden
+			pg, err := sc.alloc("partial_dgamma", cudart.F32, np)
+			if err != nil {
+				return err
+			}
+			pb, err := sc.alloc("partial_dbeta", cudart.F32, np)
+			if err != nil {
+				return err
+			}
+			return f.Launch(dev, LayerNormBackwardBuffers{Rows: a.Rows, Hidden: a.Hidden, X: b["x"], Gamma: b["gamma"], DY: b["dy"],
+				Mean: b["mean"], Rstd: b["rstd"], DX: b["dx"], DGamma: b["dgamma"], DBeta: b["dbeta"], PartialG: pg, PartialB: pb})
+		})
 }
 
 // Reductions returns the float32 sums of the whole backward for s: the two

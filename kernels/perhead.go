@@ -41,30 +41,10 @@ func (f PerHeadRMSNorm) Launch(dev cudart.Device, b PerHeadRMSNormBuffers) error
 }
 
 // PerHeadRMSNorm validates a, runs the kernel on dev and fills a.Y.
-func (f PerHeadRMSNorm) PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) (err error) {
-	op := f.K.Name
-	var c argCheck
-	if checkHeads(&c, a.Rows, a.Heads, a.HeadDim) {
-		n := a.Rows * a.Heads * a.HeadDim
-		c.length("X", len(a.X), n)
-		c.length("Gamma", len(a.Gamma), a.HeadDim)
-		c.length("Y", len(a.Y), n)
-	}
-	if err := c.err(op); err != nil {
-		return err
-	}
-	sc := newScratch(dev, op)
-	defer func() { err = joinFree(err, sc) }()
-	in, err := sc.uploads(names("x", "gamma"), a.X, a.Gamma)
-	if err != nil {
-		return err
-	}
-	b := PerHeadRMSNormBuffers{Rows: a.Rows, Heads: a.Heads, HeadDim: a.HeadDim, Eps: a.Eps, X: in[0], Gamma: in[1]}
-	if b.Y, err = sc.alloc("y", cudart.F32, len(a.Y)); err != nil {
-		return err
-	}
-	if err := f.Launch(dev, b); err != nil {
-		return err
-	}
-	return sc.download("y", a.Y, b.Y)
+func (f PerHeadRMSNorm) PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error {
+	return call(dev, op.PerHeadRMSNorm, f.K.Name, a, func(c *argCheck) bool { return checkHeads(c, a.Rows, a.Heads, a.HeadDim) }, nil,
+		func(b buffers, _ *scratch) error {
+			return f.Launch(dev, PerHeadRMSNormBuffers{Rows: a.Rows, Heads: a.Heads, HeadDim: a.HeadDim, Eps: a.Eps, X: b["x"],
+				Gamma: b["gamma"], Y: b["y"]})
+		})
 }

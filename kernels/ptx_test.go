@@ -391,9 +391,9 @@ func TestReductionsShape(t *testing.T) {
 		{kRMSNormFwd.Reductions(op.Shape{Rows: 1, Hidden: 257})[0], op.Reduction{Terms: 257, Serial: 2, Tree: 8}},
 		{kColSum.Reductions(op.Shape{Rows: 1000, Hidden: 5})[0], op.Reduction{Terms: 1000, Serial: 125, Tree: 3}},
 		{kPerHeadRMSNorm.Reductions(op.Shape{Rows: 1, Heads: 2, HeadDim: 128, Hidden: 256})[0], op.Reduction{Terms: 128, Serial: 4, Tree: 5}},
-		{RMSNormBwdBlock.Reductions(op.Shape{Rows: 4096, Hidden: 896})[1], op.Reduction{Terms: 4096, Serial: 8 + 64, Tree: 3}},
+		{RMSNormBwdChunk.Reductions(op.Shape{Rows: 4096, Hidden: 896})[1], op.Reduction{Terms: 4096, Serial: 8 + 64, Tree: 3}},
 		{RMSNormBwdWarp.Reductions(op.Shape{Rows: 4096, Hidden: 896})[1], op.Reduction{Terms: 4096, Serial: 512, Tree: 3}},
-		{RMSNormBwdBlock.Reductions(op.Shape{Rows: 7, Hidden: 64})[0], op.Reduction{Terms: 64, Serial: 4, Tree: 5}},
+		{RMSNormBwdChunk.Reductions(op.Shape{Rows: 7, Hidden: 64})[0], op.Reduction{Terms: 64, Serial: 4, Tree: 5}},
 	}
 	for i, c := range cases {
 		c.got.Name = ""

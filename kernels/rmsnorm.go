@@ -49,44 +49,16 @@ func (f RMSNormForward) Launch(dev cudart.Device, b RMSNormForwardBuffers) error
 
 // RMSNormForward validates a, runs the forward on dev and fills a.Y (and
 // a.RMS when it is not nil).
-func (f RMSNormForward) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) (err error) {
-	op := f.K.Name
+func (f RMSNormForward) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error {
+	name := f.K.Name
 	if a.RMS != nil {
-		op = f.KRMS.Name
+		name = f.KRMS.Name
 	}
-	var c argCheck
-	if checkRowsHidden(&c, a.Rows, a.Hidden) {
-		n := a.Rows * a.Hidden
-		c.length("X", len(a.X), n)
-		c.length("Gamma", len(a.Gamma), a.Hidden)
-		c.length("Y", len(a.Y), n)
-		c.optional("RMS", a.RMS, a.Rows)
-	}
-	if err := c.err(op); err != nil {
-		return err
-	}
-	sc := newScratch(dev, op)
-	defer func() { err = joinFree(err, sc) }()
-	in, err := sc.uploads(names("x", "gamma"), a.X, a.Gamma)
-	if err != nil {
-		return err
-	}
-	b := RMSNormForwardBuffers{Rows: a.Rows, Hidden: a.Hidden, Eps: a.Eps, X: in[0], Gamma: in[1]}
-	if b.Y, err = sc.alloc("y", cudart.F32, len(a.Y)); err != nil {
-		return err
-	}
-	if a.RMS != nil {
-		if b.RMS, err = sc.alloc("rms", cudart.F32, a.Rows); err != nil {
-			return err
-		}
-	}
-	if err := f.Launch(dev, b); err != nil {
-		return err
-	}
-	if err := sc.download("y", a.Y, b.Y); err != nil {
-		return err
-	}
-	return sc.download("rms", a.RMS, b.RMS)
+	return call(dev, op.RMSNormForward, name, a, func(c *argCheck) bool { return checkRowsHidden(c, a.Rows, a.Hidden) }, nil,
+		func(b buffers, _ *scratch) error {
+			return f.Launch(dev, RMSNormForwardBuffers{Rows: a.Rows, Hidden: a.Hidden, Eps: a.Eps, X: b["x"], Gamma: b["gamma"],
+				Y: b["y"], RMS: b["rms"]})
+		})
 }
 
 // joinFree frees sc's buffers and adds any failure to err.
@@ -157,44 +129,16 @@ func (r rmsBwd) launch(dev cudart.Device, b RMSNormBackwardBuffers) error {
 		cudart.In(b.Partial), cudart.Out(b.DGamma), cudart.ScalarU32(uint32(p)), cudart.ScalarU32(uint32(b.Hidden)))
 }
 
-func (r rmsBwd) run(dev cudart.Device, a *op.RMSNormBackwardArgs) (err error) {
-	op := r.k.Name
-	var c argCheck
-	if r.check(&c, a.Rows, a.Hidden) {
-		n := a.Rows * a.Hidden
-		c.length("X", len(a.X), n)
-		c.length("Gamma", len(a.Gamma), a.Hidden)
-		c.length("RMS", len(a.RMS), a.Rows)
-		c.length("DY", len(a.DY), n)
-		c.length("DX", len(a.DX), n)
-		c.length("DGamma", len(a.DGamma), a.Hidden)
-	}
-	if err := c.err(op); err != nil {
-		return err
-	}
-	sc := newScratch(dev, op)
-	defer func() { err = joinFree(err, sc) }()
-	in, err := sc.uploads(names("x", "gamma", "rms", "dy"), a.X, a.Gamma, a.RMS, a.DY)
-	if err != nil {
-		return err
-	}
-	b := RMSNormBackwardBuffers{Rows: a.Rows, Hidden: a.Hidden, X: in[0], Gamma: in[1], RMS: in[2], DY: in[3]}
-	if b.DX, err = sc.alloc("dx", cudart.F32, len(a.DX)); err != nil {
-		return err
-	}
-	if b.DGamma, err = sc.alloc("dgamma", cudart.F32, a.Hidden); err != nil {
-		return err
-	}
-	if b.Partial, err = sc.alloc("partial", cudart.F32, r.partialRows(a.Rows)*a.Hidden); err != nil {
-		return err
-	}
-	if err := r.launch(dev, b); err != nil {
-		return err
-	}
-	if err := sc.download("dx", a.DX, b.DX); err != nil {
-		return err
-	}
-	return sc.download("dgamma", a.DGamma, b.DGamma)
+func (r rmsBwd) run(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
+	return call(dev, op.RMSNormBackward, r.k.Name, a, func(c *argCheck) bool { return r.check(c, a.Rows, a.Hidden) }, nil,
+		func(b buffers, sc *scratch) error {
+			partial, err := sc.alloc("partial", cudart.F32, r.partialRows(a.Rows)*a.Hidden)
+			if err != nil {
+				return err
+			}
+			return r.launch(dev, RMSNormBackwardBuffers{Rows: a.Rows, Hidden: a.Hidden, X: b["x"], Gamma: b["gamma"],
+				RMS: b["rms"], DY: b["dy"], DX: b["dx"], DGamma: b["dgamma"], Partial: partial})
+		})
 }
 
 // reductions combines the row kernel's sums with the column reduction.
@@ -219,7 +163,7 @@ type RMSNormBackwardWarp32 struct{ K, Reduce *Kernel }
 // partial dγ [rows][hidden], then colsum_f32 over the rows.
 type RMSNormBackwardRowWarp struct{ K, Reduce *Kernel }
 
-// RMSNormBackwardChunk is design "block", the fast design: kernel
+// RMSNormBackwardChunk is the chunked design, the fastest: kernel
 // rmsnorm_bwd_chunk, each block owns ChunkRows(rows) contiguous rows and
 // writes one partial dγ row, then colsum_f32 over ChunkBlocks(rows) rows.
 type RMSNormBackwardChunk struct{ K, Reduce *Kernel }
@@ -228,7 +172,7 @@ type RMSNormBackwardChunk struct{ K, Reduce *Kernel }
 var (
 	RMSNormBwdWarp32 = RMSNormBackwardWarp32{K: kRMSNormBwdWarp32, Reduce: kColSum}
 	RMSNormBwdWarp   = RMSNormBackwardRowWarp{K: kRMSNormBwdRowWarp, Reduce: kColSum}
-	RMSNormBwdBlock  = RMSNormBackwardChunk{K: kRMSNormBwdChunk, Reduce: kColSum}
+	RMSNormBwdChunk  = RMSNormBackwardChunk{K: kRMSNormBwdChunk, Reduce: kColSum}
 )
 
 func (f RMSNormBackwardWarp32) impl() rmsBwd  { return rmsBwd{k: f.K, reduce: f.Reduce, maxHidden: 32} }

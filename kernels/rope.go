@@ -62,42 +62,35 @@ func ropeLaunch(k *Kernel, dev cudart.Device, b RoPEBuffers, batched bool) error
 	return k.Launch(dev, s, cudart.In(b.X), cudart.Out(b.Y), rows, heads, hd, cudart.ScalarU32(b.Pos), cudart.ScalarF32(b.Theta))
 }
 
-// ropeRun is the host-level body shared by the three.
-func ropeRun(k *Kernel, dev cudart.Device, rows, heads, headDim int, theta float32, pos uint32, positions []uint32, batched bool, x, y []float32, xName, yName string) (err error) {
-	op := k.Name
-	var c argCheck
-	if checkRoPE(&c, rows, heads, headDim) {
-		n := rows * heads * headDim
-		c.length(xName, len(x), n)
-		c.length(yName, len(y), n)
+// ropeCheck returns the argument check of a RoPE forward kernel: the
+// batched one needs Positions, the single-position one takes Pos and no
+// Positions. (The backward's table row makes Positions required.)
+func ropeCheck(k *Kernel, rows, heads, headDim int, positions []uint32, batched bool) func(c *argCheck) bool {
+	return func(c *argCheck) bool {
+		if !checkRoPE(c, rows, heads, headDim) {
+			return false
+		}
 		switch {
-		case batched:
-			c.length("Positions", len(positions), rows)
-		case positions != nil:
-			c.addf("Positions is set, but %s rotates every row at Pos (use the batched kernel)", op)
+		case batched && positions == nil:
+			c.length("Positions", 0, rows)
+		case !batched && positions != nil:
+			c.addf("Positions is set, but %s rotates every row at Pos (use the batched kernel)", k.Name)
 		}
+		return true
 	}
-	if err := c.err(op); err != nil {
-		return err
-	}
-	sc := newScratch(dev, op)
-	defer func() { err = joinFree(err, sc) }()
-	b := RoPEBuffers{Rows: rows, Heads: heads, HeadDim: headDim, Theta: theta, Pos: pos}
-	if b.X, err = sc.upload("x", x); err != nil {
-		return err
-	}
+}
+
+// ropeForward is the host-level body of both forwards.
+func ropeForward(k *Kernel, dev cudart.Device, a *op.RoPEForwardArgs, batched bool) error {
+	pos := a.Pos
 	if batched {
-		if b.Positions, err = sc.upload("positions", positions); err != nil {
-			return err
-		}
+		pos = 0
 	}
-	if b.Y, err = sc.alloc("y", cudart.F32, len(y)); err != nil {
-		return err
-	}
-	if err := ropeLaunch(k, dev, b, batched); err != nil {
-		return err
-	}
-	return sc.download("y", y, b.Y)
+	return call(dev, op.RoPEForward, k.Name, a, ropeCheck(k, a.Rows, a.Heads, a.HeadDim, a.Positions, batched), nil,
+		func(b buffers, _ *scratch) error {
+			return ropeLaunch(k, dev, RoPEBuffers{Rows: a.Rows, Heads: a.Heads, HeadDim: a.HeadDim, Theta: a.Theta, Pos: pos,
+				Positions: b["positions"], X: b["x"], Y: b["y"]}, batched)
+		})
 }
 
 // Launch runs the kernel on device buffers (Positions unused).
@@ -107,7 +100,7 @@ func (f RoPEForward) Launch(dev cudart.Device, b RoPEBuffers) error {
 
 // RoPEForward validates a, runs the kernel on dev and fills a.Y.
 func (f RoPEForward) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
-	return ropeRun(f.K, dev, a.Rows, a.Heads, a.HeadDim, a.Theta, a.Pos, a.Positions, false, a.X, a.Y, "X", "Y")
+	return ropeForward(f.K, dev, a, false)
 }
 
 // Launch runs the kernel on device buffers (Pos unused).
@@ -117,7 +110,7 @@ func (f RoPEForwardBatched) Launch(dev cudart.Device, b RoPEBuffers) error {
 
 // RoPEForward validates a, runs the kernel on dev and fills a.Y.
 func (f RoPEForwardBatched) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
-	return ropeRun(f.K, dev, a.Rows, a.Heads, a.HeadDim, a.Theta, 0, a.Positions, true, a.X, a.Y, "X", "Y")
+	return ropeForward(f.K, dev, a, true)
 }
 
 // Launch runs the kernel on device buffers: X holds dy, Y receives dx.
@@ -127,5 +120,9 @@ func (f RoPEBackward) Launch(dev cudart.Device, b RoPEBuffers) error {
 
 // RoPEBackward validates a, runs the kernel on dev and fills a.DX.
 func (f RoPEBackward) RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error {
-	return ropeRun(f.K, dev, a.Rows, a.Heads, a.HeadDim, a.Theta, 0, a.Positions, true, a.DY, a.DX, "DY", "DX")
+	return call(dev, op.RoPEBackward, f.K.Name, a, func(c *argCheck) bool { return checkRoPE(c, a.Rows, a.Heads, a.HeadDim) }, nil,
+		func(b buffers, _ *scratch) error {
+			return ropeLaunch(f.K, dev, RoPEBuffers{Rows: a.Rows, Heads: a.Heads, HeadDim: a.HeadDim, Theta: a.Theta,
+				Positions: b["positions"], X: b["dy"], Y: b["dx"]}, true)
+		})
 }

@@ -239,8 +239,8 @@ func (o *Op[A]) Outputs(a *A) [][]float32 {
 func (o *Op[A]) Fresh(a *A) *A {
 	b := *a
 	for i, t := range o.tensors {
-		if p := o.F32(&b, i); t.Role == Out && *p != nil {
-			*p = make([]float32, len(*p))
+		if t.Role == Out && !o.IsNil(a, i) {
+			*o.F32(&b, i) = make([]float32, o.Len(a, i))
 		}
 	}
 	return &b

@@ -112,3 +112,16 @@ func TestSelectRowsAndByRow(t *testing.T) {
 		t.Errorf("Outputs = %v", outs)
 	}
 }
+
+func TestFreshKeepsIntegerInputs(t *testing.T) {
+	a := &RoPEBackwardArgs{Rows: 2, Heads: 1, HeadDim: 2, Positions: []uint32{3, 4}, DY: []float32{1, 2, 3, 4},
+		DX: []float32{9, 9, 9, 9}}
+	b := RoPEBackward.Fresh(a)
+	if &b.Positions[0] != &a.Positions[0] || &b.DY[0] != &a.DY[0] || &b.DX[0] == &a.DX[0] || b.DX[0] != 0 {
+		t.Errorf("Fresh = %+v", b)
+	}
+	c := RoPEBackward.SelectRows(a, []int{1})
+	if !slices.Equal(c.Positions, []uint32{4}) || !slices.Equal(c.DY, []float32{3, 4}) || len(c.DX) != 2 {
+		t.Errorf("SelectRows = %+v", c)
+	}
+}

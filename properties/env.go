@@ -18,8 +18,8 @@ type TB interface {
 	Config() *Config
 }
 
-// DefaultWatchdog bounds a launcher call when Config.Watchdog is zero.
-const DefaultWatchdog = 2 * time.Minute
+// defaultWatchdog bounds a launcher call when Config.Watchdog is zero.
+const defaultWatchdog = 2 * time.Minute
 
 // Config is what contracts read from their runner, as values: where they
 // launch, how large they draw, how long a launcher may take, and where their
@@ -44,7 +44,7 @@ type Config struct {
 	// binding's constraints) is judged on those.
 	MaxRows, MaxHidden, HiddenMultiple int
 	// Watchdog bounds a launcher call before a contract calls it a liveness
-	// failure (0: DefaultWatchdog).
+	// failure (0: two minutes).
 	Watchdog time.Duration
 	// Recorder receives every contract run's progress and outcome (nil:
 	// outcomes are dropped).
@@ -85,12 +85,12 @@ func (c *Config) Limits() Limits {
 	return lim
 }
 
-// WatchdogLimit returns the configured watchdog or DefaultWatchdog.
+// WatchdogLimit returns the configured watchdog, or two minutes.
 func (c *Config) WatchdogLimit() time.Duration {
 	if c.Watchdog > 0 {
 		return c.Watchdog
 	}
-	return DefaultWatchdog
+	return defaultWatchdog
 }
 
 // open opens a fresh device of backend.

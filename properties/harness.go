@@ -21,9 +21,10 @@ const (
 	Inconclusive Status = "inconclusive" // e.g. a failure that did not reproduce
 	Skipped      Status = "skipped"      // could not run here; Reason says why
 	Errored      Status = "error"        // the harness itself failed
+	NotRun       Status = "not_run"      // the run ended before it started
 )
 
-var statusRank = map[Status]int{"": 0, Skipped: 1, Discharged: 2, Inconclusive: 3, Errored: 4, Falsified: 5}
+var statusRank = map[Status]int{"": 0, NotRun: 1, Skipped: 2, Discharged: 3, Inconclusive: 4, Errored: 5, Falsified: 6}
 
 // Outcome is what running a prediction's contracts produced. Several contract
 // runs for one ID (e.g. two backward designs) merge into one Outcome.
@@ -46,7 +47,8 @@ type Outcome struct {
 
 // ErrorStats summarises observed error over every check of a prediction.
 type ErrorStats struct {
-	Compared int     // elements compared
+	Compared int     // output elements compared
+	Scalars  int     // scalar comparisons (Obs.Ratio), in MaxRatio only
 	MaxAbs   float64 // max |got − want|
 	MaxRel   float64 // max |got − want| / |want| over want ≠ 0
 	MaxULP   float64 // max float32 ULP distance between got and float32(want)
@@ -60,6 +62,7 @@ type ErrorStats struct {
 
 func (s *ErrorStats) merge(o ErrorStats) {
 	s.Compared += o.Compared
+	s.Scalars += o.Scalars
 	s.MaxAbs = math.Max(s.MaxAbs, o.MaxAbs)
 	s.MaxRel = math.Max(s.MaxRel, o.MaxRel)
 	s.MaxULP = math.Max(s.MaxULP, o.MaxULP)
@@ -83,7 +86,7 @@ type Failure struct {
 type Recorder struct {
 	// Repro returns the command that replays a failing run from the
 	// failing check's seed and rapid's fail file (either may be empty); nil
-	// is ReproArgs, the go test arguments alone.
+	// is the go test arguments alone.
 	Repro func(run string, seed uint64, failfile string) string
 
 	mu       sync.Mutex
@@ -225,7 +228,8 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	cfg := t.Config()
 	rec := cfg.Recorder
 	if err := cfg.stopped(); err != nil {
-		Skip(t, id, "not started: "+err.Error())
+		rec.Record(Outcome{ID: id, Status: NotRun, Reason: "not started: " + err.Error(), Runs: []string{t.Name()}})
+		t.Skipf("%s not started: %v", id, err)
 		return
 	}
 	ct := &captureTB{TB: t}
@@ -290,7 +294,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 				if rec != nil && rec.Repro != nil {
 					o.Repro = rec.Repro(t.Name(), log.seed, log.failfile)
 				} else {
-					o.Repro = ReproArgs(t.Name(), log.seed, log.failfile)
+					o.Repro = reproArgs(t.Name(), log.seed, log.failfile)
 				}
 			}
 			o.Failures = []Failure{{Run: t.Name(), Reason: o.Reason, Ratio: ratio, Counterexample: o.Counterexample,

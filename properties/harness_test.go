@@ -17,10 +17,14 @@ func init() {
 }
 
 // noFailFile keeps a deliberately failing property from leaving a fail file.
-func noFailFile(t *testing.T) {
-	old := flag.Lookup("rapid.nofailfile").Value.String()
-	flag.Set("rapid.nofailfile", "true")
-	t.Cleanup(func() { flag.Set("rapid.nofailfile", old) })
+func noFailFile(t *testing.T) { setRapid(t, "nofailfile", "true") }
+
+// setRapid sets rapid's flag -rapid.name to v for the test: the harness's
+// own tests need a known setting whatever the command line says.
+func setRapid(t *testing.T, name, v string) {
+	old := flag.Lookup("rapid." + name).Value.String()
+	flag.Set("rapid."+name, v)
+	t.Cleanup(func() { flag.Set("rapid."+name, old) })
 }
 
 // The harness must see a failure, keep the minimal counterexample rapid drew
@@ -83,7 +87,7 @@ func TestHarnessKeepsFailingRatio(t *testing.T) {
 	for _, name := range []string{"TestRatioA", "TestRatioB"} {
 		RunQuiet(name, cfg, func(tb TB) {
 			Check(tb, "TEST-HARNESS-RATIO", func(rt *rapid.T, o *Obs) {
-				x := rapid.Float64Range(0, 4).Draw(rt, "x")
+				x := rapid.Float64Range(2, 4).Draw(rt, "x")
 				o.Ratio("x", x, 1)
 			})
 		})
@@ -106,6 +110,7 @@ func TestHarnessKeepsFailingRatio(t *testing.T) {
 // before its next check, inconclusive with the checks it passed and their
 // statistics; one that starts afterwards is skipped.
 func TestHarnessStopsOnContext(t *testing.T) {
+	setRapid(t, "checks", "100")
 	rec := &Recorder{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cfg := Config{Recorder: rec, Context: ctx}
@@ -128,7 +133,7 @@ func TestHarnessStopsOnContext(t *testing.T) {
 	select {
 	case <-reached:
 	case <-done:
-		t.Skip("-rapid.checks below 3: the run ended before it could be cut")
+		t.Fatal("the run ended before its third check")
 	}
 	live := rec.Live()
 	if len(live) != 1 || live[0].Name != "TestLive" {
@@ -150,24 +155,24 @@ func TestHarnessStopsOnContext(t *testing.T) {
 	late := RunQuiet("TestLate", cfg, func(tb TB) {
 		Check(tb, "TEST-HARNESS-FAIL", func(rt *rapid.T, o *Obs) { t.Error("a check ran after the stop") })
 	})
-	if lo := rec.Outcomes()["TEST-HARNESS-FAIL"]; !late.Skipped() || lo.Status != Skipped || !strings.Contains(lo.Reason, "cut short") {
+	if lo := rec.Outcomes()["TEST-HARNESS-FAIL"]; !late.Skipped() || lo.Status != NotRun || !strings.Contains(lo.Reason, "cut short") {
 		t.Errorf("run started after the stop: skipped %v, outcome %+v", late.Skipped(), lo)
 	}
 }
 
 // The reproduction's -run pattern selects exactly the failing test: each
 // element anchored, so TestX does not also run TestXFD, subtests included.
-func TestRunPattern(t *testing.T) {
+func TestReproArgs(t *testing.T) {
 	for name, want := range map[string]string{
-		"TestRMSNormBackwardRowWarp": "^TestRMSNormBackwardRowWarp$",
-		"TestA/sub_1":                "^TestA$/^sub_1$",
-		"TestB/x.y(1)":               `^TestB$/^x\.y\(1\)$`,
+		"TestRMSNormBackwardRowWarp": "-run '^TestRMSNormBackwardRowWarp$' -rapid.seed=3",
+		"TestA/sub_1":                "-run '^TestA$/^sub_1$' -rapid.seed=3",
+		"TestB/x.y(1)":               `-run '^TestB$/^x\.y\(1\)$' -rapid.seed=3`,
 	} {
-		if got := RunPattern(name); got != want {
-			t.Errorf("RunPattern(%q) = %q, want %q", name, got, want)
+		if got := reproArgs(name, 3, ""); got != want {
+			t.Errorf("reproArgs(%q) = %q, want %q", name, got, want)
 		}
 	}
-	if got := ReproArgs("TestA/b", 0, "testdata/rapid/TestA/b.fail"); got != "-run '^TestA$/^b$' -rapid.failfile=testdata/rapid/TestA/b.fail" {
-		t.Errorf("ReproArgs = %q", got)
+	if got := reproArgs("TestA/b", 0, "testdata/rapid/TestA/b.fail"); got != "-run '^TestA$/^b$' -rapid.failfile='testdata/rapid/TestA/b.fail'" {
+		t.Errorf("reproArgs = %q", got)
 	}
 }

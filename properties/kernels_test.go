@@ -33,7 +33,7 @@ func TestRMSNormBackwardRowWarp(t *testing.T) {
 
 func TestRMSNormBackwardChunk(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardContract(suite.T(t), kernels.RMSNormBwdBlock)
+	properties.RMSNormBackwardContract(suite.T(t), kernels.RMSNormBwdChunk)
 }
 
 func TestRMSNormBackwardRowWarpFD(t *testing.T) {
@@ -43,7 +43,7 @@ func TestRMSNormBackwardRowWarpFD(t *testing.T) {
 
 func TestRMSNormBackwardChunkFD(t *testing.T) {
 	t.Parallel()
-	properties.RMSNormBackwardFDContract(suite.T(t), kernels.RMSNormBwdBlock)
+	properties.RMSNormBackwardFDContract(suite.T(t), kernels.RMSNormBwdChunk)
 }
 
 func TestDeterminismRowWarp(t *testing.T) {
@@ -53,7 +53,7 @@ func TestDeterminismRowWarp(t *testing.T) {
 
 func TestDeterminismChunk(t *testing.T) {
 	t.Parallel()
-	properties.DeterminismContract(suite.T(t), kernels.RMSNormBwdBlock)
+	properties.DeterminismContract(suite.T(t), kernels.RMSNormBwdChunk)
 }
 
 func TestDimIndependence(t *testing.T) {
@@ -118,9 +118,8 @@ func TestPerHeadIndependence(t *testing.T) {
 
 // ours lists every row-wise implementation for the metamorphic predictions.
 var ours = properties.Impls{
-	RMSNorm: kernels.RMSNormFwd, Fused: kernels.FusedResidualRMSNormFwd, LayerNorm: kernels.LayerNormFwd,
-	PerHead: kernels.PerHeadRMSNormFwd, RoPE: kernels.RoPEFwdBatched, RoPEBack: kernels.RoPEBwd,
-	RMSBackward: kernels.RMSNormBwdBlock, LNBackward: kernels.LayerNormBwd,
+	kernels.RMSNormFwd, kernels.FusedResidualRMSNormFwd, kernels.LayerNormFwd, kernels.PerHeadRMSNormFwd,
+	kernels.RoPEFwdBatched, kernels.RoPEBwd, kernels.RMSNormBwdChunk, kernels.LayerNormBwd,
 }
 
 func TestBatchIndependence(t *testing.T) {
@@ -140,7 +139,7 @@ func TestScaleInvariance(t *testing.T) {
 
 func TestRobustness(t *testing.T) {
 	t.Parallel()
-	properties.RobustnessContract(suite.T(t), kernels.RMSNormFwd, kernels.RMSNormBwdBlock)
+	properties.RobustnessContract(suite.T(t), kernels.RMSNormFwd, kernels.RMSNormBwdChunk)
 }
 
 func TestParity(t *testing.T) {

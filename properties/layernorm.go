@@ -12,21 +12,6 @@ import (
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
-// LayerNormForwarder runs the LayerNorm forward.
-type LayerNormForwarder interface {
-	LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error
-}
-
-// LayerNormBackwarder runs the LayerNorm backward.
-type LayerNormBackwarder interface {
-	LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error
-}
-
-// PerHeadRMSNormer runs the per-head RMSNorm (QK-norm).
-type PerHeadRMSNormer interface {
-	PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error
-}
-
 // Prediction IDs of LayerNorm and per-head RMSNorm.
 const (
 	LNForward   = "LN-FWD-001"

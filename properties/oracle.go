@@ -20,10 +20,10 @@ const (
 func init() {
 	Register(Prediction{ID: OracleSound, Title: "the derived bounds hold for a naive float32 evaluation",
 		Statement: "for every kernel formula, a float32 CPU evaluation in naive serial order stays within the tolerance derived by forward error analysis (serial-order reduction) over generated shapes, magnitudes, ε, θ and positions",
-		Kernels:   []string{"all (CPU formulas)"}, Tolerance: "each kernel's oracle.*Tol with oracle.SerialReduction()"})
+		Tolerance: "each kernel's oracle.*Tol with oracle.SerialReduction()"})
 	Register(Prediction{ID: OracleGradient, Title: "analytic gradients agree with complex step and finite differences",
 		Statement: "⟨∇L, v⟩ from the oracle's analytic backward agrees with the complex-step derivative to 1e-11 of the gradient's term scale and with Richardson finite differences within their error estimate, for RMSNorm, per-head RMSNorm, LayerNorm and RoPE",
-		Kernels:   []string{"oracle"}, Tolerance: "complex step: 1e-11·Scale; FD: its own error estimate + 1e-11·Scale"})
+		Tolerance: "complex step: 1e-11·Scale; FD: its own error estimate + 1e-11·Scale"})
 }
 
 // rapidChooser adapts a rapid.T to oracle.Chooser, labelling every draw.

@@ -13,8 +13,8 @@ import (
 // case. rapid v1.3.0 offers them through no API; TestRapidLogFormat pins the
 // format to the version in go.mod.
 
-// RapidVersion is the rapid version whose log format this file reads.
-const RapidVersion = "v1.3.0"
+// rapidVersion is the rapid version whose log format this file reads.
+const rapidVersion = "v1.3.0"
 
 var (
 	reFailed   = regexp.MustCompile(`(?s)^\[rapid\] (?:failed|panic) after (\d+) tests: (.*?)\nTo reproduce, specify -run=(.*?)\n`)
@@ -128,31 +128,17 @@ func fromRapid(r any) bool {
 	return r != nil && strings.HasPrefix(fmt.Sprintf("%T", r), "rapid.")
 }
 
-// RunPattern is the -run pattern that selects exactly the test named name
-// (subtests included): each element anchored, as go test splits on '/'.
-func RunPattern(name string) string {
+// reproArgs returns the go test arguments that replay a failing run (the
+// runner's Recorder.Repro usually makes the whole command): the anchored
+// -run pattern and the fail file or, without one, the failing check's seed.
+func reproArgs(name string, seed uint64, failfile string) string {
 	parts := strings.Split(name, "/")
 	for i, p := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
-	return strings.Join(parts, "/")
-}
-
-// ReproArgs returns the go test arguments that replay a failing run: the
-// anchored -run pattern and the fail file (the minimal case) or, without
-// one, the failing check's seed.
-func ReproArgs(name string, seed uint64, failfile string) string {
-	args := "-run " + ShellQuote(RunPattern(name))
+	args := "-run '" + strings.Join(parts, "/") + "'"
 	if failfile != "" {
-		return args + " -rapid.failfile=" + ShellQuote(failfile)
+		return args + " -rapid.failfile='" + strings.ReplaceAll(failfile, "'", `'\''`) + "'"
 	}
 	return args + fmt.Sprintf(" -rapid.seed=%d", seed)
-}
-
-// ShellQuote quotes s for a POSIX shell when it needs quoting.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// rapidlog.go reads rapid's log as rapid RapidVersion writes it: a change of
+// rapidlog.go reads rapid's log as rapid rapidVersion writes it: a change of
 // the version in go.mod must come with a look at that format (engine.go's
 // checkTB) and this test.
 func TestRapidLogFormat(t *testing.T) {
@@ -16,8 +16,8 @@ func TestRapidLogFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^\s*pgregory\.net/rapid (\S+)`).FindSubmatch(mod)
-	if m == nil || string(m[1]) != RapidVersion {
-		t.Fatalf("go.mod requires rapid %s; rapidlog.go reads the log of %s", m[1], RapidVersion)
+	if m == nil || string(m[1]) != rapidVersion {
+		t.Fatalf("go.mod requires rapid %s; rapidlog.go reads the log of %s", m[1], rapidVersion)
 	}
 	// The lines rapid v1.3.0's checkTB writes, from its format strings.
 	name := regexp.QuoteMeta("TestX/sub")

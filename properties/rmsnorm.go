@@ -11,21 +11,6 @@ import (
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
-// RMSNormForwarder runs the RMSNorm forward.
-type RMSNormForwarder interface {
-	RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error
-}
-
-// RMSNormBackwarder runs an RMSNorm backward (any design).
-type RMSNormBackwarder interface {
-	RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error
-}
-
-// FusedResidualRMSNormer runs the fused residual add + RMSNorm forward.
-type FusedResidualRMSNormer interface {
-	FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error
-}
-
 // Prediction IDs of the RMSNorm family.
 const (
 	RMSFwd        = "RMS-FWD-001"

@@ -11,16 +11,6 @@ import (
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
-// RoPEForwarder runs a RoPE NeoX forward (single position or batched).
-type RoPEForwarder interface {
-	RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error
-}
-
-// RoPEBackwarder runs the RoPE NeoX backward.
-type RoPEBackwarder interface {
-	RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error
-}
-
 // Positions says how a RoPE forward takes its positions.
 type Positions int
 

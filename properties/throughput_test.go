@@ -55,7 +55,7 @@ func BenchmarkThroughput(b *testing.B) {
 				run(b, w, func(t properties.TB) { properties.FixedShapeValueCheck(t, kernels.RMSNormFwd, rows, hidden) })
 			})
 			b.Run(fmt.Sprintf("gradient/%dx%d/workers=%d", rows, hidden, w), func(b *testing.B) {
-				run(b, w, func(t properties.TB) { properties.FixedShapeGradientCheck(t, kernels.RMSNormBwdBlock, rows, hidden) })
+				run(b, w, func(t properties.TB) { properties.FixedShapeGradientCheck(t, kernels.RMSNormBwdChunk, rows, hidden) })
 			})
 		}
 	}

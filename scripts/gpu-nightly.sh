@@ -49,8 +49,8 @@ for s in $stages; do
   unit) run unit 120 bin/gpu.test -test.v ;;
   edge) (cd kernels && run edge 300 ../bin/kernels.test -test.v) ;;
   bench) (cd kernels && PTXPROP_FMAD_PTX=$( [ -d "$root/bin/ptx-fmad" ] && echo "$root/bin/ptx-fmad") run bench 300 ../bin/kernels.test -test.run '^$' -test.bench . -test.benchtime 50x) ;;
-  properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -test.parallel 32 -backend=gpu \
-      -rapid.checks="$CHECKS" -deadline="$DEADLINE" -max-elements="$MAX_ELEMENTS" -report="$OUTABS/contract-report.json" \
+  properties) (cd properties && run properties 900 ../bin/properties.test -test.v -test.timeout 15m -test.parallel 32 -ptxprop.backend=gpu \
+      -rapid.checks="$CHECKS" -ptxprop.deadline="$DEADLINE" -ptxprop.max-elements="$MAX_ELEMENTS" -ptxprop.report="$OUTABS/contract-report.json" \
       ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"}) ;;
   throughput)
     # torch's loop varies by tens of percent from one run to the next on a
@@ -58,7 +58,7 @@ for s in $stages; do
     tb() { python3 -c 'import torch' 2>/dev/null && run "torch-$1" 120 python3 scripts/torch_baseline.py --seconds 2; }
     tb 1
     (cd properties && run throughput 300 ../bin/properties.test -test.run '^$' -test.bench Throughput \
-      -test.benchtime 3s -backend=gpu -report="$OUTABS/throughput-report.json" \
+      -test.benchtime 3s -ptxprop.backend=gpu -ptxprop.report="$OUTABS/throughput-report.json" \
       ${PROFILE:+-test.cpuprofile "$OUTABS/throughput.cpu.prof" -test.blockprofile "$OUTABS/throughput.block.prof" -test.blockprofilerate 10000})
     tb 2 ;;
   soak)
@@ -69,9 +69,9 @@ for s in $stages; do
     # (a -test.run pattern).
     pids=()
     for i in $(seq 1 "$SOAK_SHARDS"); do
-      (cd properties && timeout 3600 ../bin/properties.test -test.v -test.timeout 60m -test.parallel 32 -backend=gpu \
-        ${SOAK_RUN:+-test.run "$SOAK_RUN"} -rapid.checks=$((SOAK_CHECKS / SOAK_SHARDS)) -deadline="$DEADLINE" \
-        -max-elements="$SOAK_MAX_ELEMENTS" -report="$OUTABS/soak-$i.json" >"$OUTABS/soak-$i.log" 2>&1) &
+      (cd properties && timeout 3600 ../bin/properties.test -test.v -test.timeout 60m -test.parallel 32 -ptxprop.backend=gpu \
+        ${SOAK_RUN:+-test.run "$SOAK_RUN"} -rapid.checks=$((SOAK_CHECKS / SOAK_SHARDS)) -ptxprop.deadline="$DEADLINE" \
+        -ptxprop.max-elements="$SOAK_MAX_ELEMENTS" -ptxprop.report="$OUTABS/soak-$i.json" >"$OUTABS/soak-$i.log" 2>&1) &
       pids+=($!)
     done
     echo "== soak: $SOAK_SHARDS shards of $((SOAK_CHECKS / SOAK_SHARDS)) checks ($(date -u +%T))"
@@ -81,7 +81,7 @@ for s in $stages; do
     done
     bin/ptxprop merge -o "$OUTABS/soak-merged.json" "$OUTABS"/soak-[0-9]*.json || status=1
     bin/ptxprop summary "$OUTABS/soak-merged.json" | grep -v 'not run' ;;
-  falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -backend=gpu -report="$OUTABS/contract-report.json") ;;
+  falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -ptxprop.backend=gpu -ptxprop.report="$OUTABS/contract-report.json") ;;
   torch) python3 -c 'import torch' 2>/dev/null && run torch 120 python3 scripts/torch_baseline.py --seconds 5 ;;
   *) echo "unknown stage $s"; status=2 ;;
   esac

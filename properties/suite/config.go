@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ptxprop/ptxprop/reports"
 )
 
 // Config holds every setting of a run. Load fills it from the environment
@@ -22,6 +24,23 @@ type Config struct {
 	Seed           uint64        // rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one, recorded)
 	Watchdog       time.Duration // bound on one launch and one launcher call (0: the defaults)
 	Summary        bool          // print the report's summary at the end of the run
+
+	// Command is the command prefix that reruns a job of Run, in the
+	// report's reproductions (e.g. "ptxprop verify kernel.yaml"); empty:
+	// the go test arguments alone. Main derives it from the test binary's
+	// package. Not a setting: no flag or environment twin.
+	Command string
+	// Kernels fills the report's kernels section: the kernels the run's
+	// predictions are about (WithKernels, for Main). Not a setting.
+	Kernels []reports.Kernel
+}
+
+// Option adjusts what Main runs with beyond the settings.
+type Option func(*Config)
+
+// WithKernels lists ks in the report's kernels section.
+func WithKernels(ks ...reports.Kernel) Option {
+	return func(c *Config) { c.Kernels = append(c.Kernels, ks...) }
 }
 
 // Auto is the Progress value that picks the interval from the output: a

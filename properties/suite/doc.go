@@ -4,8 +4,16 @@
 // package properties holds none of them.
 //
 // In a test binary, TestMain hands the run to Main and each test hands its
-// *testing.T to a contract through T; see the example. Outside go test, Run
-// runs named contract jobs on a TB of its own and returns the report.
+// *testing.T to a contract through T:
+//
+//	func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }
+//
+//	func TestMyRMSNorm(t *testing.T) {
+//		properties.RMSNormForwardContract(suite.T(t), myImpl)
+//	}
+//
+// Outside go test, Run runs named contract jobs on a TB of its own and
+// returns the report (see the example).
 //
 // # Settings
 //

@@ -2,3 +2,13 @@ package suite
 
 // GoTestCommand is goTestCommand, for the tests.
 var GoTestCommand = goTestCommand
+
+// ReproArgs is reproArgs, for the tests.
+var ReproArgs = reproArgs
+
+// Repro is the runner's reproduction command for a run of c with the
+// command prefix.
+func Repro(c Config, prefix, name string, seed uint64, failfile string) string {
+	r := &runner{cfg: c, reproCmd: prefix}
+	return r.repro(name, seed, failfile)
+}

@@ -4,8 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"flag"
-	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -69,18 +69,8 @@ var userRapid = sync.OnceValue(func() map[string]bool {
 // rapidGiven reports whether rapid's setting name (e.g. "checks") was given
 // on the command line (-rapid.checks) or in the environment (RAPID_CHECKS).
 func rapidGiven(name string, lookup func(string) (string, bool)) bool {
-	_, env := lookup("RAPID_" + upper(name))
+	_, env := lookup("RAPID_" + strings.ToUpper(name))
 	return userRapid()["rapid."+name] || env
-}
-
-func upper(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
-	}
-	return string(b)
 }
 
 // rapidInt and rapidUint read rapid's current setting.
@@ -122,9 +112,4 @@ func randomSeed() uint64 {
 	var b [8]byte
 	rand.Read(b[:])
 	return binary.LittleEndian.Uint64(b[:]) | 1
-}
-
-// describeRapid names rapid's settings for a progress line.
-func describeRapid() string {
-	return fmt.Sprintf("%d checks per contract, seed %d", rapidInt("checks"), rapidUint("seed"))
 }

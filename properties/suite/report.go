@@ -105,7 +105,7 @@ func NewRun(info cudart.Info, start time.Time) reports.Run {
 func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, notRun string) reports.Prediction {
 	rp := reports.Prediction{ID: p.ID, Title: p.Title, Statement: p.Statement, Kernels: p.Kernels}
 	if !ok {
-		rp.Status = reports.Skipped
+		rp.Status = reports.NotRun
 		rp.Reason = notRun
 		return rp
 	}
@@ -138,9 +138,11 @@ func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, n
 	if o.Repro != "" {
 		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
 	}
-	if o.Stats.Compared > 0 || o.Stats.MaxRatio > 0 {
-		es := &reports.ErrorStats{MaxAbs: new(o.Stats.MaxAbs), MaxRel: new(o.Stats.MaxRel), MaxULP: new(o.Stats.MaxULP),
-			MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
+	if o.Stats.Compared > 0 || o.Stats.Scalars > 0 || o.Stats.MaxRatio > 0 {
+		es := &reports.ErrorStats{MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
+		if o.Stats.Compared > 0 { // element statistics only over output elements
+			es.MaxAbs, es.MaxRel, es.MaxULP = new(o.Stats.MaxAbs), new(o.Stats.MaxRel), new(o.Stats.MaxULP)
+		}
 		if o.Stats.NaiveMaxRatio > 0 {
 			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio
 			es.NaiveRatio = &r
@@ -164,15 +166,20 @@ func failureText(f properties.Failure) string {
 
 // buildReport makes the report of one run: every registered prediction,
 // run or not (notRun is the reason for those that did not run), except the
-// harness's self-tests and benchmarks that did not run.
-func buildReport(run reports.Run, out map[string]properties.Outcome, notRun string) *reports.Report {
+// harness's self-tests and benchmarks that did not run. rerun, when not
+// nil, gives the command that reruns the named contract runs.
+func buildReport(run reports.Run, out map[string]properties.Outcome, notRun string, rerun func(runs []string) string) *reports.Report {
 	r := reports.New(run)
 	for _, p := range properties.All() {
 		o, ok := out[p.ID]
 		if strings.HasPrefix(p.ID, "TEST-") || (strings.HasPrefix(p.ID, "BENCH-") && !ok) {
 			continue
 		}
-		r.UpsertPrediction(PredictionReport(p, o, ok, notRun))
+		rp := PredictionReport(p, o, ok, notRun)
+		if ok && rerun != nil && len(o.Runs) > 0 {
+			rp.Rerun = rerun(o.Runs)
+		}
+		r.UpsertPrediction(rp)
 	}
 	return r
 }

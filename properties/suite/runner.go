@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +44,7 @@ type runner struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	signaled atomic.Bool
+	id       string   // the run's identity in its report
 	reproCmd string   // command prefix that replays a contract run
 	cmdline  []string // the command line recorded in the report
 	reportMu sync.Mutex
@@ -57,11 +60,14 @@ var current atomic.Pointer[runner]
 // report of what was done. Call it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }
-func Main(m *testing.M) int {
+func Main(m *testing.M, opts ...Option) int {
 	c, err := Load(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptxprop:", err)
 		return ExitUsage
+	}
+	for _, o := range opts {
+		o(&c)
 	}
 	RegisterFlags(flag.CommandLine, &c)
 	flag.Parse()
@@ -176,11 +182,9 @@ func recordedBy(rec *properties.Recorder, name string) bool {
 }
 
 func newRunner(c Config, out io.Writer) *runner {
-	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}}
+	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro = r.repro
-	r.pcfg = ContractConfig(c, nil)
-	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
 	return r
 }
 
@@ -191,11 +195,12 @@ func (r *runner) open() {
 	if note != "" {
 		fmt.Fprintln(r.out, note)
 	}
+	r.dev = dev
+	r.pcfg = ContractConfig(r.cfg, dev)
+	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
 	if err != nil {
 		r.pcfg.NoDevice = err.Error()
-		return
 	}
-	r.dev, r.pcfg.Device = dev, dev
 }
 
 // ContractConfig returns the properties.Config that contracts of a run of c
@@ -251,7 +256,11 @@ func (r *runner) handleSignals() (stop func()) {
 		case sig := <-ch:
 			signal.Stop(ch)
 			r.signaled.Store(true)
-			r.stop(fmt.Errorf("interrupted by %v", sig))
+			name := "SIGTERM"
+			if sig == syscall.SIGINT {
+				name = "SIGINT"
+			}
+			r.stop(fmt.Errorf("interrupted by %s", name))
 		case <-done:
 		}
 	}()
@@ -286,6 +295,12 @@ func (r *runner) stopCause() error {
 // finish writes the report after m.Run and returns the exit code.
 func (r *runner) finish(code int) int {
 	defer r.closeDevice()
+	if len(r.rec.Outcomes()) == 0 && r.stopCause() == nil {
+		// Only tests that are no contracts ran (-run picked others, or
+		// -bench alone): the report at the path is left as it is.
+		fmt.Fprintln(r.out, "ptxprop: no contract ran; no report written")
+		return code
+	}
 	rep, err := r.report()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptxprop:", err)
@@ -341,12 +356,16 @@ func (r *runner) report() (*reports.Report, error) {
 		info = r.dev.Info()
 	}
 	run := NewRun(info, r.start)
-	run.CommandLine = r.cmdline
+	run.ID, run.CommandLine = r.id, r.cmdline
 	notRun := "not run in this invocation (filtered out by -run, or its test was skipped before recording)"
 	if cause := r.stopCause(); cause != nil {
 		notRun = "not started before the run ended: " + cause.Error()
+		run.Stopped = cause.Error()
 	}
-	rep := buildReport(run, out, notRun)
+	rep := buildReport(run, out, notRun, r.rerun)
+	for _, k := range r.cfg.Kernels {
+		rep.UpsertKernel(k)
+	}
 	path := r.cfg.ReportPath()
 	if path == "" {
 		return rep, nil
@@ -359,7 +378,7 @@ func (r *runner) report() (*reports.Report, error) {
 
 // repro is the Recorder's command that replays a failing contract run.
 func (r *runner) repro(name string, seed uint64, failfile string) string {
-	args := properties.ReproArgs(name, seed, failfile)
+	args := r.testFlags(reproArgs(name, seed, failfile))
 	if r.reproCmd == "" {
 		return args
 	}
@@ -374,6 +393,41 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
 	}
 	return strings.Join(append([]string{r.reproCmd, args}, extra...), " ")
+}
+
+// rerun is the command that runs the named contract runs again.
+func (r *runner) rerun(runs []string) string {
+	pattern := runPattern(runs[0])
+	if len(runs) > 1 {
+		var names []string
+		for _, n := range runs {
+			if strings.Contains(n, "/") { // subtests: the first run alone
+				names = nil
+				break
+			}
+			if q := regexp.QuoteMeta(n); !slices.Contains(names, q) {
+				names = append(names, q)
+			}
+		}
+		if len(names) > 1 {
+			slices.Sort(names)
+			pattern = "^(" + strings.Join(names, "|") + ")$"
+		}
+	}
+	args := r.testFlags("-run " + shellQuote(pattern))
+	if r.reproCmd == "" {
+		return args
+	}
+	return r.reproCmd + " " + args
+}
+
+// testFlags spells go test's -run and -rapid.X for a test binary run
+// directly (make gpu-bin's), which knows them as -test.run and -rapid.X.
+func (r *runner) testFlags(args string) string {
+	if r.reproCmd == "" || strings.HasPrefix(r.reproCmd, "go test ") {
+		return args
+	}
+	return strings.Replace(args, "-run ", "-test.run ", 1)
 }
 
 // goTestCommand returns the command prefix that reruns this test binary's

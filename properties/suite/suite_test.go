@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -87,7 +88,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 	want := suite.Config{Backend: "emu-checked", Report: "/x/r.json", Merge: true, Deadline: 45 * time.Second,
 		MaxElements: 4096, Progress: 3 * time.Second, EmuAdversarial: 7, Checks: 1000, Seed: 99,
 		Watchdog: 5 * time.Second, Summary: false}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v\nwant   %+v", c, want)
 	}
 	// Every setting is in the table: each one moved its field away from
@@ -193,6 +194,7 @@ func TestMergeRefusesAnotherRunsReport(t *testing.T) {
 // theirs and the rest are kept.
 func TestMergeKeepsOtherPredictions(t *testing.T) {
 	c := testConfig(t)
+	t.Chdir(t.TempDir()) // rapid writes fail files under testdata/ here
 	if _, err := suite.Run(context.Background(), c, []suite.Job{{Name: "TestFail", Run: failing}}); err != nil {
 		t.Fatal(err)
 	}
@@ -215,6 +217,12 @@ func TestMergeKeepsOtherPredictions(t *testing.T) {
 	if got.Prediction("X-KEPT") == nil {
 		t.Error("merge dropped a prediction this run did not run")
 	}
+	ents, _ := os.ReadDir(filepath.Dir(c.Report))
+	for _, e := range ents {
+		if e.Name() != "report.json" {
+			t.Errorf("left beside the report: %s", e.Name())
+		}
+	}
 }
 
 // A falsified prediction's report shows the failing ratio, every failing
@@ -235,7 +243,10 @@ func TestReportOfAFailure(t *testing.T) {
 		t.Fatalf("prediction = %+v", p)
 	}
 	if p.ErrorStats == nil || !(p.ErrorStats.MaxRatio > 1) {
-		t.Errorf("error stats = %+v, want the failing ratio (> 1)", p.ErrorStats)
+		t.Fatalf("error stats = %+v, want the failing ratio (> 1)", p.ErrorStats)
+	}
+	if es := p.ErrorStats; es.MaxAbs != nil || es.MaxRel != nil || es.MaxULP != nil {
+		t.Errorf("element statistics of a scalar comparison: %v %v %v, want none", es.MaxAbs, es.MaxRel, es.MaxULP)
 	}
 	if p.ChecksFailed != 2 || !strings.Contains(p.Reason, "TestFailA") || !strings.Contains(p.Reason, "TestFailB") {
 		t.Errorf("checks failed %d, reason %q: want both failing runs", p.ChecksFailed, p.Reason)
@@ -246,6 +257,9 @@ func TestReportOfAFailure(t *testing.T) {
 	cmd := p.Reproduction.Command
 	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+)$`).MatchString(cmd) {
 		t.Errorf("reproduction = %q, want one pasteable command", cmd)
+	}
+	if want := "-run '^(TestFailA|TestFailB)$'"; p.Rerun != want {
+		t.Errorf("rerun = %q, want %q", p.Rerun, want)
 	}
 	if rep.Run.RapidSeed == nil || *rep.Run.RapidSeed == 0 {
 		t.Errorf("run seed = %v, want the seed used", rep.Run.RapidSeed)
@@ -276,6 +290,12 @@ func TestRunCancelled(t *testing.T) {
 		p := r.Prediction(idSlow)
 		if p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "enough") {
 			t.Errorf("slow prediction = %+v, want inconclusive with its checks", p)
+		}
+		if r.Run.Stopped != "enough" || !r.Partial() {
+			t.Errorf("run stopped = %q, partial %v; want the cause, partial", r.Run.Stopped, r.Partial())
+		}
+		if p := r.Prediction(idPass); p == nil || p.Status != reports.NotRun {
+			t.Errorf("prediction never started = %+v, want not_run", p)
 		}
 	}
 }
@@ -373,11 +393,16 @@ func TestInterrupt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: report: %v", sig, err)
 		}
-		if p := rep.Prediction(idSlow); p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "interrupted") {
+		if p := rep.Prediction(idSlow); p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || !strings.Contains(p.Reason, "interrupted by SIG") {
 			t.Errorf("%v: running prediction = %+v, want inconclusive with its checks", sig, p)
+		}
+		if !strings.HasPrefix(rep.Run.Stopped, "interrupted by SIG") {
+			t.Errorf("%v: run stopped = %q", sig, rep.Run.Stopped)
 		}
 		if p := rep.Prediction(idPass); p == nil || p.Status != reports.Discharged {
 			t.Errorf("%v: finished prediction = %+v, want discharged", sig, p)
+		} else if want := "go test ./properties/suite -run '^TestChildSlow$/^done$'"; p.Rerun != want {
+			t.Errorf("%v: rerun = %q, want %q", sig, p.Rerun, want)
 		}
 	}
 }
@@ -398,5 +423,57 @@ func TestProgress(t *testing.T) {
 	}
 	if seen < 2 {
 		t.Errorf("%d progress lines over a 0.6s run at 100ms, want several", seen)
+	}
+}
+
+// The reproduction's -run pattern selects exactly the failing test: each
+// element anchored (TestX does not also run TestXFD), subtests included,
+// quoted for the shell.
+func TestReproArgs(t *testing.T) {
+	for _, tc := range []struct{ name, failfile, want string }{
+		{"TestRMSNormBackwardRowWarp", "", "-run '^TestRMSNormBackwardRowWarp$' -rapid.seed=7"},
+		{"TestA/sub_1", "testdata/rapid/TestA/sub_1/x.fail", "-run '^TestA$/^sub_1$' -rapid.failfile=testdata/rapid/TestA/sub_1/x.fail"},
+		{"TestB/x.y(1)", "", `-run '^TestB$/^x\.y\(1\)$' -rapid.seed=7`},
+		{"TestC", "it's.fail", `-run '^TestC$' -rapid.failfile='it'\''s.fail'`},
+	} {
+		if got := suite.ReproArgs(tc.name, 7, tc.failfile); got != tc.want {
+			t.Errorf("ReproArgs(%q, %q) = %q, want %q", tc.name, tc.failfile, got, tc.want)
+		}
+	}
+}
+
+// The reproduction command is one line to paste: the package's go test (or
+// the test binary with -test.run), and the settings that shape the case.
+func TestReproCommand(t *testing.T) {
+	c := suite.Default()
+	if got, want := suite.Repro(c, "go test ./properties", "TestX", 0, "testdata/rapid/TestX/a.fail"),
+		"go test ./properties -run '^TestX$' -rapid.failfile=testdata/rapid/TestX/a.fail"; got != want {
+		t.Errorf("repro = %q, want %q", got, want)
+	}
+	c.Backend, c.MaxElements = "emu-checked", 4096
+	if got, want := suite.Repro(c, "../bin/properties.test", "TestX", 12, ""),
+		"../bin/properties.test -test.run '^TestX$' -rapid.seed=12 -ptxprop.backend=emu-checked -ptxprop.max-elements=4096"; got != want {
+		t.Errorf("repro = %q, want %q", got, want)
+	}
+}
+
+// TestChildNone is a child run in which no contract runs.
+func TestChildNone(t *testing.T) {
+	if os.Getenv(childEnv) != "TestChildNone" {
+		t.Skip("run as a child by TestNoContractNoReport")
+	}
+}
+
+// A run in which no contract ran (go test -run picked other tests) leaves
+// the report at the path as it was.
+func TestNoContractNoReport(t *testing.T) {
+	cmd, out, report := childRun(t, "TestChildNone")
+	for out.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("child: %v", err)
+	}
+	if _, err := os.Stat(report); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("report written by a run of no contract: %v", err)
 	}
 }

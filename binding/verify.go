@@ -42,11 +42,15 @@ func LoadAll(paths ...string) ([]*Binding, error) {
 // device, check budget, deadline, progress and report c says). A file
 // with a problem stops it before anything is launched, with an error
 // wrapping ErrInvalid; falsified predictions are in the report, not in
-// the error.
+// the error. Reproductions are ptxprop verify commands over paths unless
+// c.Command says otherwise.
 func Verify(ctx context.Context, c suite.Config, paths ...string) (*reports.Report, error) {
 	bs, err := LoadAll(paths...)
 	if err != nil {
 		return nil, err
+	}
+	if c.Command == "" {
+		c.Command, c.CommandArgs = "ptxprop verify", paths
 	}
 	return suite.Run(ctx, c, SuiteJobs(bs...))
 }

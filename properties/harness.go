@@ -250,6 +250,10 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	// rapid ends a failed run with t.FailNow, which never returns: record in
 	// a deferred function so the outcome is kept either way.
 	defer func() {
+		// A panic out of rapid.Check is the harness's own failure (rapid
+		// ends a failed property with runtime.Goexit, which recover does
+		// not see): recorded as an error with its message, never as a run.
+		p := recover()
 		n, stats := lr.Progress()
 		o := Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats}
 		log := ct.log()
@@ -260,6 +264,9 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			reason = log.failure
 		}
 		switch {
+		case p != nil:
+			o.Status = Errored
+			o.Reason = "the harness panicked: " + firstLine(fmt.Sprint(p))
 		case stopped != nil && !failedYet:
 			o.Status = Inconclusive
 			o.Reason = fmt.Sprintf("%v (%s had passed %d checks)", stopped, t.Name(), n)
@@ -277,6 +284,11 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		case ct.skipped:
 			o.Status = Skipped
 			o.Reason = ct.skipReason
+		case n == 0:
+			// Nothing was checked (rapid's check count is 0, e.g. -short
+			// with fewer than 5 checks): no evidence either way.
+			o.Status = Inconclusive
+			o.Reason = "no check ran (rapid ran 0 checks; under -short it runs a fifth of -rapid.checks)"
 		default:
 			o.Status = Discharged
 		}
@@ -301,6 +313,9 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 				Repro: o.Repro, Failfile: o.Failfile}}
 		}
 		rec.end(lr, o)
+		if p != nil {
+			t.Fatalf("%s: %s", id, o.Reason)
+		}
 	}()
 	rapid.Check(ct, func(rt *rapid.T) {
 		if err := cfg.stopped(); err != nil {

@@ -14,6 +14,8 @@ func init() {
 	Register(Prediction{ID: "TEST-HARNESS-PASS", Title: "harness self-test (passing)", Statement: "x·1 = x"})
 	Register(Prediction{ID: "TEST-HARNESS-FAIL", Title: "harness self-test (failing)", Statement: "every n < 1000"})
 	Register(Prediction{ID: "TEST-HARNESS-RATIO", Title: "harness self-test (failing ratio)", Statement: "x ≤ 1"})
+	Register(Prediction{ID: "TEST-HARNESS-PANIC", Title: "harness self-test (harness panics)", Statement: "x·1 = x"})
+	Register(Prediction{ID: "TEST-HARNESS-ZERO", Title: "harness self-test (no checks)", Statement: "x·1 = x"})
 }
 
 // noFailFile keeps a deliberately failing property from leaving a fail file.
@@ -74,6 +76,50 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 	}
 	if f.Checks < 1 || f.Failed != 1 || len(f.Failures) != 1 {
 		t.Errorf("fail outcome: checks %d, failed %d, failures %d", f.Checks, f.Failed, len(f.Failures))
+	}
+}
+
+// A panic out of rapid.Check itself (rapid calls testing.Short, which
+// panics outside an initialised go test) is the harness's error, with the
+// panic's message, and a run of zero checks is not discharged: either used
+// to be recorded DISCHARGED with 0 checks.
+func TestHarnessPanicAndZeroChecks(t *testing.T) {
+	noFailFile(t)
+	rec := &Recorder{}
+	cfg := Config{Recorder: rec}
+	q := RunQuiet("TestPanicky", cfg, func(tb TB) {
+		Check(&panickyTB{TB: tb}, "TEST-HARNESS-PANIC", func(rt *rapid.T, o *Obs) {
+			o.Within("x", []float32{1}, []float64{1}, []float64{0})
+		})
+	})
+	if o := rec.Outcomes()["TEST-HARNESS-PANIC"]; o.Status != Errored || !strings.Contains(o.Reason, "harness panicked: testing: Short called") {
+		t.Errorf("panicking harness: %s (%q), want error naming the panic", o.Status, o.Reason)
+	}
+	if !q.Failed() {
+		t.Errorf("the contract run did not fail: %v", q.Logs())
+	}
+	setRapid(t, "checks", "0")
+	RunQuiet("TestZero", cfg, func(tb TB) {
+		Check(tb, "TEST-HARNESS-ZERO", func(rt *rapid.T, o *Obs) {
+			o.Within("x", []float32{1}, []float64{1}, []float64{0})
+		})
+	})
+	if o := rec.Outcomes()["TEST-HARNESS-ZERO"]; o.Status == Discharged || o.Checks != 0 {
+		t.Errorf("zero checks: %s after %d checks (%q), want not discharged", o.Status, o.Checks, o.Reason)
+	}
+}
+
+// panickyTB panics where rapid.Check first calls its TB (Helper, after
+// Check's own), before any check, as testing.Short does in a program that
+// never called testing.Init.
+type panickyTB struct {
+	TB
+	calls int
+}
+
+func (p *panickyTB) Helper() {
+	if p.calls++; p.calls > 1 {
+		panic("testing: Short called before Init")
 	}
 }
 

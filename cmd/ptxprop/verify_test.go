@@ -32,7 +32,7 @@ func TestVerifyExitCodes(t *testing.T) {
 	if err := os.WriteFile(wrong, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(dir) // rapid's fail files land here
+	t.Chdir(dir) // relative paths resolve here
 	cases := []struct {
 		name string
 		args []string

@@ -12,3 +12,9 @@ func Repro(c Config, prefix, name string, seed uint64, failfile string) string {
 	r := &runner{cfg: c, reproCmd: prefix}
 	return r.repro(name, seed, failfile)
 }
+
+// RunRepro is the reproduction command of a job of Run under c.
+func RunRepro(c Config, name string, seed uint64) string {
+	r := &runner{cfg: c, outside: true}
+	return r.repro(name, seed, "")
+}

@@ -46,6 +46,7 @@ type runner struct {
 	signaled atomic.Bool
 	id       string   // the run's identity in its report
 	reproCmd string   // command prefix that replays a contract run
+	outside  bool     // a Run outside go test: reproductions are cfg.Command's
 	cmdline  []string // the command line recorded in the report
 	reportMu sync.Mutex
 }
@@ -118,18 +119,26 @@ var runMu sync.Mutex
 // contracts from a binding file this way), at most GOMAXPROCS at a time:
 // it opens the device c names, runs every job on a TB that is not a
 // *testing.T, writes the report to c.Report unless it is "off" and returns
-// it. Cancelling ctx ends the run as a deadline does (use signal.NotifyContext
-// for Ctrl-C); the error then says why. A job that fails outside any
-// prediction is an error too; falsified predictions are not: they are in
-// the report.
+// it. Notices, progress and the summary go to c.Output. rapid writes no
+// fail files: a failure's reproduction is c.Command with the failing
+// check's -ptxprop.seed. Cancelling ctx ends the run as a deadline does (use
+// signal.NotifyContext for Ctrl-C); the error then says why. A job that
+// fails outside any prediction is an error too; falsified predictions are
+// not: they are in the report.
 func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
-	restore := SetRapid(rapidForRun(c, os.LookupEnv))
+	initTesting()
+	rr := rapidForRun(c, os.LookupEnv)
+	rr.NoFailFile = true // not into the caller's testdata/; the seed replays
+	restore := SetRapid(rr)
 	defer restore()
-	out := io.Writer(os.Stderr)
+	out := c.Output
+	if out == nil {
+		out = io.Discard
+	}
 	r := newRunner(c, out)
-	r.cmdline = os.Args
+	r.cmdline, r.outside = os.Args, true
 	r.open()
 	stopCtx := context.AfterFunc(ctx, func() { r.stop(context.Cause(ctx)) })
 	defer stopCtx()
@@ -167,6 +176,18 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	}
 	r.closeDevice()
 	return rep, errors.Join(errs...)
+}
+
+// initTesting makes the testing package usable outside go test: rapid
+// calls testing.Short, which panics unless the testing flags are registered
+// (testing.Init, a no-op when done) and the command line parsed. A program
+// that has not parsed its flags yet is parsed with no arguments, which
+// leaves every flag at its value.
+func initTesting() {
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil) // no arguments: cannot fail
+	}
 }
 
 // recordedBy reports whether some outcome of rec came from the run named name.
@@ -378,10 +399,18 @@ func (r *runner) report() (*reports.Report, error) {
 
 // repro is the Recorder's command that replays a failing contract run.
 func (r *runner) repro(name string, seed uint64, failfile string) string {
+	if r.outside && r.cfg.Command != "" {
+		return r.command(seed)
+	}
 	args := r.testFlags(reproArgs(name, seed, failfile))
 	if r.reproCmd == "" {
 		return args
 	}
+	return strings.Join(append([]string{r.reproCmd, args}, r.caseFlags()...), " ")
+}
+
+// caseFlags are the settings that shape the cases a run draws.
+func (r *runner) caseFlags() []string {
 	var extra []string
 	if r.cfg.Backend != "auto" && r.cfg.Backend != "" {
 		extra = append(extra, "-ptxprop.backend="+r.cfg.Backend)
@@ -392,11 +421,28 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 	if r.cfg.EmuAdversarial != 0 {
 		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
 	}
-	return strings.Join(append([]string{r.reproCmd, args}, extra...), " ")
+	return extra
+}
+
+// command is the command line of a Run's cfg.Command: its flags, the seed
+// (0: none) and cfg.CommandArgs. The failing check's seed as the base seed
+// makes it the first check of the rerun: the failure replays.
+func (r *runner) command(seed uint64) string {
+	parts := append([]string{r.cfg.Command}, r.caseFlags()...)
+	if seed != 0 {
+		parts = append(parts, fmt.Sprintf("-ptxprop.seed=%d", seed))
+	}
+	for _, a := range r.cfg.CommandArgs {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
 }
 
 // rerun is the command that runs the named contract runs again.
 func (r *runner) rerun(runs []string) string {
+	if r.outside && r.cfg.Command != "" {
+		return r.command(0)
+	}
 	pattern := runPattern(runs[0])
 	if len(runs) > 1 {
 		var names []string

@@ -10,6 +10,7 @@ type Job struct {
 	ID       string // prediction ID, e.g. RMS-FWD-001
 	Binding  string // the binding's name (and the forward's, for pairs)
 	Contract func(t properties.TB)
+	bindings []*Binding // the bindings it launches
 }
 
 // Jobs returns the predictions that apply to the bindings' contracts, each
@@ -27,7 +28,7 @@ func Jobs(bs ...*Binding) []Job {
 func (b *Binding) jobs() []Job {
 	im := b.Impl()
 	j := func(id string, f func(t properties.TB)) Job {
-		return Job{ID: id, Binding: b.Name, Contract: func(t properties.TB) {
+		return Job{ID: id, Binding: b.Name, bindings: []*Binding{b}, Contract: func(t properties.TB) {
 			t.Helper()
 			if !b.prepared(t, id) {
 				return
@@ -54,7 +55,7 @@ func (b *Binding) jobs() []Job {
 		if b.Forward != nil {
 			f := b.Forward.Impl().(properties.RMSNormForwarder)
 			pair := j(properties.Robustness, func(t properties.TB) { properties.RobustnessContract(t, f, g) })
-			pair.Binding = b.Forward.Name + "+" + b.Name
+			pair.Binding, pair.bindings = b.Forward.Name+"+"+b.Name, []*Binding{b.Forward, b}
 			js = append(js, pair)
 		}
 		return js
@@ -87,7 +88,7 @@ func (b *Binding) jobs() []Job {
 			f := b.Forward.Impl().(properties.RoPEForwarder)
 			mode := b.Forward.positionMode()
 			pair := j(properties.RoPEBasis, func(t properties.TB) { properties.RoPEBasisContract(t, f, mode, g) })
-			pair.Binding = b.Forward.Name + "+" + b.Name
+			pair.Binding, pair.bindings = b.Forward.Name+"+"+b.Name, []*Binding{b.Forward, b}
 			js = append(js, pair)
 		}
 		return js

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -49,6 +50,42 @@ type runner struct {
 	outside  bool     // a Run outside go test: reproductions are cfg.Command's
 	cmdline  []string // the command line recorded in the report
 	reportMu sync.Mutex
+	// jobs are a Run's; when each names its Prediction, the report lists
+	// exactly theirs. subjects holds the outcomes of jobs with a Subject,
+	// one Recorder per subject, so that one prediction checked on several
+	// bindings is several entries.
+	jobs       []Job
+	subjectsMu sync.Mutex
+	subjects   map[string]*properties.Recorder
+}
+
+// subject returns the Recorder of the jobs on subject ("" is the run's).
+func (r *runner) subject(name string) *properties.Recorder {
+	if name == "" {
+		return r.rec
+	}
+	r.subjectsMu.Lock()
+	defer r.subjectsMu.Unlock()
+	rec, ok := r.subjects[name]
+	if !ok {
+		if r.subjects == nil {
+			r.subjects = map[string]*properties.Recorder{}
+		}
+		rec = &properties.Recorder{Repro: r.repro}
+		r.subjects[name] = rec
+	}
+	return rec
+}
+
+// recorders returns the run's Recorder and every subject's.
+func (r *runner) recorders() []*properties.Recorder {
+	r.subjectsMu.Lock()
+	defer r.subjectsMu.Unlock()
+	recs := []*properties.Recorder{r.rec}
+	for _, name := range slices.Sorted(maps.Keys(r.subjects)) {
+		recs = append(recs, r.subjects[name])
+	}
+	return recs
 }
 
 // current is the run Main started; T hands it to the tests.
@@ -110,6 +147,14 @@ func (t *testTB) Config() *properties.Config { return t.cfg }
 type Job struct {
 	Name string
 	Run  func(t properties.TB)
+	// Prediction is the ID the job checks, Subject what it checks it on
+	// (a binding's name: outcomes are kept per subject, and the report's
+	// entry is "ID@Subject" with its binding field set) and Kernels the
+	// names, in Config.Kernels, of the kernels it runs. When every job of a
+	// Run names its Prediction, the report lists exactly the jobs'
+	// predictions, not every registered one.
+	Prediction, Subject string
+	Kernels             []string
 }
 
 // runMu serialises Runs: rapid's settings are the process's (see SetRapid).
@@ -138,7 +183,7 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 		out = io.Discard
 	}
 	r := newRunner(c, out)
-	r.cmdline, r.outside = os.Args, true
+	r.cmdline, r.outside, r.jobs = os.Args, true, jobs
 	r.open()
 	stopCtx := context.AfterFunc(ctx, func() { r.stop(context.Cause(ctx)) })
 	defer stopCtx()
@@ -154,8 +199,10 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 		tokens <- struct{}{}
 		go func() {
 			defer func() { <-tokens; wg.Done() }()
-			q := properties.RunQuiet(j.Name, r.pcfg, j.Run)
-			if q.Failed() && !recordedBy(r.rec, j.Name) {
+			cfg := r.pcfg
+			cfg.Recorder = r.subject(j.Subject)
+			q := properties.RunQuiet(j.Name, cfg, j.Run)
+			if q.Failed() && !recordedBy(cfg.Recorder, j.Name) {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("%s failed outside its predictions: %s", j.Name, strings.Join(q.Logs(), "; ")))
 				mu.Unlock()
@@ -357,21 +404,7 @@ func (r *runner) finish(code int) int {
 func (r *runner) report() (*reports.Report, error) {
 	r.reportMu.Lock()
 	defer r.reportMu.Unlock()
-	snap := &properties.Recorder{}
-	for _, o := range r.rec.Outcomes() {
-		snap.Record(o)
-	}
-	why := "did not finish"
-	if cause := r.stopCause(); cause != nil {
-		why = cause.Error()
-	}
-	for _, l := range r.rec.Live() {
-		n, st := l.Progress()
-		snap.Record(properties.Outcome{ID: l.ID, Status: properties.Inconclusive, Checks: n, Stats: st,
-			Duration: time.Since(l.Start), Runs: []string{l.Name},
-			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
-	}
-	out := snap.Outcomes()
+	out := r.snapshot(r.rec)
 	info := cudart.Info{Backend: "emu"}
 	if r.dev != nil {
 		info = r.dev.Info()
@@ -383,7 +416,12 @@ func (r *runner) report() (*reports.Report, error) {
 		notRun = "not started before the run ended: " + cause.Error()
 		run.Stopped = cause.Error()
 	}
-	rep := buildReport(run, out, notRun, r.rerun)
+	var rep *reports.Report
+	if claimed(r.jobs) {
+		rep, out = r.jobsReport(run, notRun)
+	} else {
+		rep = buildReport(run, out, notRun, r.rerun)
+	}
 	for _, k := range r.cfg.Kernels {
 		rep.UpsertKernel(k)
 	}
@@ -395,6 +433,72 @@ func (r *runner) report() (*reports.Report, error) {
 		return rep, fmt.Errorf("writing the contract report: %w", err)
 	}
 	return rep, nil
+}
+
+// snapshot returns rec's outcomes, the runs in progress among them as
+// inconclusive with the checks they passed.
+func (r *runner) snapshot(rec *properties.Recorder) map[string]properties.Outcome {
+	snap := &properties.Recorder{}
+	for _, o := range rec.Outcomes() {
+		snap.Record(o)
+	}
+	why := "did not finish"
+	if cause := r.stopCause(); cause != nil {
+		why = cause.Error()
+	}
+	for _, l := range rec.Live() {
+		n, st := l.Progress()
+		snap.Record(properties.Outcome{ID: l.ID, Status: properties.Inconclusive, Checks: n, Stats: st,
+			Duration: time.Since(l.Start), Runs: []string{l.Name},
+			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
+	}
+	return snap.Outcomes()
+}
+
+// claimed reports whether every job names its prediction.
+func claimed(jobs []Job) bool {
+	for _, j := range jobs {
+		if j.Prediction == "" {
+			return false
+		}
+	}
+	return len(jobs) > 0
+}
+
+// jobsReport is the report of a Run whose jobs name their predictions: one
+// entry per (subject, prediction), keyed "ID@subject" when there is a
+// subject, and the outcomes under those keys.
+func (r *runner) jobsReport(run reports.Run, notRun string) (*reports.Report, map[string]properties.Outcome) {
+	rep := reports.New(run)
+	ran := map[string]properties.Outcome{}
+	snaps := map[string]map[string]properties.Outcome{}
+	for _, j := range r.jobs {
+		p, ok := properties.Lookup(j.Prediction)
+		if !ok {
+			p = &properties.Prediction{ID: j.Prediction}
+		}
+		outs, ok := snaps[j.Subject]
+		if !ok {
+			outs = r.snapshot(r.subject(j.Subject))
+			snaps[j.Subject] = outs
+		}
+		o, ok := outs[j.Prediction]
+		rp := PredictionReport(p, o, ok, notRun)
+		if ok && len(o.Runs) > 0 {
+			rp.Rerun = r.rerun(o.Runs)
+		}
+		if j.Subject != "" {
+			rp.ID, rp.Binding = j.Prediction+"@"+j.Subject, j.Subject
+		}
+		if j.Kernels != nil {
+			rp.Kernels = j.Kernels
+		}
+		if ok {
+			ran[rp.ID] = o
+		}
+		rep.UpsertPrediction(rp)
+	}
+	return rep, ran
 }
 
 // repro is the Recorder's command that replays a failing contract run.

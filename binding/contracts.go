@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -36,6 +37,34 @@ func (b *Binding) jobs() []Job {
 			f(b.narrow(t))
 		}}
 	}
+	js := b.claimedJobs(im, j)
+	if rowWise(b.Contract) {
+		// Batch independence and row permutation hold of any row-wise
+		// operation alone: the binding is the one member of its family.
+		js = append(js,
+			j(properties.BatchIndependence, func(t properties.TB) { properties.BatchIndependenceContract(t, properties.Impls{im}) }),
+			j(properties.RowPermutation, func(t properties.TB) { properties.RowPermutationContract(t, properties.Impls{im}) }))
+	}
+	return js
+}
+
+// rowWise reports whether the op table lays an output of contract out by
+// rows: row r of it then depends on row r of the inputs alone.
+func rowWise(contract string) bool {
+	o, ok := op.Lookup(contract)
+	if !ok {
+		return false
+	}
+	for _, t := range o.Tensors() {
+		if t.Role == op.Out && t.Layout == op.Row {
+			return true
+		}
+	}
+	return false
+}
+
+// claimedJobs are the predictions of the contract b claims.
+func (b *Binding) claimedJobs(im any, j func(id string, f func(t properties.TB)) Job) []Job {
 	switch b.Contract {
 	case "rmsnorm.forward":
 		f := im.(properties.RMSNormForwarder)

@@ -2,6 +2,7 @@ package binding
 
 import (
 	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -167,10 +168,12 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 	if perHead(b.Contract) {
 		mult = 1 // head_dim is drawn apart from hidden there
 	}
-	if rows == 0 && hidden == 0 && mult == 1 {
+	storage := b.contractStorage()
+	if rows == 0 && hidden == 0 && mult == 1 && storage == nil {
 		return t
 	}
 	c := *t.Config()
+	c.Storage = storage
 	pick := func(cur, lim int) int {
 		if lim > 0 && (cur == 0 || lim < cur) {
 			return lim
@@ -182,6 +185,26 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 		c.HiddenMultiple = mult
 	}
 	return &narrowed{TB: t, cfg: c}
+}
+
+// contractStorage maps the contract's roles that b stores in 16 bits to
+// their format, for properties.Config.Storage (nil: all float32). A saved
+// statistic the contract holds as the reciprocal of the stored one (rms
+// from a stored rstd) is the float32 reciprocal of a 16-bit value, not a
+// 16-bit value itself, and is left out.
+func (b *Binding) contractStorage() map[string]oracle.Storage {
+	var m map[string]oracle.Storage
+	for role, s := range b.storage {
+		cr, recip := b.contractRole(role)
+		if s == oracle.StorageFloat32 || recip {
+			continue
+		}
+		if m == nil {
+			m = map[string]oracle.Storage{}
+		}
+		m[cr] = s
+	}
+	return m
 }
 
 // positionMode says how a bound RoPE forward takes its positions.

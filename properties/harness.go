@@ -326,7 +326,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			// deferred calls to the deferred record above.
 			t.Fatalf("%s: stopped: %v", id, err)
 		}
-		o := &Obs{rt: rt}
+		o := &Obs{rt: rt, storage: cfg.Storage}
 		done := false
 		defer func() {
 			if done && !rt.Failed() {

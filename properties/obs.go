@@ -20,6 +20,9 @@ type Obs struct {
 	stats ErrorStats
 	// failRatio is |err|/tol of the comparison that failed the check.
 	failRatio float64
+	// storage is Config.Storage: outputs compared under a 16-bit role's
+	// name get that format's rounding added to their bound.
+	storage map[string]oracle.Storage
 }
 
 // Context sets the description printed with every failure of this check, e.g.
@@ -61,7 +64,8 @@ func (o *Obs) where(i int) string {
 }
 
 // Within compares got with the float64 oracle want element by element:
-// |got[i] − want[i]| ≤ tol[i]. Non-finite oracle values must be matched
+// |got[i] − want[i]| ≤ tol[i], tol[i] widened in place by
+// oracle.StorageTol when name is a role Config.Storage stores in 16 bits. Non-finite oracle values must be matched
 // exactly in class (NaN by NaN, ±Inf by the same infinity); a finite oracle
 // value must be matched by a finite result. It records abs, rel, ULP and
 // err/tol statistics.
@@ -79,6 +83,14 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 // want, tol) in the same pass: the same failures and statistics.
 func (o *Obs) withinNaive(name string, got, naive []float32, want, tol []float64, off int) {
 	got, tol = got[:len(want)], tol[:len(want)]
+	if s := o.storage[name]; s != oracle.StorageFloat32 {
+		// A 16-bit output is the float32 result rounded once more: tol
+		// widens in place, so a caller that keeps it has the stored
+		// output's bound.
+		for i, w := range want {
+			tol[i] += oracle.StorageTol(s, w, tol[i])
+		}
+	}
 	if naive != nil {
 		naive = naive[:len(want)]
 	}
@@ -264,6 +276,14 @@ func (o *Obs) Identical(name string, got, want []float32) {
 	o.rt.Helper()
 	if len(got) != len(want) {
 		o.Fatalf("%s: length mismatch: %d vs %d", name, len(got), len(want))
+	}
+	if s := o.storage[name]; s != oracle.StorageFloat32 {
+		// want as the implementation stores it: the float32 value rounded.
+		r := make([]float32, len(want))
+		for i, v := range want {
+			r[i] = s.Round(v)
+		}
+		want = r
 	}
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {

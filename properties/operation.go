@@ -259,7 +259,7 @@ func drawRMSForwardFamily(rt *rapid.T, lim Limits) drawn[op.RMSNormForwardArgs] 
 
 func drawFusedFamily(rt *rapid.T, lim Limits) drawn[op.FusedResidualRMSNormArgs] {
 	c := drawRMSCase(rt, lim)
-	res := Values(rt, "residual", c.rows, c.hidden)
+	res := lim.Values(rt, "residual", c.rows, c.hidden)
 	alias := rapid.Bool().Draw(rt, "alias")
 	return drawn[op.FusedResidualRMSNormArgs]{desc: fmt.Sprintf("%v alias=%v", c, alias),
 		args: &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
@@ -304,7 +304,7 @@ func drawRMSBackwardFamily(rt *rapid.T, lim Limits) drawn[op.RMSNormBackwardArgs
 
 func drawLNBackwardFamily(rt *rapid.T, lim Limits) drawn[op.LayerNormBackwardArgs] {
 	c := drawRMSCase(rt, lim)
-	dy := Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+	dy := lim.Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
 	mean, rstd := make([]float32, c.rows), make([]float32, c.rows)
 	for r := 0; r < c.rows; r++ {
 		m, v := 0.0, 0.0

@@ -1,6 +1,7 @@
 package cudart
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -27,7 +28,8 @@ type Device interface {
 	// for benchmarks); Ordinal and Backend stay as they were at open.
 	SetOptions(Options)
 	// Load returns the module for ptx, loading it on first use. Modules are
-	// cached by the SHA-256 of the text.
+	// cached by name and the SHA-256 of the text. An empty text, or one the
+	// backend cannot load, is an error wrapping ErrLoad.
 	Load(name string, ptx []byte) (Module, error)
 	// Alloc allocates n elements of kind, guarded and poisoned.
 	Alloc(kind Kind, n int) (Buffer, error)
@@ -200,16 +202,25 @@ func (d *device) Load(name string, ptx []byte) (Module, error) {
 	if err := d.usable("load", name); err != nil {
 		return Module{}, err
 	}
-	key := PTXHash(ptx)
+	if len(bytes.TrimSpace(ptx)) == 0 {
+		return Module{}, &Error{Op: "load", Name: name, Err: Errorf(ErrLoad, "empty PTX text")}
+	}
+	// Keyed by name as well, so that a backend's errors name the module
+	// the caller loaded rather than the first to load the same text.
+	hash := PTXHash(ptx)
+	key := name + "\x00" + hash
 	if m, ok := d.modules[key]; ok {
 		d.stats.CacheHits++
 		return m, nil
 	}
 	h, err := d.b.LoadModule(name, ptx)
 	if err != nil {
+		if !errors.Is(err, ErrLoad) {
+			err = fmt.Errorf("%w: %w", ErrLoad, err)
+		}
 		return Module{}, wrap("load", name, err)
 	}
-	m := Module{Name: name, Hash: key, h: h}
+	m := Module{Name: name, Hash: hash, h: h}
 	d.modules[key] = m
 	d.stats.ModuleLoads++
 	return m, nil

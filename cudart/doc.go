@@ -12,8 +12,9 @@
 // Backend into a Device, which adds what every backend and every kernel
 // must get:
 //
-//   - module cache keyed by the SHA-256 of the PTX text (a specialised PTX —
-//     a constant substituted into the text — therefore has its own key);
+//   - module cache keyed by the module's name and the SHA-256 of the PTX
+//     text (a specialised PTX — a constant substituted into the text —
+//     therefore has its own key);
 //   - typed buffers surrounded by guard bands filled with a canary pattern
 //     (NaN for floats), checked after every launch;
 //   - output buffers poisoned (NaN) before every launch, so an element that

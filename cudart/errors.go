@@ -8,7 +8,7 @@ import (
 
 // Sentinel errors: every error returned by a Device wraps exactly one of
 // these (or a backend's own code wrapped by ErrDriver), so callers can use
-// errors.Is.
+// errors.Is; a failed Load wraps ErrLoad as well as the backend's cause.
 var (
 	ErrNoDevice      = errors.New("no device")
 	ErrInvalid       = errors.New("invalid argument")
@@ -23,7 +23,23 @@ var (
 	ErrUnsupported   = errors.New("not supported by this backend")
 	ErrClosed        = errors.New("device closed")
 	ErrPoisoned      = errors.New("device unusable after an earlier timeout")
+	ErrLoad          = errors.New("module not loaded")
+	ErrParams        = errors.New("launch parameters do not match the entry")
 )
+
+// Setup reports whether err is a failure to set a launch up rather than a
+// fault of a kernel that ran: a module that does not load, an entry the
+// module lacks, parameters or a geometry the entry cannot take, or a device
+// that is closed, absent or unusable. Such a failure says nothing of what a
+// kernel computes.
+func Setup(err error) bool {
+	for _, code := range []error{ErrLoad, ErrParams, ErrInvalid, ErrNoDevice, ErrClosed, ErrPoisoned, ErrUnsupported} {
+		if errors.Is(err, code) {
+			return true
+		}
+	}
+	return false
+}
 
 // TimeoutError is a liveness failure: a launch, or a call under Watch, that
 // did not complete within its limit. errors.Is(err, ErrTimeout) holds for

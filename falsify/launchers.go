@@ -69,37 +69,16 @@ func (m atomicBackward) Reductions(s op.Shape) []op.Reduction { return m.k.Reduc
 
 func (m atomicBackwardListed) Kernels() []*kernels.Kernel { return []*kernels.Kernel{m.k} }
 
-func (m atomicBackward) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) (err error) {
-	n := a.Rows * a.Hidden
-	if a.Rows <= 0 || a.Hidden <= 0 || len(a.X) != n || len(a.DY) != n || len(a.DX) != n || len(a.Gamma) != a.Hidden ||
-		len(a.DGamma) != a.Hidden || len(a.RMS) != a.Rows {
-		return cudart.Errorf(cudart.ErrInvalid, "%s: bad arguments (rows=%d hidden=%d)", m.k.Name, a.Rows, a.Hidden)
-	}
-	bs := &buffers{dev: dev}
-	defer func() {
-		if ferr := bs.free(); err == nil {
-			err = ferr
+func (m atomicBackward) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
+	return kernels.Host(dev, op.RMSNormBackward, m.k.Name, a, func(b kernels.Buffers) error {
+		dg := b.Get("dgamma")
+		if err := dev.Write(dg, make([]float32, a.Hidden)); err != nil { // the atomics add into it
+			return err
 		}
-	}()
-	var x, g, rms, dy, dx, dg cudart.Buffer
-	for _, u := range []struct {
-		b    *cudart.Buffer
-		n    int
-		data []float32
-	}{{&x, n, a.X}, {&g, a.Hidden, a.Gamma}, {&rms, a.Rows, a.RMS}, {&dy, n, a.DY}, {&dx, n, nil}, {&dg, a.Hidden, make([]float32, a.Hidden)}} {
-		if *u.b, err = bs.alloc(u.n, u.data); err != nil {
-			return fmt.Errorf("falsify: %s: %w", m.k.Name, err)
-		}
-	}
-	s := op.Shape{Rows: a.Rows, Hidden: a.Hidden}
-	if err := m.k.Launch(dev, s, cudart.In(x), cudart.In(g), cudart.In(rms), cudart.In(dy), cudart.Out(dx), cudart.InOut(dg),
-		cudart.ScalarU32(uint32(a.Rows)), cudart.ScalarU32(uint32(a.Hidden))); err != nil {
-		return err
-	}
-	if err := dev.Read(a.DX, dx); err != nil {
-		return err
-	}
-	return dev.Read(a.DGamma, dg)
+		return m.k.Launch(dev, op.Shape{Rows: a.Rows, Hidden: a.Hidden}, cudart.In(b.Get("x")), cudart.In(b.Get("gamma")),
+			cudart.In(b.Get("rms")), cudart.In(b.Get("dy")), cudart.Out(b.Get("dx")), cudart.InOut(dg),
+			cudart.ScalarU32(uint32(a.Rows)), cudart.ScalarU32(uint32(a.Hidden)))
+	})
 }
 
 // ---------------------------------------------------------------------------
@@ -310,11 +289,9 @@ func (smCountChunked) chunk(dev cudart.Device, rows int) int {
 	return kernels.ChunkRows(rows)
 }
 
-func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) (err error) {
-	n := a.Rows * a.Hidden
-	if a.Rows <= 0 || a.Hidden <= 0 || len(a.X) != n || len(a.DY) != n || len(a.DX) != n || len(a.Gamma) != a.Hidden ||
-		len(a.DGamma) != a.Hidden || len(a.RMS) != a.Rows {
-		return cudart.Errorf(cudart.ErrInvalid, "sm-count-chunking: bad arguments (rows=%d hidden=%d)", a.Rows, a.Hidden)
+func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
+	if a.Rows <= 0 {
+		return cudart.Errorf(cudart.ErrInvalid, "sm-count-chunking: rows=%d", a.Rows)
 	}
 	chunk := m.chunk(dev, a.Rows)
 	blocks := (a.Rows + chunk - 1) / chunk
@@ -335,63 +312,18 @@ func (m smCountChunked) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackward
 		}
 		return g
 	}
-	bs := &buffers{dev: dev}
-	defer func() {
-		if ferr := bs.free(); err == nil {
-			err = ferr
+	return kernels.Host(dev, op.RMSNormBackward, "sm-count-chunking", a, func(b kernels.Buffers) error {
+		partial, err := b.Scratch("partial", cudart.F32, blocks*a.Hidden)
+		if err != nil {
+			return err
 		}
-	}()
-	var x, g, rms, dy, dx, partial, dg cudart.Buffer
-	for _, u := range []struct {
-		b    *cudart.Buffer
-		n    int
-		data []float32
-	}{{&x, n, a.X}, {&g, a.Hidden, a.Gamma}, {&rms, a.Rows, a.RMS}, {&dy, n, a.DY}, {&dx, n, nil}, {&partial, blocks * a.Hidden, nil}, {&dg, a.Hidden, nil}} {
-		if *u.b, err = bs.alloc(u.n, u.data); err != nil {
-			return fmt.Errorf("falsify: sm-count-chunking: %w", err)
+		s := op.Shape{Rows: a.Rows, Hidden: a.Hidden}
+		if err := k.Launch(dev, s, cudart.In(b.Get("x")), cudart.In(b.Get("gamma")), cudart.In(b.Get("rms")), cudart.In(b.Get("dy")),
+			cudart.Out(b.Get("dx")), cudart.Out(partial), cudart.ScalarU32(uint32(a.Rows)), cudart.ScalarU32(uint32(a.Hidden)),
+			cudart.ScalarU32(uint32(chunk))); err != nil {
+			return err
 		}
-	}
-	s := op.Shape{Rows: a.Rows, Hidden: a.Hidden}
-	if err := k.Launch(dev, s, cudart.In(x), cudart.In(g), cudart.In(rms), cudart.In(dy), cudart.Out(dx), cudart.Out(partial),
-		cudart.ScalarU32(uint32(a.Rows)), cudart.ScalarU32(uint32(a.Hidden)), cudart.ScalarU32(uint32(chunk))); err != nil {
-		return err
-	}
-	if err := kernels.ColSum.K.Launch(dev, op.Shape{Rows: blocks, Hidden: a.Hidden}, cudart.In(partial), cudart.Out(dg),
-		cudart.ScalarU32(uint32(blocks)), cudart.ScalarU32(uint32(a.Hidden))); err != nil {
-		return err
-	}
-	if err := dev.Read(a.DX, dx); err != nil {
-		return err
-	}
-	return dev.Read(a.DGamma, dg)
-}
-
-// buffers are the device buffers of one launcher call.
-type buffers struct {
-	dev  cudart.Device
-	bufs []cudart.Buffer
-}
-
-// alloc allocates n float32 elements and writes data into them (if any).
-func (s *buffers) alloc(n int, data []float32) (cudart.Buffer, error) {
-	b, err := s.dev.Alloc(cudart.F32, n)
-	if err != nil {
-		return b, err
-	}
-	s.bufs = append(s.bufs, b)
-	if data != nil {
-		err = s.dev.Write(b, data)
-	}
-	return b, err
-}
-
-// free frees every buffer and returns the first error.
-func (s *buffers) free() error {
-	var first error
-	for _, b := range s.bufs {
-		if err := s.dev.Free(b); first == nil {
-			first = err
-		}
-	}
-	return first
+		return kernels.ColSum.K.Launch(dev, op.Shape{Rows: blocks, Hidden: a.Hidden}, cudart.In(partial), cudart.Out(b.Get("dgamma")),
+			cudart.ScalarU32(uint32(blocks)), cudart.ScalarU32(uint32(a.Hidden)))
+	})
 }

@@ -57,3 +57,35 @@ func call[A any](dev cudart.Device, o *op.Op[A], name string, a *A, check func(c
 	}
 	return nil
 }
+
+// Buffers are the device buffers of one Host call.
+type Buffers struct {
+	b  buffers
+	sc *scratch
+}
+
+// Get returns the buffer of the tensor called name (op.Tensor.Name); the
+// zero Buffer for an optional tensor a call leaves nil.
+func (b Buffers) Get(name string) cudart.Buffer { return b.b[name] }
+
+// Scratch allocates n elements of kind for the call; Host frees them with
+// the rest.
+func (b Buffers) Scratch(name string, kind cudart.Kind, n int) (cudart.Buffer, error) {
+	return b.sc.alloc(name, kind, n)
+}
+
+// Host runs one host-level call of operation o for an implementation of
+// one's own: it checks a's dimensions and the lengths of its slices
+// against the op table, uploads the inputs, allocates the outputs a
+// requests, calls launch and downloads the outputs into a. name labels
+// the errors. Every buffer is freed before Host returns.
+func Host[A any](dev cudart.Device, o *op.Op[A], name string, a *A, launch func(b Buffers) error) error {
+	check := func(c *argCheck) bool {
+		s := o.Shape(a)
+		if o.PerHead() {
+			return checkHeads(c, s.Rows, s.Heads, s.HeadDim)
+		}
+		return checkRowsHidden(c, s.Rows, s.Hidden)
+	}
+	return call(dev, o, name, a, check, nil, func(b buffers, sc *scratch) error { return launch(Buffers{b, sc}) })
+}

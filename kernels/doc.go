@@ -44,9 +44,10 @@
 // Every implementation has two levels:
 //
 //   - a host-level method named after the operation (RMSNormForward,
-//     RMSNormBackward, …) taking an *…Args of host slices: it validates the
-//     arguments, allocates device buffers, uploads, launches, downloads into
-//     the caller's output slices and frees — the one-method interface a
+//     RMSNormBackward, …) taking the operation's *op.…Args of host slices:
+//     it validates the arguments, allocates device buffers, uploads,
+//     launches, downloads into the caller's output slices and frees (all
+//     through Host, which reads the op table) — the one-method interface a
 //     property contract is written against;
 //   - a device-level Launch taking a …Buffers of already allocated
 //     cudart.Buffers (no copies), for benchmarks and for tests that inspect
@@ -68,5 +69,5 @@
 // ("kernels: rmsnorm_fwd: upload x: …"). Nothing in this package panics on
 // bad input.
 //
-// Package kernels imports cudart only; it knows no test and no oracle.
+// Package kernels imports cudart and op only; it knows no test and no oracle.
 package kernels

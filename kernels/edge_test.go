@@ -56,6 +56,16 @@ func openDevice(tb testing.TB) cudart.Device {
 	return dev
 }
 
+// eachShape runs f as a subtest for every edge shape [rows][hidden].
+func eachShape(t *testing.T, dev cudart.Device, f func(t *testing.T, s op.Shape)) {
+	for _, h := range edgeHidden {
+		for _, rows := range rowsFor(dev, h) {
+			s := op.Shape{Rows: rows, Hidden: h}
+			t.Run(s.String(), func(t *testing.T) { f(t, s) })
+		}
+	}
+}
+
 func onEmulator(dev cudart.Device) bool { return dev.Info().Backend == "emu" }
 
 // rowsFor returns the edge rows for a row width, subsampled on the emulator.
@@ -201,35 +211,31 @@ const rmsEps = 1e-5
 
 func TestEdgeRMSNormForward(t *testing.T) {
 	dev := openDevice(t)
-	for _, h := range edgeHidden {
-		for _, rows := range rowsFor(dev, h) {
-			s := op.Shape{Rows: rows, Hidden: h}
-			t.Run(s.String(), func(t *testing.T) {
-				r := rng(s, 1)
-				x, g := normals(r, rows, h, 0), uniform(r, h, 0.5, 1.5)
-				eps := float32(1e-5)
-				c := checker{t, fmt.Sprintf("rmsnorm_fwd %v eps=%g", s, eps)}
-				d := newDeviceData(t, dev)
-				b := RMSNormForwardBuffers{Rows: rows, Hidden: h, Eps: eps, X: d.in("x", x), Gamma: d.in("gamma", g),
-					Y: d.out("y", rows*h), RMS: d.out("rms", rows)}
-				if err := RMSNormFwd.Launch(dev, b); err != nil {
-					t.Fatal(err)
-				}
-				c.writtenOnce(dev, "y", b.Y)
-				c.writtenOnce(dev, "rms", b.RMS)
-				y, rms := d.read(b.Y), d.read(b.RMS)
-				wy, wrms := refRMSNorm(x, g, eps, rows, 0, h, kRMSNormFwdRMS.Reductions(s)[0])
-				c.within("y", y, wy)
-				c.within("rms", rms, wrms)
-				// Without the rms output: the other entry, the same y bits.
-				b.RMS = cudart.Buffer{}
-				if err := RMSNormFwd.Launch(dev, b); err != nil {
-					t.Fatal(err)
-				}
-				c.same("y (rmsnorm_fwd vs rmsnorm_fwd_rms)", y, d.read(b.Y))
-			})
+	eachShape(t, dev, func(t *testing.T, s op.Shape) {
+		rows, h := s.Rows, s.Hidden
+		r := rng(s, 1)
+		x, g := normals(r, rows, h, 0), uniform(r, h, 0.5, 1.5)
+		eps := float32(1e-5)
+		c := checker{t, fmt.Sprintf("rmsnorm_fwd %v eps=%g", s, eps)}
+		d := newDeviceData(t, dev)
+		b := RMSNormForwardBuffers{Rows: rows, Hidden: h, Eps: eps, X: d.in("x", x), Gamma: d.in("gamma", g),
+			Y: d.out("y", rows*h), RMS: d.out("rms", rows)}
+		if err := RMSNormFwd.Launch(dev, b); err != nil {
+			t.Fatal(err)
 		}
-	}
+		c.writtenOnce(dev, "y", b.Y)
+		c.writtenOnce(dev, "rms", b.RMS)
+		y, rms := d.read(b.Y), d.read(b.RMS)
+		wy, wrms := refRMSNorm(x, g, eps, rows, 0, h, kRMSNormFwdRMS.Reductions(s)[0])
+		c.within("y", y, wy)
+		c.within("rms", rms, wrms)
+		// Without the rms output: the other entry, the same y bits.
+		b.RMS = cudart.Buffer{}
+		if err := RMSNormFwd.Launch(dev, b); err != nil {
+			t.Fatal(err)
+		}
+		c.same("y (rmsnorm_fwd vs rmsnorm_fwd_rms)", y, d.read(b.Y))
+	})
 }
 
 // TestEdgeMisaligned drives the vector-capable kernels with a pointer off
@@ -254,38 +260,34 @@ func TestEdgeMisaligned(t *testing.T) {
 
 func TestEdgeFusedResidualRMSNorm(t *testing.T) {
 	dev := openDevice(t)
-	for _, h := range edgeHidden {
-		for _, rows := range rowsFor(dev, h) {
-			s := op.Shape{Rows: rows, Hidden: h}
-			t.Run(s.String(), func(t *testing.T) {
-				r := rng(s, 2)
-				res, x, g := normals(r, rows, h, 0), normals(r, rows, h, 0), uniform(r, h, 0.5, 1.5)
-				eps := float32(1e-6)
-				sum := make([]float32, len(x))
-				for i := range x {
-					sum[i] = res[i] + x[i] // float32 add: what residual_out must hold exactly
-				}
-				_, want := refFused(res, x, g, eps, rows, h, kFusedResidualRMSNorm.Reductions(s)[0])
-				for _, alias := range []bool{false, true} {
-					c := checker{t, fmt.Sprintf("fused_residual_rmsnorm %v alias=%v", s, alias)}
-					d := newDeviceData(t, dev)
-					b := FusedResidualRMSNormBuffers{Rows: rows, Hidden: h, Eps: eps, Residual: d.in("residual", res),
-						X: d.in("x", x), Gamma: d.in("gamma", g), Y: d.out("y", rows*h)}
-					b.ResidualOut = b.Residual
-					if !alias {
-						b.ResidualOut = d.out("residual_out", rows*h)
-					}
-					if err := FusedResidualRMSNormFwd.Launch(dev, b); err != nil {
-						t.Fatal(err)
-					}
-					c.writtenOnce(dev, "y", b.Y)
-					c.writtenOnce(dev, "residual_out", b.ResidualOut)
-					c.same("residual_out vs fl32(residual + x)", sum, d.read(b.ResidualOut))
-					c.within("y", d.read(b.Y), want)
-				}
-			})
+	eachShape(t, dev, func(t *testing.T, s op.Shape) {
+		rows, h := s.Rows, s.Hidden
+		r := rng(s, 2)
+		res, x, g := normals(r, rows, h, 0), normals(r, rows, h, 0), uniform(r, h, 0.5, 1.5)
+		eps := float32(1e-6)
+		sum := make([]float32, len(x))
+		for i := range x {
+			sum[i] = res[i] + x[i] // float32 add: what residual_out must hold exactly
 		}
-	}
+		_, want := refFused(res, x, g, eps, rows, h, kFusedResidualRMSNorm.Reductions(s)[0])
+		for _, alias := range []bool{false, true} {
+			c := checker{t, fmt.Sprintf("fused_residual_rmsnorm %v alias=%v", s, alias)}
+			d := newDeviceData(t, dev)
+			b := FusedResidualRMSNormBuffers{Rows: rows, Hidden: h, Eps: eps, Residual: d.in("residual", res),
+				X: d.in("x", x), Gamma: d.in("gamma", g), Y: d.out("y", rows*h)}
+			b.ResidualOut = b.Residual
+			if !alias {
+				b.ResidualOut = d.out("residual_out", rows*h)
+			}
+			if err := FusedResidualRMSNormFwd.Launch(dev, b); err != nil {
+				t.Fatal(err)
+			}
+			c.writtenOnce(dev, "y", b.Y)
+			c.writtenOnce(dev, "residual_out", b.ResidualOut)
+			c.same("residual_out vs fl32(residual + x)", sum, d.read(b.ResidualOut))
+			c.within("y", d.read(b.Y), want)
+		}
+	})
 }
 
 // rmsBackwardImpl is what the backward edge test needs of a design.
@@ -400,65 +402,61 @@ func TestEdgeColumnSum(t *testing.T) {
 
 func TestEdgeLayerNorm(t *testing.T) {
 	dev := openDevice(t)
-	for _, h := range edgeHidden {
-		for _, rows := range rowsFor(dev, h) {
-			s := op.Shape{Rows: rows, Hidden: h}
-			t.Run(s.String(), func(t *testing.T) {
-				r := rng(s, 5)
-				// Rows 1 and 2 of every 3 are offset by 8 and 16: the mean is
-				// large against the spread, which tests the two-pass variance.
-				x, g, beta, dy := normals(r, rows, h, 8), uniform(r, h, 0.5, 1.5), uniform(r, h, 0, 0.5), normals(r, rows, h, 0)
-				eps := float32(1e-5)
-				c := checker{t, fmt.Sprintf("layernorm %v eps=%g", s, eps)}
-				d := newDeviceData(t, dev)
-				fb := LayerNormForwardBuffers{Rows: rows, Hidden: h, Eps: eps, X: d.in("x", x), Gamma: d.in("gamma", g), Beta: d.in("beta", beta),
-					Y: d.out("y", rows*h), Mean: d.out("mean", rows), Rstd: d.out("rstd", rows)}
-				if err := LayerNormFwd.Launch(dev, fb); err != nil {
-					t.Fatal(err)
-				}
-				c.writtenOnce(dev, "y", fb.Y)
-				c.writtenOnce(dev, "mean", fb.Mean)
-				c.writtenOnce(dev, "rstd", fb.Rstd)
-				wy, wm, wr := refLayerNorm(x, g, beta, eps, rows, h, kLayerNormFwdStats.Reductions(s)[0])
-				y, mean, rstd := d.read(fb.Y), d.read(fb.Mean), d.read(fb.Rstd)
-				c.within("y", y, wy)
-				c.within("mean", mean, wm)
-				c.within("rstd", rstd, wr)
-				fb.Mean, fb.Rstd = cudart.Buffer{}, cudart.Buffer{}
-				if err := LayerNormFwd.Launch(dev, fb); err != nil {
-					t.Fatal(err)
-				}
-				c.same("y (layernorm_fwd vs layernorm_fwd_stats)", y, d.read(fb.Y))
-
-				// Backward, with the kernel's own mean and rstd as inputs.
-				wdx, wdg, wdb := refLayerNormBwd(x, g, dy, eps, rows, h, LayerNormBwd.Reductions(s))
-				np := LayerNormBwd.PartialRows(rows) * h
-				bb := LayerNormBackwardBuffers{Rows: rows, Hidden: h, X: fb.X, Gamma: fb.Gamma, DY: d.in("dy", dy), Mean: d.in("mean", mean), Rstd: d.in("rstd", rstd),
-					DX: d.out("dx", rows*h), DGamma: d.out("dgamma", h), DBeta: d.out("dbeta", h), PartialG: d.out("partial_g", np), PartialB: d.out("partial_b", np)}
-				if err := LayerNormBwd.Launch(dev, bb); err != nil {
-					t.Fatal(err)
-				}
-				c.writtenOnce(dev, "dbeta", bb.DBeta)
-				dx1, dg1, db1 := d.read(bb.DX), d.read(bb.DGamma), d.read(bb.DBeta)
-				c.within("dx", dx1, wdx)
-				c.within("dgamma", dg1, wdg)
-				c.within("dbeta", db1, wdb)
-				if err := LayerNormBwd.Launch(dev, bb); err != nil {
-					t.Fatal(err)
-				}
-				c.same("dx", dx1, d.read(bb.DX))
-				c.same("dgamma", dg1, d.read(bb.DGamma))
-				c.same("dbeta", db1, d.read(bb.DBeta))
-				err := kLayerNormBwdChunk.Launch(dev, s, cudart.In(bb.X), cudart.In(bb.Gamma), cudart.In(bb.DY), cudart.In(bb.Mean), cudart.In(bb.Rstd),
-					cudart.Out(bb.DX), cudart.Out(bb.PartialG), cudart.Out(bb.PartialB), cudart.ScalarU32(uint32(rows)), cudart.ScalarU32(uint32(h)),
-					cudart.ScalarU32(uint32(ChunkRows(rows))))
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.writtenOnce(dev, "dx", bb.DX)
-			})
+	eachShape(t, dev, func(t *testing.T, s op.Shape) {
+		rows, h := s.Rows, s.Hidden
+		r := rng(s, 5)
+		// Rows 1 and 2 of every 3 are offset by 8 and 16: the mean is
+		// large against the spread, which tests the two-pass variance.
+		x, g, beta, dy := normals(r, rows, h, 8), uniform(r, h, 0.5, 1.5), uniform(r, h, 0, 0.5), normals(r, rows, h, 0)
+		eps := float32(1e-5)
+		c := checker{t, fmt.Sprintf("layernorm %v eps=%g", s, eps)}
+		d := newDeviceData(t, dev)
+		fb := LayerNormForwardBuffers{Rows: rows, Hidden: h, Eps: eps, X: d.in("x", x), Gamma: d.in("gamma", g), Beta: d.in("beta", beta),
+			Y: d.out("y", rows*h), Mean: d.out("mean", rows), Rstd: d.out("rstd", rows)}
+		if err := LayerNormFwd.Launch(dev, fb); err != nil {
+			t.Fatal(err)
 		}
-	}
+		c.writtenOnce(dev, "y", fb.Y)
+		c.writtenOnce(dev, "mean", fb.Mean)
+		c.writtenOnce(dev, "rstd", fb.Rstd)
+		wy, wm, wr := refLayerNorm(x, g, beta, eps, rows, h, kLayerNormFwdStats.Reductions(s)[0])
+		y, mean, rstd := d.read(fb.Y), d.read(fb.Mean), d.read(fb.Rstd)
+		c.within("y", y, wy)
+		c.within("mean", mean, wm)
+		c.within("rstd", rstd, wr)
+		fb.Mean, fb.Rstd = cudart.Buffer{}, cudart.Buffer{}
+		if err := LayerNormFwd.Launch(dev, fb); err != nil {
+			t.Fatal(err)
+		}
+		c.same("y (layernorm_fwd vs layernorm_fwd_stats)", y, d.read(fb.Y))
+
+		// Backward, with the kernel's own mean and rstd as inputs.
+		wdx, wdg, wdb := refLayerNormBwd(x, g, dy, eps, rows, h, LayerNormBwd.Reductions(s))
+		np := LayerNormBwd.PartialRows(rows) * h
+		bb := LayerNormBackwardBuffers{Rows: rows, Hidden: h, X: fb.X, Gamma: fb.Gamma, DY: d.in("dy", dy), Mean: d.in("mean", mean), Rstd: d.in("rstd", rstd),
+			DX: d.out("dx", rows*h), DGamma: d.out("dgamma", h), DBeta: d.out("dbeta", h), PartialG: d.out("partial_g", np), PartialB: d.out("partial_b", np)}
+		if err := LayerNormBwd.Launch(dev, bb); err != nil {
+			t.Fatal(err)
+		}
+		c.writtenOnce(dev, "dbeta", bb.DBeta)
+		dx1, dg1, db1 := d.read(bb.DX), d.read(bb.DGamma), d.read(bb.DBeta)
+		c.within("dx", dx1, wdx)
+		c.within("dgamma", dg1, wdg)
+		c.within("dbeta", db1, wdb)
+		if err := LayerNormBwd.Launch(dev, bb); err != nil {
+			t.Fatal(err)
+		}
+		c.same("dx", dx1, d.read(bb.DX))
+		c.same("dgamma", dg1, d.read(bb.DGamma))
+		c.same("dbeta", db1, d.read(bb.DBeta))
+		err := kLayerNormBwdChunk.Launch(dev, s, cudart.In(bb.X), cudart.In(bb.Gamma), cudart.In(bb.DY), cudart.In(bb.Mean), cudart.In(bb.Rstd),
+			cudart.Out(bb.DX), cudart.Out(bb.PartialG), cudart.Out(bb.PartialB), cudart.ScalarU32(uint32(rows)), cudart.ScalarU32(uint32(h)),
+			cudart.ScalarU32(uint32(ChunkRows(rows))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.writtenOnce(dev, "dx", bb.DX)
+	})
 }
 
 var (

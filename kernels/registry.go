@@ -163,26 +163,28 @@ func rowSum(name string, s op.Shape) op.Reduction {
 	return op.Reduction{Name: name, Terms: s.Hidden, Serial: serialTerms(s.Hidden, BlockThreads), Tree: blockTree(BlockThreads)}
 }
 
+// entry returns descriptor k of the .entry name in the committed family
+// src/<family>.cu, ptx/<family>.ptx.
+func entry(name, family string, k Kernel) *Kernel {
+	k.Name, k.Entry = name, name
+	k.Source, k.PTXFile, k.PTX = "src/"+family+".cu", "ptx/"+family+".ptx", ptxText(family)
+	return &k
+}
+
 // The descriptors. Their doc comments live in the CUDA sources.
 var (
-	kRMSNormFwd = &Kernel{
-		Name: "rmsnorm_fwd", Entry: "rmsnorm_fwd", Source: "src/rmsnorm_fwd.cu", PTXFile: "ptx/rmsnorm_fwd.ptx",
-		PTX:      ptxText("rmsnorm_fwd"),
+	kRMSNormFwd = entry("rmsnorm_fwd", "rmsnorm_fwd", Kernel{
 		Params:   []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), out("y", rowsHidden), pRows, pHidden, pEps},
 		Geometry: rowPerBlockCached, Deterministic: true,
 		Reductions: func(s op.Shape) []op.Reduction { return []op.Reduction{rowSum("Σx² per row", s)} },
-	}
-	kRMSNormFwdRMS = &Kernel{
-		Name: "rmsnorm_fwd_rms", Entry: "rmsnorm_fwd_rms", Source: "src/rmsnorm_fwd.cu", PTXFile: "ptx/rmsnorm_fwd.ptx",
-		PTX:      ptxText("rmsnorm_fwd"),
+	})
+	kRMSNormFwdRMS = entry("rmsnorm_fwd_rms", "rmsnorm_fwd", Kernel{
 		Params:   []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), out("y", rowsHidden), out("rms", rowsLen), pRows, pHidden, pEps},
 		Geometry: rowPerBlockCached, Deterministic: true,
 		Reductions: func(s op.Shape) []op.Reduction { return []op.Reduction{rowSum("Σx² per row", s)} },
-	}
+	})
 
-	kColSum = &Kernel{
-		Name: "colsum_f32", Entry: "colsum_f32", Source: "src/colsum.cu", PTXFile: "ptx/colsum.ptx",
-		PTX: ptxText("colsum"),
+	kColSum = entry("colsum_f32", "colsum", Kernel{
 		Params: []ParamSpec{in("partial", rowsHidden), out("out", hiddenLen),
 			u32("nrows", func(s op.Shape) int { return s.Rows }), u32("ncols", func(s op.Shape) int { return s.Hidden })},
 		Geometry: func(s op.Shape) cudart.Geometry {
@@ -192,7 +194,7 @@ var (
 		Reductions: func(s op.Shape) []op.Reduction {
 			return []op.Reduction{{Name: "Σ partial per column", Terms: s.Rows, Serial: ceilDiv(s.Rows, ColSumGroups), Tree: ceilLog2(ColSumGroups)}}
 		},
-	}
+	})
 
 	bwdParams = func(partial func(op.Shape) int, extra ...ParamSpec) []ParamSpec {
 		p := []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), in("rms", rowsLen), in("dy", rowsHidden),
@@ -200,27 +202,21 @@ var (
 		return append(p, extra...)
 	}
 
-	kRMSNormBwdWarp32 = &Kernel{
-		Name: "rmsnorm_bwd_warp32", Entry: "rmsnorm_bwd_warp32", Source: "src/rmsnorm_bwd.cu", PTXFile: "ptx/rmsnorm_bwd.ptx",
-		PTX:      ptxText("rmsnorm_bwd"),
+	kRMSNormBwdWarp32 = entry("rmsnorm_bwd_warp32", "rmsnorm_bwd", Kernel{
 		Params:   bwdParams(rowsHidden),
 		Geometry: warpPerRow, Deterministic: true,
 		Reductions: func(s op.Shape) []op.Reduction {
 			return []op.Reduction{{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: 1, Tree: 5}}
 		},
-	}
-	kRMSNormBwdRowWarp = &Kernel{
-		Name: "rmsnorm_bwd_rowwarp", Entry: "rmsnorm_bwd_rowwarp", Source: "src/rmsnorm_bwd.cu", PTXFile: "ptx/rmsnorm_bwd.ptx",
-		PTX:      ptxText("rmsnorm_bwd"),
+	})
+	kRMSNormBwdRowWarp = entry("rmsnorm_bwd_rowwarp", "rmsnorm_bwd", Kernel{
 		Params:   bwdParams(rowsHidden),
 		Geometry: warpPerRow, Deterministic: true,
 		Reductions: func(s op.Shape) []op.Reduction {
 			return []op.Reduction{{Name: "Σ γ·dy·x̂ per row", Terms: s.Hidden, Serial: ceilDiv(s.Hidden, 32), Tree: 5}}
 		},
-	}
-	kRMSNormBwdChunk = &Kernel{
-		Name: "rmsnorm_bwd_chunk", Entry: "rmsnorm_bwd_chunk", Source: "src/rmsnorm_bwd.cu", PTXFile: "ptx/rmsnorm_bwd.ptx",
-		PTX:      ptxText("rmsnorm_bwd"),
+	})
+	kRMSNormBwdChunk = entry("rmsnorm_bwd_chunk", "rmsnorm_bwd", Kernel{
 		Params:   bwdParams(chunkPartial, pChunk),
 		Geometry: chunked(1), Deterministic: true,
 		Reductions: func(s op.Shape) []op.Reduction {
@@ -230,35 +226,27 @@ var (
 				{Name: "Σ dy·x̂ per column within a chunk", Terms: min(s.Rows, ChunkRows(s.Rows)), Serial: min(s.Rows, ChunkRows(s.Rows))},
 			}
 		},
-	}
+	})
 
-	kFusedResidualRMSNorm = &Kernel{
-		Name: "fused_residual_rmsnorm", Entry: "fused_residual_rmsnorm", Source: "src/fused_residual_rmsnorm.cu", PTXFile: "ptx/fused_residual_rmsnorm.ptx",
-		PTX: ptxText("fused_residual_rmsnorm"),
+	kFusedResidualRMSNorm = entry("fused_residual_rmsnorm", "fused_residual_rmsnorm", Kernel{
 		Params: []ParamSpec{in("residual", rowsHidden), in("x", rowsHidden), in("gamma", hiddenLen),
 			out("residual_out", rowsHidden), out("y", rowsHidden), pRows, pHidden, pEps},
 		Geometry: rowPerBlock, Deterministic: true,
 		Reductions: func(s op.Shape) []op.Reduction { return []op.Reduction{rowSum("Σs² per row, s = residual+x", s)} },
-	}
+	})
 
-	kLayerNormFwd = &Kernel{
-		Name: "layernorm_fwd", Entry: "layernorm_fwd", Source: "src/layernorm.cu", PTXFile: "ptx/layernorm.ptx",
-		PTX:      ptxText("layernorm"),
+	kLayerNormFwd = entry("layernorm_fwd", "layernorm", Kernel{
 		Params:   []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), in("beta", hiddenLen), out("y", rowsHidden), pRows, pHidden, pEps},
 		Geometry: rowPerBlock, Deterministic: true,
 		Reductions: layerNormFwdReductions,
-	}
-	kLayerNormFwdStats = &Kernel{
-		Name: "layernorm_fwd_stats", Entry: "layernorm_fwd_stats", Source: "src/layernorm.cu", PTXFile: "ptx/layernorm.ptx",
-		PTX: ptxText("layernorm"),
+	})
+	kLayerNormFwdStats = entry("layernorm_fwd_stats", "layernorm", Kernel{
 		Params: []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), in("beta", hiddenLen), out("y", rowsHidden),
 			out("mean", rowsLen), out("rstd", rowsLen), pRows, pHidden, pEps},
 		Geometry: rowPerBlock, Deterministic: true,
 		Reductions: layerNormFwdReductions,
-	}
-	kLayerNormBwdChunk = &Kernel{
-		Name: "layernorm_bwd_chunk", Entry: "layernorm_bwd_chunk", Source: "src/layernorm.cu", PTXFile: "ptx/layernorm.ptx",
-		PTX: ptxText("layernorm"),
+	})
+	kLayerNormBwdChunk = entry("layernorm_bwd_chunk", "layernorm", Kernel{
 		Params: []ParamSpec{in("x", rowsHidden), in("gamma", hiddenLen), in("dy", rowsHidden), in("mean", rowsLen), in("rstd", rowsLen),
 			out("dx", rowsHidden), out("partial_g", chunkPartial), out("partial_b", chunkPartial), pRows, pHidden, pChunk},
 		Geometry: chunked(2), Deterministic: true,
@@ -272,11 +260,9 @@ var (
 				{Name: "Σ dy per column within a chunk", Terms: c, Serial: c},
 			}
 		},
-	}
+	})
 
-	kPerHeadRMSNorm = &Kernel{
-		Name: "per_head_rmsnorm", Entry: "per_head_rmsnorm", Source: "src/per_head_rmsnorm.cu", PTXFile: "ptx/per_head_rmsnorm.ptx",
-		PTX:    ptxText("per_head_rmsnorm"),
+	kPerHeadRMSNorm = entry("per_head_rmsnorm", "per_head_rmsnorm", Kernel{
 		Params: []ParamSpec{in("x", rowsHidden), in("gamma", headDimLen), out("y", rowsHidden), pRows, pHeads, pHeadDim, pEps},
 		Geometry: func(s op.Shape) cudart.Geometry {
 			return cudart.Geometry{Grid: cudart.D1(ceilDiv(s.Rows*s.Heads, WarpsPerBlock)), Block: cudart.D1(BlockThreads)}
@@ -285,7 +271,7 @@ var (
 		Reductions: func(s op.Shape) []op.Reduction {
 			return []op.Reduction{{Name: "Σx² per head", Terms: s.HeadDim, Serial: serialTerms(s.HeadDim, 32), Tree: 5}}
 		},
-	}
+	})
 
 	ropeGeometry = func(s op.Shape) cudart.Geometry {
 		return cudart.Geometry{Grid: cudart.D1(ceilDiv(s.Rows*(s.HeadDim/2), BlockThreads)), Block: cudart.D1(BlockThreads)}
@@ -293,24 +279,18 @@ var (
 	noReductions = func(op.Shape) []op.Reduction { return nil }
 	positions    = ParamSpec{Name: "positions", Kind: cudart.U32, Role: cudart.RoleIn, Elems: rowsLen}
 
-	kRoPEFwd = &Kernel{
-		Name: "rope_neox_fwd", Entry: "rope_neox_fwd", Source: "src/rope.cu", PTXFile: "ptx/rope.ptx",
-		PTX:      ptxText("rope"),
+	kRoPEFwd = entry("rope_neox_fwd", "rope", Kernel{
 		Params:   []ParamSpec{in("x", rowsHidden), out("y", rowsHidden), pRows, pHeads, pHeadDim, freeU32("pos"), pTheta},
 		Geometry: ropeGeometry, Deterministic: true, Reductions: noReductions,
-	}
-	kRoPEFwdBatched = &Kernel{
-		Name: "rope_neox_fwd_batched", Entry: "rope_neox_fwd_batched", Source: "src/rope.cu", PTXFile: "ptx/rope.ptx",
-		PTX:      ptxText("rope"),
+	})
+	kRoPEFwdBatched = entry("rope_neox_fwd_batched", "rope", Kernel{
 		Params:   []ParamSpec{in("x", rowsHidden), positions, out("y", rowsHidden), pRows, pHeads, pHeadDim, pTheta},
 		Geometry: ropeGeometry, Deterministic: true, Reductions: noReductions,
-	}
-	kRoPEBwdBatched = &Kernel{
-		Name: "rope_neox_bwd_batched", Entry: "rope_neox_bwd_batched", Source: "src/rope.cu", PTXFile: "ptx/rope.ptx",
-		PTX:      ptxText("rope"),
+	})
+	kRoPEBwdBatched = entry("rope_neox_bwd_batched", "rope", Kernel{
 		Params:   []ParamSpec{in("dy", rowsHidden), positions, out("dx", rowsHidden), pRows, pHeads, pHeadDim, pTheta},
 		Geometry: ropeGeometry, Deterministic: true, Reductions: noReductions,
-	}
+	})
 )
 
 func layerNormFwdReductions(s op.Shape) []op.Reduction {

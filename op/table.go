@@ -184,6 +184,10 @@ func (o *Op[A]) Shape(a *A) Shape {
 	return s
 }
 
+// PerHead reports whether A has Heads and HeadDim (then Hidden is their
+// product) rather than Hidden.
+func (o *Op[A]) PerHead() bool { return o.heads >= 0 }
+
 // F32 returns a pointer to the float32 slice of tensor i (table order).
 func (o *Op[A]) F32(a *A, i int) *[]float32 {
 	return reflect.ValueOf(a).Elem().Field(o.field[i]).Addr().Interface().(*[]float32)

@@ -72,6 +72,9 @@ func TestShapeAndLengths(t *testing.T) {
 	if s := PerHeadRMSNorm.Shape(a); s != (Shape{Rows: 2, Hidden: 12, Heads: 3, HeadDim: 4}) {
 		t.Errorf("Shape = %+v", s)
 	}
+	if !PerHeadRMSNorm.PerHead() || RMSNormForward.PerHead() || !RoPEBackward.PerHead() {
+		t.Error("PerHead is wrong")
+	}
 	if got := PerHeadRMSNorm.Lengths(a); !slices.Equal(got, []string{"len(Y)=23, want 24"}) {
 		t.Errorf("Lengths = %q", got)
 	}

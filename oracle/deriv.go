@@ -98,14 +98,6 @@ func dotAbs(a, b []float64) (dot, abs float64) {
 	return acc.sum(), abs
 }
 
-func toComplex(x []float64) []complex128 {
-	z := make([]complex128, len(x))
-	for i, v := range x {
-		z[i] = complex(v, 0)
-	}
-	return z
-}
-
 func dotReal(y, w []float64) float64 {
 	var acc kbn
 	for i := range y {

@@ -37,11 +37,6 @@ func Gamma(n int) float64 {
 	return nu / (1 - nu)
 }
 
-// ulpRel is the largest relative size of one float32 ulp of a normal
-// number: ulp(y) ≤ 2^-23·|y| = 2·U32·|y|. A function documented with a
-// maximum error of k ulp therefore has relative error at most 2k·U32.
-const ulpRel = 2 * U32
-
 // ULPDistance32 returns the number of float32 values strictly between a and
 // b plus one (0 when a == b). +0 and −0 are at distance 0, and the distance
 // across zero counts the subnormals on both sides. It returns math.MaxUint64

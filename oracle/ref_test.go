@@ -158,10 +158,8 @@ func refRMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, r
 	n := float64(hidden)
 	d := red.Depth(hidden)
 	dr := rowRed.Depth(rows)
-	if tolDGamma != nil {
-		for i := range tolDGamma {
-			tolDGamma[i] = 0
-		}
+	for i := range tolDGamma {
+		tolDGamma[i] = 0
 	}
 	for r := 0; r < rows; r++ {
 		xr := x[r*hidden : (r+1)*hidden]

@@ -395,10 +395,8 @@ func rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, 
 	if dgamma != nil {
 		dg, rr = make([]csum, hidden), make([]float64, rows)
 	}
-	if tolDGamma != nil {
-		for i := range tolDGamma {
-			tolDGamma[i] = 0
-		}
+	for i := range tolDGamma {
+		tolDGamma[i] = 0
 	}
 	kDG := 1 + Gamma(dr+1) // hoisted: the same value as written inline
 

@@ -54,6 +54,10 @@ type Config struct {
 	// Watchdog bounds a launcher call before a contract calls it a liveness
 	// failure (0: two minutes).
 	Watchdog time.Duration
+	// Seed is rapid's base seed for the run (0: unknown). With it, a
+	// failure rapid does not shrink (a liveness or set-up failure) gets
+	// the command that replays the checks up to it.
+	Seed uint64
 	// Recorder receives every contract run's progress and outcome (nil:
 	// outcomes are dropped).
 	Recorder *Recorder
@@ -90,7 +94,10 @@ func (c *Config) Limits() Limits {
 	if c.HiddenMultiple > 1 {
 		lim.HiddenMultiple = c.HiddenMultiple
 	}
-	lim.Storage = c.Storage
+	if c.Storage != nil {
+		m := c.Storage
+		lim.storage = &m
+	}
 	return lim
 }
 

@@ -17,27 +17,37 @@ import (
 // loads change behaviour.
 var EdgeHidden = []int{1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 4097, 8192, 16384}
 
+// EdgeRows are the row counts every row generator may pick outright, where
+// the kernels' launch shapes change: one row, a warp's worth, and 2048 and
+// 2049, where the chunked backwards' chunk grows from ChunkMinRows = 4 rows
+// to 5 (kernels.ChunkRows: 512 blocks of 4 rows hold 2048). Counts above a
+// shape's cap are left out.
+var EdgeRows = []int{1, 2, 7, 64, 1000, 2048, 2049, 4096}
+
 // Limits bounds the shapes a generator may draw; the emulator uses smaller
 // limits than a GPU so that CI stays within its time.
 type Limits struct {
 	MaxRows     int // rows drawn from 1..MaxRows
+	RandomRows  int // rows above it only from EdgeRows, once in WideOdds draws (0: MaxRows)
 	MaxHidden   int // hidden drawn from the edge grid up to MaxHidden, or at random beyond it
 	MaxElements int // rows·hidden cap (rows shrink to fit)
 	// HiddenMultiple, above 1, makes every row length Hidden draws a
 	// multiple of it: for an implementation that handles only such rows.
 	HiddenMultiple int
-	// Storage is Config.Storage: the format the implementation stores each
-	// role's tensors in (absent: float32). Limits.Values, Gamma and Round
-	// round drawn inputs to it.
-	Storage map[string]oracle.Storage
+	// storage is Config.Storage (nil: all float32), behind a pointer so
+	// that Limits stays comparable. Values, Gamma and Round round to it.
+	storage *map[string]oracle.Storage
 }
 
 // Round rounds v, a tensor of the named role (an op table name: x, gamma,
-// dy, residual, …), in place to the format lim.Storage gives the role: the
-// values an implementation that stores it so holds, and so the ones its
+// dy, residual, …), in place to the format Config.Storage gives the role:
+// the values an implementation that stores it so holds, and so the ones its
 // oracle must see. Float32 storage leaves v as it is.
 func (lim Limits) Round(role string, v []float32) {
-	s := lim.Storage[role]
+	if lim.storage == nil {
+		return
+	}
+	s := (*lim.storage)[role]
 	if s == oracle.StorageFloat32 {
 		return
 	}
@@ -72,8 +82,18 @@ func (lim Limits) Gamma(t *rapid.T, label string, n int) []float32 {
 // the cap for a longer run.
 var GPULimits = Limits{MaxRows: 4096, MaxHidden: 16384, MaxElements: 1 << 16}
 
-// EmuLimits keep one check small enough for the CPU emulator.
-var EmuLimits = Limits{MaxRows: 64, MaxHidden: 16384, MaxElements: 1 << 14}
+// EmuLimits keep one check small enough for the CPU emulator: a quarter of
+// the GPU's elements a tensor, and the GPU's rows, so that every code path a
+// row count selects (a chunked backward's chunk growing past
+// kernels.ChunkMinRows at 2049 rows) is drawn on the CPU as on a GPU. The
+// emulator's cost is the threads it runs, a block of 256 for every row of
+// most kernels, not the elements: rows beyond 64 come only from EdgeRows,
+// in one draw of WideOdds where the elements allow them.
+var EmuLimits = Limits{MaxRows: 4096, RandomRows: 64, MaxHidden: 16384, MaxElements: 1 << 14}
+
+// WideOdds: a row count beyond Limits.RandomRows is drawn once in WideOdds
+// draws where one fits.
+const WideOdds = 32
 
 // Cap returns lim with at most n elements a tensor: for properties whose
 // claim is not about size (θ, the RoPE basis) and whose checks cost several
@@ -105,20 +125,39 @@ func Hidden(lim Limits) *rapid.Generator[int] {
 	return rapid.OneOf(rapid.SampledFrom(grid), rapid.SampledFrom(grid), random)
 }
 
-// Rows draws a row count for rows of length hidden under lim.
+// Rows draws a row count for rows of length hidden under lim: an edge row
+// count or one uniform in 1..RandomRows and, once in WideOdds draws where one
+// fits the elements, an edge row count beyond RandomRows.
 func Rows(lim Limits, hidden int) *rapid.Generator[int] {
 	hi := lim.MaxRows
 	if lim.MaxElements > 0 && hidden > 0 && hi*hidden > lim.MaxElements {
 		hi = max(1, lim.MaxElements/hidden)
 	}
-	edge := []int{1, 2, 7, 64, 1000}
-	var in []int
-	for _, r := range edge {
-		if r <= hi {
+	random := hi
+	if lim.RandomRows > 0 {
+		random = min(hi, lim.RandomRows)
+	}
+	var in, wide []int
+	for _, r := range EdgeRows {
+		switch {
+		case r <= random:
 			in = append(in, r)
+		case r <= hi:
+			wide = append(wide, r)
 		}
 	}
-	return rapid.OneOf(rapid.SampledFrom(in), rapid.IntRange(1, hi))
+	common := rapid.OneOf(rapid.SampledFrom(in), rapid.IntRange(1, random))
+	if len(wide) == 0 {
+		return common
+	}
+	return rapid.Custom(func(t *rapid.T) int {
+		// The last of WideOdds values picks a wide count, so that rows
+		// shrink towards the common ones.
+		if rapid.IntRange(0, WideOdds-1).Draw(t, "wide") == WideOdds-1 {
+			return rapid.SampledFrom(wide).Draw(t, "rows")
+		}
+		return common.Draw(t, "rows")
+	})
 }
 
 // Eps draws ε: log-uniform in [1e-8, 1e-2], plus the two values models use

@@ -46,13 +46,20 @@ type Outcome struct {
 }
 
 // ErrorStats summarises observed error over every check of a prediction.
+// Each maximum is taken over the comparisons it describes, counted beside
+// it; a maximum over none is not a measurement (a report leaves it out).
 type ErrorStats struct {
-	Compared int     // output elements compared
-	Scalars  int     // scalar comparisons (Obs.Ratio), in MaxRatio only
-	MaxAbs   float64 // max |got − want|
-	MaxRel   float64 // max |got − want| / |want| over want ≠ 0
-	MaxULP   float64 // max float32 ULP distance between got and float32(want)
-	MaxRatio float64 // max |got − want| / tolerance: the prediction's margin
+	Compared int     // elements compared with the oracle (Within, Identical)
+	MaxAbs   float64 // max |got − want| over the Compared elements
+	// RelCompared counts the elements MaxRel and MaxULP are taken over: those
+	// whose bound is at most half |want| (see Scaled). Where the bound
+	// allows more — want near zero, as where a rotation cancels — a relative
+	// error or a ULP count measures how small want is, not the result.
+	RelCompared int
+	MaxRel      float64 // max |got − want| / |want| over the RelCompared elements
+	MaxULP      float64 // max float32 ULP distance between got and float32(want) over them
+	Scalars     int     // scalar comparisons made by the caller (Obs.Ratio), in MaxRatio only
+	MaxRatio    float64 // max |err| / tolerance over every comparison: the prediction's margin
 	// NaiveMaxRatio is the same ratio for a naive float32 CPU evaluation of
 	// the formula on the same inputs and tolerance (0 when not measured); the
 	// yardstick MaxRatio/NaiveMaxRatio says how the kernel compares with the
@@ -60,8 +67,14 @@ type ErrorStats struct {
 	NaiveMaxRatio float64
 }
 
+// Scaled reports whether an element with oracle value w and bound t enters
+// the relative and ULP statistics: 2t ≤ |w| and w ≠ 0, so that every result
+// within the bound has w's sign and lies within [|w|/2, 3|w|/2].
+func Scaled(w, t float64) bool { return 2*t <= math.Abs(w) && w != 0 }
+
 func (s *ErrorStats) merge(o ErrorStats) {
 	s.Compared += o.Compared
+	s.RelCompared += o.RelCompared
 	s.Scalars += o.Scalars
 	s.MaxAbs = math.Max(s.MaxAbs, o.MaxAbs)
 	s.MaxRel = math.Max(s.MaxRel, o.MaxRel)
@@ -246,6 +259,12 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			msg   string
 			ratio float64
 		}
+		// ended: the verdict of a check that ended the run without
+		// shrinking (Obs.Check: liveness, set-up), and that check's context.
+		ended *struct {
+			status      Status
+			reason, ctx string
+		}
 	)
 	// rapid ends a failed run with t.FailNow, which never returns: record in
 	// a deferred function so the outcome is kept either way.
@@ -258,15 +277,31 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		o := Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats}
 		log := ct.log()
 		mu.Lock()
-		reason, ratio, stopped, failedYet := last.msg, last.ratio, stop, failedYet
+		reason, ratio, stopped, failedYet, ended := last.msg, last.ratio, stop, failedYet, ended
 		mu.Unlock()
 		if reason == "" {
 			reason = log.failure
+		}
+		if ended != nil && failedYet && ended.status == Errored {
+			// A set-up failure while rapid shrank a wrong result: the
+			// result is the finding.
+			o.Notes = append(o.Notes, t.Name()+": shrinking ended by "+ended.reason)
+			ended = nil
 		}
 		switch {
 		case p != nil:
 			o.Status = Errored
 			o.Reason = "the harness panicked: " + firstLine(fmt.Sprint(p))
+		case ended != nil:
+			o.Status, o.Reason = ended.status, ended.reason
+			o.Checks++ // the check that ended the run
+			o.Failed = 1
+			if ended.ctx != "" {
+				o.Counterexample = []string{"case: " + ended.ctx}
+			}
+			// rapid replays checks 1…n+1 of the base seed: the last is this one.
+			o.Repro = rerun(cfg, rec, t.Name(), n+1)
+			o.Failures = []Failure{{Run: t.Name(), Reason: o.Reason, Counterexample: o.Counterexample, Repro: o.Repro}}
 		case stopped != nil && !failedYet:
 			o.Status = Inconclusive
 			o.Reason = fmt.Sprintf("%v (%s had passed %d checks)", stopped, t.Name(), n)
@@ -292,7 +327,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		default:
 			o.Status = Discharged
 		}
-		if o.Status == Falsified || (o.Status == Inconclusive && o.NonDeterministic != "") {
+		if ended == nil && (o.Status == Falsified || (o.Status == Inconclusive && o.NonDeterministic != "")) {
 			o.Checks++ // the failing check
 			o.Failed = 1
 			if !math.IsNaN(ratio) && !math.IsInf(ratio, 0) {
@@ -327,6 +362,17 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			t.Fatalf("%s: stopped: %v", id, err)
 		}
 		o := &Obs{rt: rt, storage: cfg.Storage}
+		o.abort = func(status Status, reason string) {
+			mu.Lock()
+			ended = &struct {
+				status      Status
+				reason, ctx string
+			}{status, reason, o.ctx}
+			mu.Unlock()
+			// Ends the contract run as a stop does, so that rapid neither
+			// shrinks nor replays the case.
+			t.Fatalf("%s: %s: %s", id, status, reason)
+		}
 		done := false
 		defer func() {
 			if done && !rt.Failed() {
@@ -360,4 +406,18 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			lr.pass(o.stats)
 		}
 	})
+}
+
+// rerun returns the command that replays the first checks checks of the
+// contract run name from the run's base seed (cfg.Seed), or "" when the
+// seed is unknown.
+func rerun(cfg *Config, rec *Recorder, name string, checks int) string {
+	if cfg.Seed == 0 || checks <= 0 {
+		return ""
+	}
+	cmd := reproArgs(name, cfg.Seed, "")
+	if rec != nil && rec.Repro != nil {
+		cmd = rec.Repro(name, cfg.Seed, "")
+	}
+	return fmt.Sprintf("%s -rapid.checks=%d", cmd, checks)
 }

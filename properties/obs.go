@@ -7,6 +7,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
@@ -23,6 +24,8 @@ type Obs struct {
 	// storage is Config.Storage: outputs compared under a 16-bit role's
 	// name get that format's rounding added to their bound.
 	storage map[string]oracle.Storage
+	// abort ends the contract run with a verdict, without shrinking (end).
+	abort func(status Status, reason string)
 }
 
 // Context sets the description printed with every failure of this check, e.g.
@@ -45,14 +48,43 @@ func (o *Obs) Fatalf(format string, args ...any) {
 var ErrShapeRefused = errors.New("the implementation does not handle this shape")
 
 // Check fails the check with err, if err is not nil; an err wrapping
-// ErrShapeRefused makes the draw invalid instead.
+// ErrShapeRefused makes the draw invalid instead. A kernel's fault (out of
+// bounds, a guard band, a modified input, a race, …) fails the check as a
+// wrong result does, and rapid shrinks the case. Two kinds of error end
+// the contract run at once instead, without shrinking: a liveness failure
+// (a launch or launcher call that did not return within the watchdog,
+// cudart.ErrTimeout), recorded falsified with the reason "liveness: …",
+// since shrinking would wait the watchdog again at every step; and a
+// failure to set the launch up (cudart.Setup: PTX that does not load, a
+// missing entry, parameters that do not match, a device left unusable by
+// an earlier timeout), recorded as an error, since it says nothing of what
+// the kernel computes.
 func (o *Obs) Check(what string, err error) {
 	o.rt.Helper()
-	if errors.Is(err, ErrShapeRefused) {
-		o.rt.Skipf("%s: %v", what, err) // an invalid draw: rapid draws another
+	if err == nil {
+		return
 	}
-	if err != nil {
-		o.Fatalf("%s: %v", what, err)
+	switch {
+	case errors.Is(err, ErrShapeRefused):
+		o.rt.Skipf("%s: %v", what, err) // an invalid draw: rapid draws another
+	case errors.Is(err, cudart.ErrPoisoned):
+		// Matches ErrTimeout too: the timeout was an earlier launch's.
+		o.end(Errored, fmt.Sprintf("%s: %v", what, err))
+	case errors.Is(err, cudart.ErrTimeout):
+		o.end(Falsified, fmt.Sprintf("liveness: %s: %v", what, err))
+	case cudart.Setup(err):
+		o.end(Errored, fmt.Sprintf("%s: %v", what, err))
+	}
+	o.Fatalf("%s: %v", what, err)
+}
+
+// end ends the contract run with status and reason through the function
+// Check gave the Obs; it does not return. An Obs made elsewhere fails the
+// check instead.
+func (o *Obs) end(status Status, reason string) {
+	o.rt.Helper()
+	if o.abort != nil {
+		o.abort(status, reason)
 	}
 }
 
@@ -65,10 +97,12 @@ func (o *Obs) where(i int) string {
 
 // Within compares got with the float64 oracle want element by element:
 // |got[i] − want[i]| ≤ tol[i], tol[i] widened in place by
-// oracle.StorageTol when name is a role Config.Storage stores in 16 bits. Non-finite oracle values must be matched
-// exactly in class (NaN by NaN, ±Inf by the same infinity); a finite oracle
-// value must be matched by a finite result. It records abs, rel, ULP and
-// err/tol statistics.
+// oracle.StorageTol when name is a role Config.Storage stores in 16 bits.
+// Non-finite oracle values must be matched exactly in class (NaN by NaN,
+// ±Inf by the same infinity); a finite oracle value must be matched by a
+// finite result. It records the abs and err/tol
+// statistics of every element, and the rel and ULP statistics of those
+// whose bound is at most half |want| (Scaled).
 func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 	o.rt.Helper()
 	if len(got) != len(want) || len(tol) != len(want) {
@@ -139,7 +173,7 @@ func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off in
 	// note, by hand, on locals: a call per element would keep them in memory.
 	// An element with err = 0 changes no maximum, so it needs no test of
 	// its own.
-	n, maxAbs, maxRel, maxRatio, naiveMax := 0, s.MaxAbs, s.MaxRel, s.MaxRatio, s.NaiveMaxRatio
+	n, nRel, maxAbs, maxRel, maxRatio, naiveMax := 0, 0, s.MaxAbs, s.MaxRel, s.MaxRatio, s.NaiveMaxRatio
 	// The ULP distance as the extremes of a signed step count (ulpSteps);
 	// the maximum distance is max(hiULP, −loULP).
 	var hiULP, loULP int64
@@ -165,13 +199,16 @@ func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off in
 		if err > maxAbs {
 			maxAbs = err
 		}
-		if aw := math.Abs(w); mayExceed(err, aw, maxRel) && w != 0 {
-			if r := err / aw; r > maxRel {
-				maxRel = r
+		if aw := math.Abs(w); 2*t <= aw && w != 0 { // Scaled(w, t)
+			nRel++
+			if mayExceed(err, aw, maxRel) {
+				if r := err / aw; r > maxRel {
+					maxRel = r
+				}
 			}
+			k := ulpSteps(g, float32(w)) // oracle.ULPDistance32(g, float32(w)) = |k|: neither is NaN here
+			hiULP, loULP = max(hiULP, k), min(loULP, k)
 		}
-		k := ulpSteps(g, float32(w)) // oracle.ULPDistance32(g, float32(w)) = |k|: neither is NaN here
-		hiULP, loULP = max(hiULP, k), min(loULP, k)
 		if mayExceed(err, t, maxRatio) && t > 0 {
 			if r := err / t; r > maxRatio {
 				maxRatio = r
@@ -187,6 +224,7 @@ func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off in
 		}
 	}
 	s.Compared += n
+	s.RelCompared += nRel
 	s.MaxAbs, s.MaxRel, s.MaxRatio, s.NaiveMaxRatio = maxAbs, maxRel, maxRatio, naiveMax
 	// float64 of an integer below 2^53 is exact.
 	if u := float64(max(hiULP, -loULP)); u > s.MaxULP {
@@ -216,21 +254,25 @@ func ulpSteps(a, b float32) int64 {
 // those of dividing at every element.
 func (s *ErrorStats) note(got float32, w, err, t float64) {
 	s.Compared++
+	scaled := Scaled(w, t)
+	if scaled {
+		s.RelCompared++
+	}
 	if err == 0 {
 		return
 	}
 	if err > s.MaxAbs {
 		s.MaxAbs = err
 	}
-	if w != 0 {
+	if scaled {
 		if aw := math.Abs(w); mayExceed(err, aw, s.MaxRel) {
 			if r := err / aw; r > s.MaxRel {
 				s.MaxRel = r
 			}
 		}
-	}
-	if u := float64(oracle.ULPDistance32(got, float32(w))); u > s.MaxULP {
-		s.MaxULP = u
+		if u := float64(oracle.ULPDistance32(got, float32(w))); u > s.MaxULP {
+			s.MaxULP = u
+		}
 	}
 	if t > 0 && mayExceed(err, t, s.MaxRatio) {
 		if r := err / t; r > s.MaxRatio {
@@ -296,8 +338,9 @@ func (o *Obs) Identical(name string, got, want []float32) {
 
 // Ratio records an observed error/tolerance ratio measured by the caller
 // (for scalar comparisons such as an adjoint identity) and fails when it
-// exceeds 1. It counts in Scalars and MaxRatio only: the element statistics
-// (MaxAbs, MaxRel, MaxULP) stay those of output elements.
+// exceeds 1. It records only the ratio: err is the caller's own quantity
+// (e.g. a directional derivative's error), not an element's, so it enters
+// Scalars and MaxRatio only, not the element statistics.
 func (o *Obs) Ratio(name string, err, tol float64) {
 	o.rt.Helper()
 	if math.IsNaN(err) || !(err <= tol) {

@@ -12,9 +12,10 @@ import (
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
-// refWithin is Obs.Within as it was before the division-free statistics
-// (commit 4e1ad7d, with the ULP distance of the reference copy of
-// ULPDistance32), on stats, returning the failure message instead of failing.
+// refWithin is Obs.Within written plainly (as before the division-free
+// statistics of commit 4e1ad7d, with the ULP distance of the reference copy
+// of ULPDistance32, and the relative and ULP statistics over Scaled
+// elements only), on stats, returning the failure message instead of failing.
 func refWithin(s *ErrorStats, cols int, name string, got []float32, want, tol []float64) string {
 	where := func(i int) string {
 		if cols > 0 {
@@ -42,19 +43,22 @@ func refWithin(s *ErrorStats, cols int, name string, got []float32, want, tol []
 				name, where(i), g, w, err, tol[i], err/tol[i])
 		}
 		s.Compared++
+		if Scaled(w, tol[i]) {
+			s.RelCompared++
+		}
 		if err == 0 {
 			continue
 		}
 		if err > s.MaxAbs {
 			s.MaxAbs = err
 		}
-		if w != 0 {
+		if Scaled(w, tol[i]) {
 			if r := err / math.Abs(w); r > s.MaxRel {
 				s.MaxRel = r
 			}
-		}
-		if u := float64(refULPDistance32(got[i], float32(w))); u > s.MaxULP {
-			s.MaxULP = u
+			if u := float64(refULPDistance32(got[i], float32(w))); u > s.MaxULP {
+				s.MaxULP = u
+			}
 		}
 		if tol[i] > 0 {
 			if r := err / tol[i]; r > s.MaxRatio {
@@ -142,7 +146,7 @@ func drawObsCase(t *rapid.T) (got, naive []float32, want, tol []float64) {
 
 func sameStats(a, b ErrorStats) bool {
 	f := math.Float64bits
-	return a.Compared == b.Compared && f(a.MaxAbs) == f(b.MaxAbs) && f(a.MaxRel) == f(b.MaxRel) &&
+	return a.Compared == b.Compared && a.RelCompared == b.RelCompared && a.Scalars == b.Scalars && f(a.MaxAbs) == f(b.MaxAbs) && f(a.MaxRel) == f(b.MaxRel) &&
 		f(a.MaxULP) == f(b.MaxULP) && f(a.MaxRatio) == f(b.MaxRatio) && f(a.NaiveMaxRatio) == f(b.NaiveMaxRatio)
 }
 
@@ -286,6 +290,45 @@ func TestULPSteps(t *testing.T) {
 		d := ulpSteps(a, b)
 		if got, want := uint64(max(d, -d)), oracle.ULPDistance32(a, b); got != want {
 			t.Fatalf("ulpSteps(%g, %g) = %d, ULPDistance32 %d", a, b, d, want)
+		}
+	})
+}
+
+// Every statistic means what its name says: Ratio's scalar enters only the
+// ratio; the relative and ULP statistics skip elements whose bound allows
+// more than half |want| (near zero, where RoPE's rotations cancel, a result
+// within the bound may have either sign); the counts say what each maximum
+// was taken over.
+func TestStatisticsMeanWhatTheySay(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		o := &Obs{rt: rt}
+		// A directional derivative off by 100 against a bound of 200.
+		o.Ratio("⟨dx, v⟩", 100, 200)
+		if s := o.stats; s.Compared != 0 || s.MaxAbs != 0 || s.RelCompared != 0 || s.Scalars != 1 || s.MaxRatio != 0.5 {
+			t.Fatalf("after Ratio: %+v, want only the ratio", s)
+		}
+		// want ≈ 0 (cancellation): a result of the other sign is within the
+		// bound; its relative error (11) and ULP distance (~2e9) describe
+		// want, not the result.
+		o.Within("y", []float32{-1e-7}, []float64{1e-8}, []float64{1e-6})
+		if s := o.stats; s.Compared != 1 || s.RelCompared != 0 || s.MaxRel != 0 || s.MaxULP != 0 || s.MaxAbs != float64(float32(1e-7))+1e-8 {
+			t.Fatalf("after a near-zero element: %+v", s)
+		}
+		// An element the bound pins: one ULP from want = 1.
+		o.Within("y", []float32{math.Nextafter32(1, 2)}, []float64{1}, []float64{1e-6})
+		if s := o.stats; s.RelCompared != 1 || s.MaxULP != 1 || s.MaxRel != 0x1p-23 {
+			t.Fatalf("after a scaled element: %+v", s)
+		}
+		// Bit-identical elements are compared elements with no error.
+		o.Identical("r", []float32{3, 0}, []float32{3, 0})
+		if s := o.stats; s.Compared != 4 || s.MaxULP != 1 {
+			t.Fatalf("after Identical: %+v", s)
+		}
+		var m ErrorStats
+		m.merge(o.stats)
+		m.merge(o.stats)
+		if m.Compared != 8 || m.RelCompared != 2 || m.Scalars != 2 || m.MaxULP != 1 {
+			t.Fatalf("merged: %+v", m)
 		}
 	})
 }

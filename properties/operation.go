@@ -164,7 +164,10 @@ type family interface {
 	// family returns the problem generator for impl, or false when impl
 	// does not implement the operation's interface.
 	family(impl any, lim Limits) (func(rt *rapid.T) problem, bool)
+	operation() op.Operation
 }
+
+func (o *Operation[A, I]) operation() op.Operation { return o.Op }
 
 func (o *Operation[A, I]) family(impl any, lim Limits) (func(rt *rapid.T) problem, bool) {
 	i, ok := impl.(I)

@@ -126,10 +126,10 @@ func TestUninitialisedSharedRead(t *testing.T) {
 }
 
 func TestInstructionBudget(t *testing.T) {
-	e := newEnv(t, "checks.ptx", Config{MaxInstructions: 100000})
+	e := newEnv(t, "sched.ptx", Config{MaxInstructions: 100000})
 	flag := e.in([]int32{0})
 	out := e.buf(cudart.I32, 32)
-	err := e.launch("spin", 1, 32, cudart.In(flag), cudart.Out(out))
+	err := e.launch("busy", 1, 32, cudart.In(flag), cudart.Out(out))
 	wantErr(t, err, cudart.ErrTimeout, "budget")
 }
 
@@ -139,7 +139,7 @@ func TestWatchdogAborts(t *testing.T) {
 	opts.Watchdog = 200 * time.Millisecond
 	dev := cudart.New(b, opts)
 	defer dev.Close()
-	m, err := dev.Load("checks", mustRead(t, "testdata/checks.ptx"))
+	m, err := dev.Load("sched", mustRead(t, "testdata/sched.ptx"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestWatchdogAborts(t *testing.T) {
 	dev.Write(flag, []int32{0})
 	out, _ := dev.Alloc(cudart.I32, 32)
 	start := time.Now()
-	err = dev.Launch(m, "spin", cudart.Geometry{Grid: cudart.D1(1), Block: cudart.D1(32)}, cudart.In(flag), cudart.Out(out))
+	err = dev.Launch(m, "busy", cudart.Geometry{Grid: cudart.D1(1), Block: cudart.D1(32)}, cudart.In(flag), cudart.Out(out))
 	if !errors.Is(err, cudart.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}

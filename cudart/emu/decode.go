@@ -55,7 +55,8 @@ func init() {
 	add((*decoder).decodeElect, "elect")
 	add((*decoder).decodeActivemask, "activemask")
 	// Hints and operations without an effect the emulator can observe.
-	add((*decoder).decodeNop, "membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent", "griddepcontrol",
+	add((*decoder).decodeFence, "membar", "fence")
+	add((*decoder).decodeNop, "prefetch", "prefetchu", "nanosleep", "pmevent", "griddepcontrol",
 		"discard", "applypriority", "setmaxnreg")
 	add((*decoder).decodeCreatepolicy, "createpolicy")
 }

@@ -80,5 +80,6 @@ func (d *decoder) decodeAtom(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 		}
 	}
 	in.fn, in.sh = execAtom, shNone
+	in.mo = memOrder(pin, true)
 	return in, nil
 }

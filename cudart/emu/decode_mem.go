@@ -82,6 +82,7 @@ func (d *decoder) decodeLdSt(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 		in.vec = append(in.vec, s)
 	}
 	in.sh = shNone
+	in.mo = memOrder(pin, false)
 	if store {
 		in.fn = execSt
 	} else {

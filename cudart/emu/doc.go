@@ -68,9 +68,25 @@
 //
 // # Schedule
 //
-// CTAs run one at a time. With Config.Seed = 0 they run in canonical order
-// (blockIdx.x fastest) and each warp runs until it blocks. Any other seed
-// permutes the CTA order, interleaves warps in random quanta and applies the
-// lanes of a store or atomic in random order, all reproducibly from the seed, so
-// results that depend on the schedule (float atomics) differ across seeds.
+// CTAs that do not communicate run one at a time. With Config.Seed = 0 they
+// start in canonical order (blockIdx.x fastest) and each warp runs until it
+// blocks. Any other seed permutes the CTA order, interleaves warps in random
+// quanta and applies the lanes of a store or atomic in random order, all
+// reproducibly from the seed, so results that depend on the schedule (float
+// atomics) differ across seeds. Once a launch uses a global atomic, a fence
+// or a strong (.volatile, .relaxed, .acquire, .release) access, a seeded
+// schedule keeps several CTAs resident and switches between them at those
+// instructions and at the ends of warp quanta, so work stealing through an
+// atomic counter hands out work differently per seed. Under every schedule a
+// warp that spins (re-reads the same values with strong reads, changing
+// nothing) sleeps until global memory changes and other CTAs, started or
+// new, run: a CTA waiting for a flag a later CTA sets completes, and a launch
+// in which no thread can make progress fails at once with ErrDeadlock.
+//
+// Cross-CTA races: a global store is a race when another CTA stored to the
+// same byte in the launch and nothing orders the two (both atomic is no
+// race). Release/acquire operations, fences around strong accesses and
+// full-CTA barriers order them (vector clocks, see order.go), so a spin
+// lock's critical sections do not race while the same stores without the
+// lock do. Reads are not checked against other CTAs' stores.
 package emu

@@ -31,7 +31,6 @@ var (
 	fmtF32  = format{24, -126, 127}
 	fmtF16  = format{11, -14, 15}
 	fmtBF16 = format{8, -126, 127}
-	fmtF64  = format{53, -1022, 1023}
 )
 
 // twoSum returns s = RN(a+b) and the exact error e = a+b−s (Knuth).

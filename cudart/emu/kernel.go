@@ -47,6 +47,7 @@ type inst struct {
 	sh         uint8 // shadow class: how undefined values propagate
 	call       *callInfo
 	fuse       *fusion // a multiply this add may absorb (see fmafusion.go)
+	mo         uint8   // memory-order bits of ld, st, atom, red, fence (mo*)
 	pc         int32
 	line       int32
 	src        *ptx.Instruction
@@ -93,10 +94,9 @@ type kernel struct {
 	maxntid    []int64 // .maxntid, if declared
 	reqntid    []int64 // .reqntid, if declared
 
-	// Reused by successive launches (the backend serialises them).
-	warpPool                      []*warp
-	smemPool, lmemPool, linitPool []byte
-	shPool                        []shRec
+	// CTA contexts (warps and per-block memories), reused by successive
+	// launches: the backend serialises them.
+	ctxPool []*cta
 }
 
 type constSlot struct {

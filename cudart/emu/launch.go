@@ -28,14 +28,29 @@ type launch struct {
 	nwarp   int
 	smem    int // shared bytes per CTA (static + dynamic)
 
-	warps []*warp
-	cta   cta
-	gen   uint32 // barrier-interval generation counter
+	warps []*warp // the running CTA's warps
+	cta   *cta    // the running CTA
+	gen   uint32  // barrier-interval generation counter
 	err   error
 
-	pendingUninit *Fault       // first use of an undefined value in the interval
+	pendingUninit *Fault       // first use of an undefined value in the interval (of the running CTA)
 	undefOn       bool         // some load read undefined bytes: propagate definedness
 	undefOrigin   *undefOrigin // the first such load in the block, for diagnostics
+
+	// CTA schedule (see sched.go).
+	ncta        int
+	order       []int32         // CTA indices in start order; nil for canonical order
+	nextCTA     int             // position in order of the next CTA to start
+	resident    []*cta          // started, not finished, in start order
+	free        []*cta          // contexts of finished CTAs, for reuse
+	nctx        int             // contexts of k.ctxPool taken by this launch
+	ctxCap      int             // most CTAs resident at once
+	maxResident int             // seeded schedules: CTAs kept resident once they communicate
+	comm        bool            // some thread used a global atomic, fence or strong access
+	yieldReq    bool            // return to the CTA scheduler after this instruction
+	memGen      uint64          // changes, while comm is set, of global words a strong read read
+	watched     map[uint64]bool // those words (address / 8)
+	syncs       map[uint64]*vclock
 
 	warpInsts, threadInsts int64
 	ctasRun                int
@@ -46,18 +61,37 @@ type launch struct {
 	srcs                   [32]*inst
 }
 
-// cta is the state of the running thread block.
+// cta is the state of one resident thread block, and the context (warps,
+// shared and local memory) it runs in.
 type cta struct {
 	idx      int
 	id       [3]uint32
-	tag      uint32 // writer tag for global write records
+	gbase    uint32 // global warp number of warp 0 (CTA index × warps per CTA)
 	live     int    // threads not exited
+	warps    []*warp
 	smem     []byte
 	sh       []shRec
 	lmem     []byte
 	linit    []byte
 	bars     map[barKey]*barrier
 	startGen uint32
+
+	pendingUninit *Fault // saved while another CTA runs
+	undefOrigin   *undefOrigin
+
+	blocked    bool   // no warp could run: every one waits or spins
+	blockedGen uint64 // memGen when it blocked
+
+	// Happens-before (see order.go): what every warp of the CTA knows
+	// (joined at full barriers), and each warp's clock at the last one.
+	know vclock
+	snap []uint32
+
+	pool struct { // backing arrays, kept across launches
+		warps             []*warp
+		smem, lmem, linit []byte
+		sh                []shRec
+	}
 }
 
 type barKey struct {
@@ -96,6 +130,27 @@ type warp struct {
 	retStack  [32][]int32
 	barEpoch  uint32
 	syncEpoch uint32
+
+	// Happens-before (see order.go).
+	clock  uint32 // this warp's vector-clock component
+	know   vclock // what it acquired since the CTA's last full barrier
+	pend   vclock // what its strong reads saw, acquired at its next fence
+	fence  vclock // what its last fence released, for later strong writes
+	fenced bool
+	okGid  uint32 // a warp w is known to be ordered after up to clock okClk
+	okClk  uint32
+
+	// Spin detection (see sched.go): a backward branch taken after an
+	// iteration that read global memory, changed nothing and read the same
+	// addresses and values as the iteration before.
+	itHash, prevHash uint64
+	itReads          int32
+	itWrote          bool
+	itPC, spinPC     int32  // the iteration's last strong read
+	itAddr, spinAddr uint64 // and its address
+	prevBra          int32
+	itGen, spinGen   uint64 // memGen when the iteration began, when it slept
+	spinning         bool
 }
 
 func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]byte) (*launch, error) {
@@ -133,80 +188,19 @@ func newLaunch(b *Backend, m *module, k *kernel, g cudart.Geometry, params [][]b
 		return nil, cudart.Errorf(cudart.ErrInvalid, "%s: %d bytes of shared memory per block (static %d + dynamic %d) exceed 228 KiB", k.name, l.smem, k.sharedEnd, g.SharedBytes)
 	}
 	if len(params) != len(k.params) {
-		return nil, cudart.Errorf(cudart.ErrInvalid, "%s takes %d parameters, launched with %d", k.name, len(k.params), len(params))
+		return nil, cudart.Errorf(cudart.ErrParams, "%s takes %d parameters, launched with %d", k.name, len(k.params), len(params))
 	}
 	l.params = make([]byte, k.paramSize)
 	for i, p := range k.params {
 		if len(params[i]) != p.size {
-			return nil, cudart.Errorf(cudart.ErrInvalid, "%s parameter %d (%s) is %d bytes, launched with %d", k.name, i, p.name, p.size, len(params[i]))
+			return nil, cudart.Errorf(cudart.ErrParams, "%s parameter %d (%s) is %d bytes, launched with %d", k.name, i, p.name, p.size, len(params[i]))
 		}
 		copy(l.params[p.off:], params[i])
 	}
 	if l.cfg.Seed != 0 {
 		l.rng = rand.New(rand.NewPCG(uint64(l.cfg.Seed), 0x9E3779B97F4A7C15))
 	}
-	// Register files and per-block memories are kept with the kernel and
-	// reused by its later launches: launches are serialised by the backend.
-	for len(k.warpPool) < l.nwarp {
-		w := &warp{idx: len(k.warpPool), regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds),
-			undef: make([]uint32, k.nslots), pundef: make([]uint32, k.npreds)}
-		for _, c := range k.consts {
-			r := w.regs[c.slot*32 : c.slot*32+32]
-			for j := range r {
-				r[j] = c.val
-			}
-		}
-		for _, c := range k.predConsts {
-			if c.val != 0 {
-				w.preds[c.slot] = fullMask
-			}
-		}
-		k.warpPool = append(k.warpPool, w)
-	}
-	l.warps = k.warpPool[:l.nwarp]
-	for _, w := range l.warps {
-		w.l = l
-		clear(w.undef)
-		clear(w.pundef)
-	}
-	l.cta.smem = grow(&k.smemPool, l.smem)
-	if !l.cfg.NoRaceCheck || !l.cfg.AllowUninitShared {
-		if cap(k.shPool) < l.smem {
-			k.shPool = make([]shRec, l.smem)
-		}
-		l.cta.sh = k.shPool[:l.smem]
-		clear(l.cta.sh)
-	}
-	l.cta.lmem = grow(&k.lmemPool, l.nthread*k.localSize)
-	if !l.cfg.AllowUninitLocal {
-		l.cta.linit = grow(&k.linitPool, l.nthread*k.localSize)
-	}
 	return l, nil
-}
-
-// run executes every CTA.
-func (l *launch) run() error {
-	l.b.mem.launch++
-	n := int(l.nctaid[0] * l.nctaid[1] * l.nctaid[2])
-	var order []int32
-	if l.rng != nil {
-		order = make([]int32, n)
-		for i := range order {
-			order[i] = int32(i)
-		}
-		l.rng.Shuffle(n, func(i, j int) { order[i], order[j] = order[j], order[i] })
-	}
-	for i := 0; i < n; i++ {
-		idx := i
-		if order != nil {
-			idx = int(order[i])
-		}
-		if err := l.runCTA(idx); err != nil {
-			return err
-		}
-		l.ctasRun++
-	}
-	return nil
 }
 
 func (l *launch) nextGen() uint32 {
@@ -214,22 +208,24 @@ func (l *launch) nextGen() uint32 {
 	return l.gen
 }
 
-// startCTA prepares the CTA state and the warps for block idx.
-func (l *launch) startCTA(idx int) {
-	c := &l.cta
+// startCTA prepares context c for block idx; c is the running CTA.
+func (l *launch) startCTA(c *cta, idx int) {
 	c.idx = idx
 	c.id = [3]uint32{uint32(idx) % l.nctaid[0], uint32(idx) / l.nctaid[0] % l.nctaid[1], uint32(idx) / (l.nctaid[0] * l.nctaid[1])}
-	c.tag = uint32(idx%(1<<24-1)) + 1
+	c.gbase = uint32(uint64(idx) * uint64(l.nwarp))
 	c.live = l.nthread
 	c.bars = map[barKey]*barrier{}
+	c.blocked = false
 	clear(c.smem)
 	if c.linit != nil {
 		clear(c.linit)
 	}
+	clear(c.know)
+	clear(c.snap)
 	g := l.nextGen()
 	c.startGen = g
 	l.pendingUninit, l.undefOrigin = nil, nil
-	for _, w := range l.warps {
+	for _, w := range c.warps {
 		w.reset(g)
 		if l.undefOn {
 			clear(w.undef)
@@ -247,6 +243,11 @@ func (w *warp) reset(gen uint32) {
 	w.barWait, w.syncWait, w.exited = 0, 0, 0
 	w.barEpoch, w.syncEpoch = gen, gen
 	w.carry = 0
+	w.clock, w.fenced, w.okGid, w.okClk = 1, false, 0, 0
+	clear(w.know)
+	clear(w.pend)
+	clear(w.fence)
+	w.itHash, w.prevHash, w.itReads, w.itWrote, w.prevBra, w.spinning, w.itGen = 0, 0, 0, false, -1, false, w.l.memGen
 	for i := range w.retStack {
 		w.retStack[i] = w.retStack[i][:0]
 	}
@@ -321,58 +322,13 @@ func (w *warp) specialValue(name string, lane int) uint64 {
 	return 0 // %smid, %gridid, %envreg*, %pm*, cluster ranks, clocks at start
 }
 
-// runCTA runs block idx to completion.
-func (l *launch) runCTA(idx int) error {
-	l.startCTA(idx)
-	for {
-		var w *warp
-		if l.rng == nil {
-			for _, x := range l.warps {
-				if x.runnable() {
-					w = x
-					break
-				}
-			}
-		} else {
-			var cand [32]*warp
-			n := 0
-			for _, x := range l.warps {
-				if x.runnable() {
-					cand[n] = x
-					n++
-				}
-			}
-			if n > 0 {
-				w = cand[l.rng.IntN(n)]
-			}
-		}
-		if w == nil {
-			if l.flushUninit(); l.err != nil {
-				return l.err
-			}
-			if l.cta.live == 0 {
-				return nil
-			}
-			return l.deadlock()
-		}
-		quantum := 1 << 30
-		if l.rng != nil {
-			quantum = 1 + l.rng.IntN(48)
-		}
-		w.run(quantum)
-		if l.err != nil {
-			return l.err
-		}
-		if l.b.abort.Load() {
-			return l.fault(cudart.ErrTimeout, w, nil, -1, "launch aborted (watchdog)")
-		}
-		if l.budget > 0 && l.threadInsts > l.budget {
-			return l.fault(cudart.ErrTimeout, w, nil, -1, fmt.Sprintf("instruction budget of %d thread-instructions exhausted", l.budget))
-		}
-	}
-}
-
 func (w *warp) runnable() bool {
+	if w.spinning {
+		if w.spinGen == w.l.memGen {
+			return false
+		}
+		w.spinning = false
+	}
 	return w.active != 0 || w.waiting != 0 || w.syncWait != 0 && w.trySyncCompletion()
 }
 
@@ -427,6 +383,9 @@ func (w *warp) run(quantum int) {
 			}
 		case kBra:
 			w.branch(in.target, m)
+			if l.comm && m != 0 && in.target <= in.pc && w.spinStep(in.pc) {
+				return
+			}
 		case kExit:
 			w.exit(m)
 		case kRet:
@@ -444,7 +403,7 @@ func (w *warp) run(quantum int) {
 			}
 			w.next()
 		}
-		if l.err != nil {
+		if l.err != nil || l.yieldReq {
 			return
 		}
 		if l.budget > 0 && l.threadInsts > l.budget {
@@ -724,6 +683,9 @@ func (l *launch) completeBarrier(key barKey, bar *barrier) {
 			w.park(1<<lane, pc+1)
 		}
 	}
+	if bar.count == 0 {
+		l.orderBarrier()
+	}
 }
 
 // checkBarriers re-checks full-CTA barriers after threads exited.
@@ -746,10 +708,6 @@ func (l *launch) checkBarriers() {
 func (l *launch) deadlock() error {
 	insts := l.k.insts
 	var lines []string
-	type group struct {
-		what string
-		pc   int32
-	}
 	var first *warp
 	var firstIn *inst
 	firstLane := -1

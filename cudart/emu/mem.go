@@ -98,43 +98,55 @@ func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (
 }
 
 // recordGlobalWrite counts a store and checks it against stores of other
-// CTAs in this launch.
+// CTAs in this launch: one that does not happen before it is a race,
+// unless both are atomic.
 func (w *warp) recordGlobalWrite(in *inst, lane int, a *allocation, off, size int, atomic bool) bool {
 	l := w.l
 	launch := l.b.mem.launch
-	tag := l.cta.tag
-	pg := a.page(off, launch)
-	for i := 0; i < size; i++ {
-		o := off + i
-		if o>>pageBits != off>>pageBits {
-			pg = a.page(o, launch)
-		}
-		r := &pg[o&(pageSize-1)]
-		rec := *r
-		prev := rec >> wcCTAShft
-		if !l.cfg.NoRaceCheck && prev != 0 && prev != tag && (!atomic || rec&wcAtomic == 0) {
-			what := "stores to"
-			if atomic {
-				what = "applies an atomic to"
-			} else if rec&wcAtomic != 0 {
-				what = "stores to (after another block's atomic)"
+	base, nw := l.cta.gbase, uint32(l.nwarp)
+	check := !l.cfg.NoRaceCheck
+	me := uint64(base+uint32(w.idx)+1)<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	if atomic {
+		me |= wcAtomic
+	}
+	for size > 0 {
+		// The bytes of [off, off+size) on one page of records.
+		po := off & (pageSize - 1)
+		n := min(size, pageSize-po)
+		recs := a.page(off, launch)[po : po+n]
+		for i, rec := range recs {
+			if prev := uint32(rec >> wcWarpShft); prev != 0 && prev-1-base >= nw && check && !w.ordered(in, lane, a, off+i, rec, atomic) {
+				return false
 			}
-			addr := a.base + uint64(o)
-			return w.memFault(cudart.ErrRace, in, lane, spGlobal, addr, 1,
-				fmt.Sprintf("block %s %s, which block %s already wrote in this launch without synchronisation: %s",
-					fmtCTA(l.cta.id), what, l.ctaName(prev-1), a.describe(addr)))
+			cnt := rec & wcMask
+			if cnt < wcMask {
+				cnt++
+			}
+			recs[i] = me | cnt
 		}
-		cnt := rec & wcMask
-		if cnt < wcMask {
-			cnt++
-		}
-		nr := tag<<wcCTAShft | cnt
-		if atomic {
-			nr |= wcAtomic
-		}
-		*r = nr
+		off, size = off+n, size-n
 	}
 	return true
+}
+
+// ordered checks w's write of byte off of a against the last write, rec,
+// by another CTA, and reports the race if nothing orders the two.
+func (w *warp) ordered(in *inst, lane int, a *allocation, off int, rec uint64, atomic bool) bool {
+	prev := uint32(rec >> wcWarpShft)
+	if atomic && rec&wcAtomic != 0 || w.knows(prev, uint32(rec>>wcClkShft)&clockMax) {
+		return true
+	}
+	l := w.l
+	what := "stores to"
+	if atomic {
+		what = "applies an atomic to"
+	} else if rec&wcAtomic != 0 {
+		what = "stores to (after another block's atomic)"
+	}
+	addr := a.base + uint64(off)
+	return w.memFault(cudart.ErrRace, in, lane, spGlobal, addr, 1,
+		fmt.Sprintf("block %s %s, which block %s already wrote in this launch with nothing ordering the two (no barrier, release/acquire or fence): %s",
+			fmtCTA(l.cta.id), what, l.ctaName((prev-1)/uint32(l.nwarp)), a.describe(addr)))
 }
 
 func fmtCTA(id [3]uint32) string { return fmt.Sprintf("(%d,%d,%d)", id[0], id[1], id[2]) }
@@ -358,6 +370,23 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 	return 0, false, false
 }
 
+// loaded follows a load by ld (in) of v at addr in space, when the
+// instruction is strong or the launch communicates: a strong global read
+// may acquire, and global reads feed spin detection.
+func (w *warp) loaded(in *inst, space uint8, addr, v uint64) {
+	if space, addr = resolve(space, addr); space != spGlobal {
+		return
+	}
+	l := w.l
+	strong := in.mo&moStrong != 0
+	if strong {
+		l.noteComm()
+		l.watch(l.lastGlobal, addr) // globalAt left the allocation of addr there
+		w.syncRead(in.mo, addr)
+	}
+	w.spinRead(in, addr, v, strong)
+}
+
 // store writes size bytes of v at addr in space for lane. An undefined
 // value (computed from uninitialised memory) may go to shared or local
 // memory, where it stays undefined; storing one to global memory is
@@ -380,12 +409,22 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 		if !w.recordGlobalWrite(in, lane, a, off, size, false) {
 			return false
 		}
+		if in != nil && in.mo&moStrong != 0 {
+			l.noteComm()
+			w.syncWrite(in.mo, addr, false)
+		}
+		if l.comm && getBits(a.data[off:], size) != v&sizeMask(size) {
+			w.memChanged(a, addr)
+		}
 		putBits(a.data[off:], size, v)
 		a.markInit(off, size)
 		return true
 	case spShared:
 		if ok, _ := w.sharedCheck(in, lane, addr, size, accWrite, v, undef); !ok {
 			return false
+		}
+		if l.comm && getBits(l.cta.smem[addr:], size) != v&sizeMask(size) {
+			w.itWrote = true
 		}
 		putBits(l.cta.smem[addr:], size, v)
 		return true
@@ -417,10 +456,19 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		}
 		old := getBits(a.data[off:], size)
 		nv, write := f(old, spGlobal)
+		mo := in.mo | moStrong
+		l.noteComm()
+		l.watch(a, addr)
+		w.syncRead(mo, addr)
+		w.spinRead(in, addr, old, true)
 		if write {
 			if !w.recordGlobalWrite(in, lane, a, off, size, true) {
 				return 0, false
 			}
+			if nv&sizeMask(size) != old {
+				w.memChanged(a, addr)
+			}
+			w.syncWrite(mo, addr, true)
 			putBits(a.data[off:], size, nv)
 			a.markInit(off, size)
 		}
@@ -432,6 +480,7 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		old := getBits(l.cta.smem[addr:], size)
 		if nv, write := f(old, spShared); write {
 			putBits(l.cta.smem[addr:], size, nv)
+			w.itWrote = w.itWrote || nv&sizeMask(size) != old
 		}
 		return old, true
 	}

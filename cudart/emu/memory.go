@@ -35,17 +35,20 @@ type allocation struct {
 	lbase, lend  uint64 // labelled range
 	guards       []guard
 	init         []uint64   // written-byte bitmap; nil unless CheckUninitGlobal
-	shadow       [][]uint32 // per-page per-byte write records
+	shadow       [][]uint64 // per-page per-byte write records
 	epochs       []uint32   // launch number each shadow page belongs to
 	moduleGlobal string     // name of the module variable it holds, if any
+	watchedIn    uint32     // launch in which a strong read read it (spin detection)
 }
 
-// Write records (one uint32 per byte): bits 0-6 store count (saturating),
-// bit 7 last store atomic, bits 8-31 writer CTA tag (CTA index+1, mod 2^24).
+// Write records (one uint64 per byte): bits 0-6 store count (saturating),
+// bit 7 last store atomic, bits 8-31 the last writer's clock, bits 32-63
+// the last writer's global warp number + 1 (see order.go).
 const (
-	wcMask    = 0x7F
-	wcAtomic  = 0x80
-	wcCTAShft = 8
+	wcMask     = 0x7F
+	wcAtomic   = 0x80
+	wcClkShft  = 8
+	wcWarpShft = 32
 )
 
 func (a *allocation) markInit(off, n int) {
@@ -74,20 +77,20 @@ func (a *allocation) writeCount(off int, launch uint32) uint32 {
 	if p >= len(a.shadow) || a.shadow[p] == nil || a.epochs[p] != launch {
 		return 0
 	}
-	return a.shadow[p][off&(pageSize-1)] & wcMask
+	return uint32(a.shadow[p][off&(pageSize-1)] & wcMask)
 }
 
 // page returns the write-record page for byte off in launch, allocating it
 // on first use and clearing records left by an earlier launch.
-func (a *allocation) page(off int, launch uint32) []uint32 {
+func (a *allocation) page(off int, launch uint32) []uint64 {
 	p := off >> pageBits
 	if a.shadow == nil {
 		n := (len(a.data) + pageSize - 1) >> pageBits
-		a.shadow, a.epochs = make([][]uint32, n), make([]uint32, n)
+		a.shadow, a.epochs = make([][]uint64, n), make([]uint32, n)
 	}
 	pg := a.shadow[p]
 	if pg == nil {
-		pg = make([]uint32, pageSize)
+		pg = make([]uint64, pageSize)
 		a.shadow[p] = pg
 	} else if a.epochs[p] != launch {
 		clear(pg)

@@ -271,8 +271,6 @@ func (t dtype) isFloat() bool {
 func (t dtype) mask() uint64          { return ^uint64(0) >> (64 - t.bits()) }
 func (t dtype) trunc(v uint64) uint64 { return v & t.mask() }
 
-var byteMasks = [16]uint64{1: 0xFF, 2: 0xFFFF, 3: 0xFFFFFF, 4: 0xFFFFFFFF, 8: ^uint64(0)}
-
 // ext sign- or zero-extends the low bits of v to 64 bits.
 func (t dtype) ext(v uint64) uint64 {
 	if t.k == 's' {

@@ -138,10 +138,14 @@ func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, n
 	if o.Repro != "" {
 		rp.Reproduction = &reports.Reproduction{Command: o.Repro, FailFile: o.Failfile}
 	}
-	if o.Stats.Compared > 0 || o.Stats.Scalars > 0 || o.Stats.MaxRatio > 0 {
-		es := &reports.ErrorStats{MaxRatio: o.Stats.MaxRatio, ToleranceFormula: p.Tolerance}
-		if o.Stats.Compared > 0 { // element statistics only over output elements
-			es.MaxAbs, es.MaxRel, es.MaxULP = new(o.Stats.MaxAbs), new(o.Stats.MaxRel), new(o.Stats.MaxULP)
+	if s := o.Stats; s.Compared > 0 || s.Scalars > 0 || s.MaxRatio > 0 {
+		// A maximum over no comparison is no measurement: left out.
+		es := &reports.ErrorStats{MaxRatio: s.MaxRatio, ToleranceFormula: p.Tolerance}
+		if s.Compared > 0 {
+			es.MaxAbs = new(s.MaxAbs)
+		}
+		if s.RelCompared > 0 {
+			es.MaxRel, es.MaxULP = new(s.MaxRel), new(s.MaxULP)
 		}
 		if o.Stats.NaiveMaxRatio > 0 {
 			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio

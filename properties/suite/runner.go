@@ -45,10 +45,11 @@ type runner struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	signaled atomic.Bool
-	id       string   // the run's identity in its report
-	reproCmd string   // command prefix that replays a contract run
-	outside  bool     // a Run outside go test: reproductions are cfg.Command's
-	cmdline  []string // the command line recorded in the report
+	id       string        // the run's identity in its report
+	watchdog time.Duration // the device's bound on one launch
+	reproCmd string        // command prefix that replays a contract run
+	outside  bool          // a Run outside go test: reproductions are cfg.Command's
+	cmdline  []string      // the command line recorded in the report
 	reportMu sync.Mutex
 	// jobs are a Run's; when each names its Prediction, the report lists
 	// exactly theirs. subjects holds the outcomes of jobs with a Subject,
@@ -266,8 +267,12 @@ func (r *runner) open() {
 	r.dev = dev
 	r.pcfg = ContractConfig(r.cfg, dev)
 	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
+	r.pcfg.Seed = rapidUint("seed") // set by SetRapid before the runner opens
 	if err != nil {
 		r.pcfg.NoDevice = err.Error()
+	}
+	if dev != nil {
+		r.watchdog = dev.Options().Watchdog
 	}
 }
 
@@ -343,7 +348,11 @@ func (r *runner) stop(cause error) {
 		return
 	}
 	r.cancel(cause)
-	fmt.Fprintf(r.out, "ptxprop: %v after %v: ending the run; running contracts stop at their next check\n", cause, time.Since(r.start).Round(time.Second))
+	wait := ""
+	if r.watchdog > 0 {
+		wait = fmt.Sprintf(" (a launch in progress returns within the watchdog, -ptxprop.watchdog=%v)", r.watchdog)
+	}
+	fmt.Fprintf(r.out, "ptxprop: %v after %v: ending the run; running contracts stop at their next check%s\n", cause, time.Since(r.start).Round(time.Second), wait)
 	if path := r.cfg.ReportPath(); path != "" {
 		if _, err := r.report(); err != nil {
 			fmt.Fprintln(r.out, "ptxprop:", err)

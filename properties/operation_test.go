@@ -1,0 +1,54 @@
+package properties
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
+)
+
+// TestEveryOperationBound checks that the row-wise families bind every
+// operation of the op table, each once.
+func TestEveryOperationBound(t *testing.T) {
+	bound := map[string]int{}
+	for _, f := range operations {
+		bound[f.operation().Name()]++
+	}
+	for _, o := range op.All() {
+		if bound[o.Name()] != 1 {
+			t.Errorf("%s is bound %d times, want once", o.Name(), bound[o.Name()])
+		}
+		delete(bound, o.Name())
+	}
+	for name := range bound {
+		t.Errorf("%s is bound but not in the op table", name)
+	}
+}
+
+// TestFuncJoinsOneFamily checks that an implementation made by Func joins
+// its own operation's family only, that Call reaches it, and that a value
+// implementing no interface is an error.
+func TestFuncJoinsOneFamily(t *testing.T) {
+	errRun := errors.New("ran")
+	impl := RMSNormBackwardOp.Func(func(cudart.Device, *op.RMSNormBackwardArgs) error { return errRun }, nil)
+	var joined []string
+	for _, f := range operations {
+		if _, ok := f.family(impl, EmuLimits); ok {
+			joined = append(joined, f.operation().Name())
+		}
+	}
+	if strings.Join(joined, ",") != "rmsnorm.backward" {
+		t.Errorf("Func's implementation joins %v, want [rmsnorm.backward]", joined)
+	}
+	if err := RMSNormBackwardOp.Call(impl, nil, &op.RMSNormBackwardArgs{}); err != errRun {
+		t.Errorf("Call returned %v, want the function's error", err)
+	}
+	if k, r := impl.(KernelLister).Kernels(), impl.(ReductionDescriber).Reductions(op.Shape{}); k != nil || r != nil {
+		t.Errorf("Kernels, Reductions without a describer = %v, %v; want nil", k, r)
+	}
+	if _, err := (Impls{42}).families(EmuLimits); err == nil || !strings.Contains(err.Error(), "int implements no operation") {
+		t.Errorf("families of an int: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"sync"
 
 	"pgregory.net/rapid"
@@ -12,6 +13,7 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/ptx"
 )
 
 // Prediction IDs of the metamorphic, determinism, dimension, robustness and
@@ -423,6 +425,7 @@ func ParityContract(t TB, im Impls) {
 	Check(t, Parity, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		o.Context(p.outCols, "%v", p)
+		o.note = unmodelled(p.impl)
 		g, err := p.run(dev)
 		o.Check("gpu", err)
 		e, err := p.run(emu)
@@ -433,4 +436,31 @@ func ParityContract(t TB, im Impls) {
 		}
 		o.Within("emulator vs gpu", e, F64(g), p.approxTol())
 	})
+}
+
+// unmodelled names the approximate instructions in the entries of impl's
+// kernels that the emulator computes correctly rounded rather than as the
+// GPU does (ptx.Approximations, Modelled false): where a parity mismatch
+// may come from. "" when there are none, or impl does not list its kernels.
+func unmodelled(impl any) string {
+	kl, ok := impl.(KernelLister)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for _, k := range kl.Kernels() {
+		as, err := ptx.Approximations(k.PTX)
+		if err != nil {
+			continue // a module that does not parse fails to load, with the reason
+		}
+		for _, a := range as {
+			if !a.Modelled && a.Function == k.Entry {
+				parts = append(parts, a.String())
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; approximate instructions the emulator does not compute as the GPU does: " + strings.Join(parts, ", ")
 }

@@ -26,6 +26,8 @@ type Obs struct {
 	storage map[string]oracle.Storage
 	// abort ends the contract run with a verdict, without shrinking (end).
 	abort func(status Status, reason string)
+	// note is appended to every failure of this check (what may explain it).
+	note string
 }
 
 // Context sets the description printed with every failure of this check, e.g.
@@ -38,7 +40,7 @@ func (o *Obs) Context(cols int, format string, args ...any) {
 // Fatalf fails the check with the context prepended.
 func (o *Obs) Fatalf(format string, args ...any) {
 	o.rt.Helper()
-	o.rt.Fatalf("%s: %s", o.ctx, fmt.Sprintf(format, args...))
+	o.rt.Fatalf("%s: %s%s", o.ctx, fmt.Sprintf(format, args...), o.note)
 }
 
 // ErrShapeRefused is wrapped by the error of an implementation that does

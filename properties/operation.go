@@ -204,13 +204,14 @@ type problem struct {
 	selectRows func(idx []int) problem
 	// approxTol is nil when conforming devices agree bit for bit.
 	approxTol func() []float64
+	impl      any // the implementation that runs it
 }
 
 func (p problem) String() string { return p.family + " " + p.desc }
 
 func newProblem[A, I any](o *Operation[A, I], impl I, a *A, d drawn[A]) problem {
 	_, cols := o.Op.ByRow(a)
-	p := problem{family: o.Op.Name(), rows: o.Op.Shape(a).Rows, outCols: cols, desc: d.desc,
+	p := problem{family: o.Op.Name(), rows: o.Op.Shape(a).Rows, outCols: cols, desc: d.desc, impl: impl,
 		run: func(dev cudart.Device) ([]float32, error) {
 			b := o.Op.Fresh(a)
 			err := o.Call(impl, dev, b)

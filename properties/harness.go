@@ -101,6 +101,10 @@ type Recorder struct {
 	// failing check's seed and rapid's fail file (either may be empty); nil
 	// is the go test arguments alone.
 	Repro func(run string, seed uint64, failfile string) string
+	// Rerun, when not nil, returns the whole command that replays the
+	// first checks checks of run from the base seed; nil is Repro's
+	// command with -rapid.checks.
+	Rerun func(run string, seed uint64, checks int) string
 
 	mu       sync.Mutex
 	outcomes map[string]*Outcome
@@ -414,6 +418,9 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 func rerun(cfg *Config, rec *Recorder, name string, checks int) string {
 	if cfg.Seed == 0 || checks <= 0 {
 		return ""
+	}
+	if rec != nil && rec.Rerun != nil {
+		return rec.Rerun(name, cfg.Seed, checks)
 	}
 	cmd := reproArgs(name, cfg.Seed, "")
 	if rec != nil && rec.Repro != nil {

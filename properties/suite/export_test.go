@@ -18,3 +18,10 @@ func RunRepro(c Config, name string, seed uint64) string {
 	r := &runner{cfg: c, outside: true}
 	return r.repro(name, seed, "")
 }
+
+// RunRerun is the command that replays the first checks checks of a job of
+// Run under c from seed.
+func RunRerun(c Config, name string, seed uint64, checks int) string {
+	r := &runner{cfg: c, outside: true}
+	return r.rerunChecks(name, seed, checks)
+}

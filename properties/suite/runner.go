@@ -72,7 +72,7 @@ func (r *runner) subject(name string) *properties.Recorder {
 		if r.subjects == nil {
 			r.subjects = map[string]*properties.Recorder{}
 		}
-		rec = &properties.Recorder{Repro: r.repro}
+		rec = &properties.Recorder{Repro: r.repro, Rerun: r.rerunChecks}
 		r.subjects[name] = rec
 	}
 	return rec
@@ -253,7 +253,7 @@ func recordedBy(rec *properties.Recorder, name string) bool {
 func newRunner(c Config, out io.Writer) *runner {
 	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
-	r.rec.Repro = r.repro
+	r.rec.Repro, r.rec.Rerun = r.repro, r.rerunChecks
 	return r
 }
 
@@ -522,6 +522,16 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 	return strings.Join(append([]string{r.reproCmd, args}, r.caseFlags()...), " ")
 }
 
+// rerunChecks is the Recorder's command that replays the first checks
+// checks of a contract run from the base seed (a run ended at a check
+// without shrinking: liveness, set-up).
+func (r *runner) rerunChecks(name string, seed uint64, checks int) string {
+	if r.outside && r.cfg.Command != "" {
+		return r.command(seed, fmt.Sprintf("-ptxprop.checks=%d", checks))
+	}
+	return fmt.Sprintf("%s -rapid.checks=%d", r.repro(name, seed, ""), checks)
+}
+
 // caseFlags are the settings that shape the cases a run draws.
 func (r *runner) caseFlags() []string {
 	var extra []string
@@ -540,11 +550,12 @@ func (r *runner) caseFlags() []string {
 // command is the command line of a Run's cfg.Command: its flags, the seed
 // (0: none) and cfg.CommandArgs. The failing check's seed as the base seed
 // makes it the first check of the rerun: the failure replays.
-func (r *runner) command(seed uint64) string {
+func (r *runner) command(seed uint64, flags ...string) string {
 	parts := append([]string{r.cfg.Command}, r.caseFlags()...)
 	if seed != 0 {
 		parts = append(parts, fmt.Sprintf("-ptxprop.seed=%d", seed))
 	}
+	parts = append(parts, flags...)
 	for _, a := range r.cfg.CommandArgs {
 		parts = append(parts, shellQuote(a))
 	}

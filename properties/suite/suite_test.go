@@ -533,4 +533,9 @@ func TestRunReproCommand(t *testing.T) {
 	if got, want := suite.RunRepro(c, "a/RMS-FWD-001", 42), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 a.yaml 'b c.yaml'"; got != want {
 		t.Errorf("repro = %q, want %q", got, want)
 	}
+	// A run ended at check 7 without shrinking (liveness) replays 7 checks:
+	// the flags still before the files.
+	if got, want := suite.RunRerun(c, "a/RMS-FWD-001", 42, 7), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 -ptxprop.checks=7 a.yaml 'b c.yaml'"; got != want {
+		t.Errorf("rerun = %q, want %q", got, want)
+	}
 }

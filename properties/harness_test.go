@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/oracle"
 )
 
 func init() {
@@ -220,5 +222,46 @@ func TestReproArgs(t *testing.T) {
 	}
 	if got := reproArgs("TestA/b", 0, "testdata/rapid/TestA/b.fail"); got != "-run '^TestA$/^b$' -rapid.failfile='testdata/rapid/TestA/b.fail'" {
 		t.Errorf("reproArgs = %q", got)
+	}
+}
+
+func init() {
+	Register(Prediction{ID: "TEST-HARNESS-STORAGE", Title: "harness self-test (16-bit storage)", Statement: "stored outputs within their bound"})
+}
+
+// With Config.Storage, inputs drawn for a 16-bit role are rounded to it,
+// an output compared under a 16-bit role's name is allowed the format's
+// rounding (oracle.StorageTol) on top of its bound, and an output compared
+// bit for bit is compared with the rounded value; other roles are not.
+func TestHarnessStorage(t *testing.T) {
+	noFailFile(t)
+	cfg := Config{Recorder: &Recorder{}, Storage: map[string]oracle.Storage{"x": oracle.StorageBFloat16, "y": oracle.StorageBFloat16, "residual_out": oracle.StorageFloat16}}
+	lim := cfg.Limits()
+	run := func(prop func(rt *rapid.T, o *Obs)) Outcome {
+		cfg.Recorder = &Recorder{}
+		RunQuiet("TestStorage", cfg, func(tb TB) { Check(tb, "TEST-HARNESS-STORAGE", prop) })
+		return cfg.Recorder.Outcomes()["TEST-HARNESS-STORAGE"]
+	}
+	o := run(func(rt *rapid.T, o *Obs) {
+		x := lim.Values(rt, "x", 2, 8, Normal)
+		for _, v := range x.Data {
+			if oracle.StorageBFloat16.Round(v) != v {
+				o.Fatalf("x = %g is not a bfloat16", v)
+			}
+		}
+		w := rapid.Float64Range(1, 2).Draw(rt, "w")
+		y := oracle.StorageBFloat16.Round(float32(w)) // the stored result of an exact kernel
+		o.Within("y", []float32{y}, []float64{w}, []float64{0})
+		o.Identical("residual_out", []float32{oracle.StorageFloat16.Round(float32(w))}, []float32{float32(w)})
+	})
+	if o.Status != Discharged {
+		t.Errorf("16-bit roles: %s (%s), want discharged", o.Status, o.Reason)
+	}
+	o = run(func(rt *rapid.T, o *Obs) {
+		w := rapid.Float64Range(1, 2).Draw(rt, "w")
+		o.Within("rms", []float32{oracle.StorageBFloat16.Round(float32(w))}, []float64{w}, []float64{0})
+	})
+	if o.Status != Falsified {
+		t.Errorf("a float32 role allowed 16-bit rounding: %s", o.Status)
 	}
 }

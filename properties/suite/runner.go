@@ -181,7 +181,7 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	defer restore()
 	out := c.Output
 	if out == nil {
-		out = io.Discard
+		out, c.Progress = io.Discard, 0 // nothing printed: not even to the terminal
 	}
 	r := newRunner(c, out)
 	r.cmdline, r.outside, r.jobs = os.Args, true, jobs

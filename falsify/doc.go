@@ -36,8 +36,9 @@
 //
 // # Running
 //
-// A Session runs mutants on the device suite.OpenDevice opens (the
-// emulator by default; a GPU with -tags cuda and -ptxprop.backend=gpu). For
+// A Session runs mutants on the first device suite.OpenDevices opens (the
+// emulator by default; a GPU with -tags cuda and -ptxprop.backend=gpu) and
+// keeps the others (-ptxprop.devices) for MULTI-DEVICE-PARITY-001. For
 // each mutant it runs the
 // contracts that launch the mutated kernel — a named mutant's expected
 // killers first, a kernel's sharpest contract first — each with a reduced
@@ -56,7 +57,10 @@
 // Mutants can run in child processes of the test binary
 // (-falsify.workers, -falsify.isolate): side by side on the emulator, and
 // always on a GPU, where a kernel fault leaves CUDA unusable in the whole
-// process and a child that finds its device unusable is replaced.
+// process and a child that finds its device unusable is replaced. With
+// several devices the children take turns: child w runs its mutants on
+// device w mod n (one child per GPU by default), and each Result names its
+// device.
 //
 // Record writes results into the contract report (reports.Update,
 // UpsertMutant, MarkUnproven), and Summary formats the kill matrix for the

@@ -93,7 +93,7 @@ func record(t *testing.T, s *Session, results []Result, replace reports.MutantKi
 	if path == "" {
 		return
 	}
-	unproven, err := Record(path, results, replace, s.Device().Info(), suiteWall)
+	unproven, err := Record(path, results, replace, s.Devices(), suiteWall)
 	if err != nil {
 		t.Errorf("recording the kill matrix in %s: %v", path, err)
 		return

@@ -174,6 +174,9 @@ var (
 	pParity = probe{properties.Parity, "ParityContract(rmsnorm_bwd)", func(t properties.TB, e *env) {
 		properties.ParityContract(t, properties.Impls{e.chunk()})
 	}}
+	pDeviceParity = probe{properties.MultiDeviceParity, "DeviceParityContract(rmsnorm_bwd)", func(t properties.TB, e *env) {
+		properties.DeviceParityContract(t, properties.Impls{e.chunk()})
+	}}
 	pRoPEBwd = probe{properties.RoPEBackward, "RoPEBackwardContract", func(t properties.TB, e *env) { properties.RoPEBackwardContract(t, e.ropeBwd()) }}
 )
 

@@ -38,7 +38,7 @@ import (
 
 var (
 	flagIsolate = flag.String("falsify.isolate", "auto", "run mutants in child processes: auto (on a GPU, or when -falsify.workers > 1), always or never")
-	flagWorkers = flag.Int("falsify.workers", 0, "child processes running mutants side by side (0: the CPU count up to 4 on the emulator, 1 on a GPU)")
+	flagWorkers = flag.Int("falsify.workers", 0, "child processes running mutants side by side, each on the next of the selected devices in turn (0: the CPU count up to 4 on the emulator, one per GPU on GPUs)")
 	flagChild   = flag.Bool("falsify.child", false, "internal: run as a child process (TestChild)")
 )
 
@@ -47,7 +47,7 @@ func workers(s *Session) int {
 	gpu := s.Device().Info().Backend == "gpu"
 	n := *flagWorkers
 	if n <= 0 {
-		n = 1
+		n = len(s.Devices())
 		if !gpu {
 			n = min(runtime.NumCPU(), 4)
 		}
@@ -88,11 +88,12 @@ func runMutants(t *testing.T, s *Session, ms []Mutant, report func(Result)) []Re
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var fatal []string
+	devs := s.Devices()
 	for w := 0; w < n; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := worker(s, ms, queue, func(i int, r Result) {
+			if err := worker(s, ms, queue, childDevices(devs, w%len(devs)), func(i int, r Result) {
 				mu.Lock()
 				defer mu.Unlock()
 				out[i] = r
@@ -119,11 +120,29 @@ type child struct {
 	stderr *bytes.Buffer
 }
 
-func startChild() (*child, error) {
-	args := []string{"-test.run=^TestChild$", "-test.timeout=0", "-falsify.child"}
+// childDevices is the -ptxprop.devices of the child that runs mutants on
+// devs[k]: that device first, then the others (MULTI-DEVICE-PARITY-001
+// compares them).
+func childDevices(devs []cudart.Info, k int) string {
+	if len(devs) == 1 {
+		return fmt.Sprintf("%d-%d", devs[k].Ordinal, devs[k].Ordinal)
+	}
+	list := []string{fmt.Sprint(devs[k].Ordinal)}
+	for i, d := range devs {
+		if i != k {
+			list = append(list, fmt.Sprint(d.Ordinal))
+		}
+	}
+	return strings.Join(list, ",")
+}
+
+// startChild starts a child process running mutants on the devices a
+// -ptxprop.devices value selects (childDevices).
+func startChild(devices string) (*child, error) {
+	args := []string{"-test.run=^TestChild$", "-test.timeout=0", "-falsify.child", "-ptxprop.devices=" + devices}
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "test.run", "test.timeout", "falsify.child", "test.v", "test.count", "test.paniconexit0", "test.parallel":
+		case "test.run", "test.timeout", "falsify.child", "test.v", "test.count", "test.paniconexit0", "test.parallel", "ptxprop.devices":
 			return
 		}
 		args = append(args, "-"+f.Name+"="+f.Value.String())
@@ -153,9 +172,9 @@ func (c *child) stop() error {
 	return c.cmd.Wait()
 }
 
-// worker runs mutants from queue in children, restarting a child that
-// died or found its device unusable.
-func worker(s *Session, ms []Mutant, queue <-chan int, done func(int, Result)) error {
+// worker runs mutants from queue in children on devices (childDevices),
+// restarting a child that died or found its device unusable.
+func worker(s *Session, ms []Mutant, queue <-chan int, devices string, done func(int, Result)) error {
 	var c *child
 	defer func() {
 		if c != nil {
@@ -167,7 +186,7 @@ func worker(s *Session, ms []Mutant, queue <-chan int, done func(int, Result)) e
 		for {
 			if c == nil {
 				var err error
-				if c, err = startChild(); err != nil {
+				if c, err = startChild(devices); err != nil {
 					return err
 				}
 				fresh = 0
@@ -192,13 +211,20 @@ func worker(s *Session, ms []Mutant, queue <-chan int, done func(int, Result)) e
 			if fresh == 0 {
 				m := ms[i]
 				done(i, Result{Mutant: m.String(), Kind: m.Kind(), Kernel: m.Target(), Description: m.Description(),
-					Status: reports.MutantError, Repro: s.opts.Repro + m.String(),
+					Status: reports.MutantError, Repro: s.opts.Repro + m.String(), Device: firstOrdinal(devices),
 					Reason: fmt.Sprintf("the child process running it died (%v): %s", werr, msg)})
 				break
 			}
 		}
 	}
 	return nil
+}
+
+// firstOrdinal is the device a childDevices value runs mutants on.
+func firstOrdinal(devices string) int {
+	var o int
+	fmt.Sscanf(devices, "%d", &o)
+	return o
 }
 
 func tail(s string, n int) string {

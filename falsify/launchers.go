@@ -280,10 +280,17 @@ func batchDependentBlock() []*kernels.Kernel {
 // from the shape alone: dγ is then summed in a different order on devices
 // with different SM counts, so the GPU and the emulator (which reports no
 // SMs and keeps the shape's partition) disagree in the last bits.
-type smCountChunked struct{}
+// With perDevice set, that function of the device (a per-device tuning
+// table, say) stands for the SM count: devices of one model then disagree
+// too.
+type smCountChunked struct{ perDevice func(cudart.Info) int }
 
-func (smCountChunked) chunk(dev cudart.Device, rows int) int {
-	if sms := dev.Info().SMs; sms > 0 { // THE BUG: a device fact decides the order
+func (m smCountChunked) chunk(dev cudart.Device, rows int) int {
+	sms := dev.Info().SMs
+	if m.perDevice != nil {
+		sms = m.perDevice(dev.Info())
+	}
+	if sms > 0 { // THE BUG: a device fact decides the order
 		return max(1, (rows+sms-1)/sms)
 	}
 	return kernels.ChunkRows(rows)

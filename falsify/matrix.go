@@ -58,7 +58,7 @@ func Sample(all []Generic, perOp int, seed uint64) []Generic {
 func ReportMutant(res Result) reports.Mutant {
 	m := reports.Mutant{Name: res.Mutant, Description: res.Description, Kind: res.Kind, Kernel: res.Kernel,
 		Status: res.Status, KilledBy: res.KilledBy, Expected: res.Expected, ChecksToKill: res.Checks,
-		Duration: res.Duration.Seconds(), Reason: res.Reason}
+		Duration: res.Duration.Seconds(), Reason: res.Reason, Device: &res.Device}
 	if g, err := parseGeneric(res.Mutant); err == nil {
 		m.Operator = g.Op.String()
 		m.Site = genericSite(g)
@@ -103,12 +103,16 @@ func genericSite(g Generic) string {
 // are not among results are dropped (an older sample). Predictions the
 // report lacks are added as not_run, so that MarkUnproven can flag every
 // prediction that killed no mutant; it returns the flagged IDs. The report's
-// run is created from info and start when the file has none.
-func Record(path string, results []Result, replace reports.MutantKind, info cudart.Info, start time.Time) ([]string, error) {
+// run is created from the first of devices and start when the file has
+// none, and lists every one of devices (the mutants name theirs).
+func Record(path string, results []Result, replace reports.MutantKind, devices []cudart.Info, start time.Time) ([]string, error) {
 	var unproven []string
 	err := reports.Update(path, func(r *reports.Report) error {
 		if r.Run.Start.IsZero() {
-			r.Run = suite.NewRun(info, start)
+			r.Run = suite.NewRun(devices[0], start)
+		}
+		if err := r.Run.AddDevices(suite.ReportDevices(devices)); err != nil {
+			return fmt.Errorf("the report's devices are not these mutants': %w", err)
 		}
 		for _, p := range properties.All() {
 			// As the suite's report: self-tests never, benchmarks only when run.

@@ -120,6 +120,9 @@ type Named struct {
 	// GPU marks a mutant that only a GPU can show (its killer compares the
 	// GPU with the emulator); elsewhere it is skipped with the reason.
 	GPU bool
+	// Devices marks a mutant that only two devices can show (its killer
+	// compares the devices of the run); with one it is skipped.
+	Devices bool
 	// make builds the implementations and the probes. A mutant that only
 	// replaces kernels gives swap instead: the replacements, probed by the
 	// contracts of Kernel and of every kernel replaced, Killers' first.

@@ -370,7 +370,7 @@ func TestRecord(t *testing.T) {
 		rs      []Result
 		replace reports.MutantKind
 	}{{named, ""}, {old, reports.MutantGeneric}, {generic, reports.MutantGeneric}} {
-		if _, err := Record(path, step.rs, step.replace, info, time.Now()); err != nil {
+		if _, err := Record(path, step.rs, step.replace, []cudart.Info{info}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/ptx"
@@ -412,6 +413,14 @@ var named = []Named{
 		make: func() (*target, error) {
 			t := launcherTarget([]string{properties.Parity}, "rmsnorm_bwd_chunk", func(s *set) { s.chunk = smCountChunked{} })
 			t.probes = append([]probe{pParity}, t.probes...)
+			return t, nil
+		}},
+	{Name: "device-tuned-chunking", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.MultiDeviceParity}, Devices: true,
+		What: "chunked backward partitions rows by a per-device tuning (3 chunks per device ordinal): dγ's bits differ between devices of one run",
+		make: func() (*target, error) {
+			t := launcherTarget([]string{properties.MultiDeviceParity}, "rmsnorm_bwd_chunk",
+				func(s *set) { s.chunk = smCountChunked{perDevice: func(i cudart.Info) int { return 3 * i.Ordinal }} })
+			t.probes = append([]probe{pDeviceParity}, t.probes...)
 			return t, nil
 		}},
 	{Name: "gamma-by-head", Kernel: "per_head_rmsnorm", Killers: []string{properties.QKNForward}, Faults: true,

@@ -80,6 +80,7 @@ type Result struct {
 	Launches       int    // launches of the mutated code
 	Runs           []ProbeRun
 	Duration       time.Duration
+	Device         int // ordinal of the device the mutant ran on
 }
 
 // Killed reports whether some prediction killed the mutant.
@@ -95,25 +96,33 @@ func seedFor(base uint64, mutant, contract string) uint64 {
 // Session holds what stays set while mutants run: the contracts'
 // configuration, the emulator's instruction budget, the device watchdog.
 type Session struct {
-	opts Options
-	dev  cudart.Device
-	cfg  properties.Config // what the contracts see
-	undo []func()
+	opts    Options
+	dev     cudart.Device
+	devices []cudart.Info     // every device opts.Run selects, dev's first
+	cfg     properties.Config // what the contracts see
+	undo    []func()
 	// unexercised maps a kernel to the reason its probes never launch it
 	// ("" when they do), measured once per kernel on the original.
 	unexercised map[string]string
 }
 
-// NewSession opens the device opts.Run names (suite.OpenDevice) and sets it
-// up for mutants: the emulator gets an instruction budget and the device a
-// watchdog. Close releases it.
+// NewSession opens the devices opts.Run selects (suite.OpenDevices) and
+// sets the first up for mutants: the emulator gets an instruction budget
+// and the device a watchdog. Mutants run on the first; the others are
+// there for MULTI-DEVICE-PARITY-001, and child processes run mutants on
+// each of them in turn (Devices). Close releases them.
 func NewSession(opts Options) (*Session, error) {
-	dev, _, err := suite.OpenDevice(opts.Run)
+	devs, _, err := suite.OpenDevices(opts.Run)
 	if err != nil {
 		return nil, err
 	}
+	dev := devs[0]
 	s := &Session{opts: opts, dev: dev, cfg: suite.ContractConfig(opts.Run, dev), unexercised: map[string]string{}}
-	s.undo = append(s.undo, func() { dev.Close() })
+	s.cfg.Devices = devs
+	for _, d := range devs {
+		s.devices = append(s.devices, d.Info())
+		s.undo = append(s.undo, func() { d.Close() })
+	}
 	// Load every original module now: the differential runs launch them
 	// beside the mutants, and a first load in the middle of a contract
 	// would count as a module load of the mutant (FALSIFY-DIM-001).
@@ -142,6 +151,10 @@ func NewSession(opts Options) (*Session, error) {
 // Device returns the session's device.
 func (s *Session) Device() cudart.Device { return s.dev }
 
+// Devices describes every device the session's settings select, its own
+// first: mutants can be spread over them, one process per device.
+func (s *Session) Devices() []cudart.Info { return s.devices }
+
 // Close restores everything NewSession changed.
 func (s *Session) Close() {
 	for i := len(s.undo) - 1; i >= 0; i-- {
@@ -157,11 +170,15 @@ func (s *Session) Close() {
 func (s *Session) Run(m Mutant) (r Result) {
 	start := time.Now()
 	r = Result{Mutant: m.String(), Kind: m.Kind(), Kernel: m.Target(), Description: m.Description(),
-		Repro: s.opts.Repro + m.String()}
+		Repro: s.opts.Repro + m.String(), Device: s.dev.Info().Ordinal}
 	if n, ok := m.(Named); ok {
 		r.Expected = n.Killers
 		if n.GPU && s.dev.Info().Backend != "gpu" {
 			r.Status, r.Reason = reports.MutantSkipped, "needs a GPU: its killer compares the GPU with the emulator"
+			return r
+		}
+		if n.Devices && len(s.devices) < 2 {
+			r.Status, r.Reason = reports.MutantSkipped, "needs two devices: its killer compares the run's devices (-ptxprop.devices)"
 			return r
 		}
 	}

@@ -31,6 +31,9 @@ type Config struct {
 	// needs a device is skipped with NoDevice as its reason.
 	Device   cudart.Device
 	NoDevice string
+	// Devices are every device of the run, one context each, Device among
+	// them: MULTI-DEVICE-PARITY-001 compares them. Nil: Device alone.
+	Devices []cudart.Device
 	// Open opens a fresh device of the named backend for contracts that
 	// need one of their own (FALSIFY-DIM-001 counts module loads, PARITY-001
 	// compares the GPU with the emulator). Nil: cudart.Open with

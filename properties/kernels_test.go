@@ -147,6 +147,11 @@ func TestParity(t *testing.T) {
 	properties.ParityContract(suite.T(t), ours)
 }
 
+func TestDeviceParity(t *testing.T) {
+	t.Parallel()
+	properties.DeviceParityContract(suite.T(t), ours)
+}
+
 func TestOracleSoundness(t *testing.T) {
 	t.Parallel()
 	properties.OracleSoundnessContract(suite.T(t))

@@ -195,7 +195,7 @@ var (
 	freshDevs = map[string]cudart.Device{}
 )
 
-// freshDevice opens (once per backend) a second device of the same backend,
+// freshDevice opens (once per device) a second context on dev's device,
 // whose module cache is empty: the "freshly loaded module" of GPUTRAIN-006.
 func freshDevice(dev cudart.Device) cudart.Device {
 	if dev == nil {
@@ -203,15 +203,19 @@ func freshDevice(dev cudart.Device) cudart.Device {
 	}
 	freshMu.Lock()
 	defer freshMu.Unlock()
-	b := dev.Info().Backend
-	if d, ok := freshDevs[b]; ok {
+	// On the same device: a GPU's results would be compared across GPUs.
+	b, ordinal := dev.Info().Backend, dev.Info().Ordinal
+	key := fmt.Sprintf("%s %d", b, ordinal)
+	if d, ok := freshDevs[key]; ok {
 		return d
 	}
-	d, err := cudart.Open(b, cudart.DefaultOptions())
+	opts := cudart.DefaultOptions()
+	opts.Ordinal = ordinal
+	d, err := cudart.Open(b, opts)
 	if err != nil {
 		return nil
 	}
-	freshDevs[b] = d
+	freshDevs[key] = d
 	return d
 }
 

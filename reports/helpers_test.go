@@ -50,6 +50,10 @@ func sampleReport() *Report {
 			RapidChecks:       10000,
 			CommandLine:       []string{"properties.test", "-rapid.checks=10000"},
 			Notes:             []string{"nightly", "error < tol & \"quoted\""},
+			Devices: []Device{
+				{Backend: BackendGPU, Ordinal: 0, Name: "NVIDIA H200", UUID: "GPU-5f1e2d3c-0000-1111-2222-333344445555", PCIBusID: "0000:19:00.0", ContractRuns: 3, Launches: 10046},
+				{Backend: BackendGPU, Ordinal: 1, Name: "NVIDIA H200", ContractRuns: 1, Launches: 0},
+			},
 		},
 		Predictions: []Prediction{
 			{
@@ -63,6 +67,7 @@ func sampleReport() *Report {
 				Rerun:           "go test ./properties -run '^TestRMSNormForward$' -rapid.checks=10000",
 				Duration:        0.813,
 				ChecksPerSecond: 12300,
+				Devices:         []int{0, 1},
 			},
 			{
 				ID:           "FALSIFY-RMS-002",
@@ -82,6 +87,7 @@ func sampleReport() *Report {
 				},
 				ErrorStats:       &ErrorStats{MaxAbs: ptr(math.Inf(1)), MaxRel: ptr(math.NaN()), MaxULP: ptr(math.Inf(1)), MaxRatio: math.Inf(1)},
 				Duration:         0.012,
+				Devices:          []int{0},
 				Flags:            []Flag{FlagUnproven, FlagNonDeterministic},
 				NonDeterministic: "failed on the first run, passed on replay",
 			},
@@ -96,7 +102,7 @@ func sampleReport() *Report {
 			{Name: "ptx:rnd@40", Kind: MutantGeneric, Operator: "rn->rz", Site: "rmsnorm_fwd.ptx:40", Status: MutantEquivalent, Reason: "rounding of an exact value"},
 			{Name: "ptx:mul@7", Kind: MutantGeneric, Kernel: "rmsnorm_bwd", Operator: "arith-swap", Status: MutantNotExercised, Reason: "not exercised: no check launched it"},
 			{Name: "wrong-axis", Kind: MutantNamed, Kernel: "rmsnorm_bwd", Status: MutantKilled, KilledBy: "FALSIFY-RMS-002",
-				Expected: []string{"FALSIFY-RMS-002"}, ChecksToKill: 1, Duration: 0.25},
+				Expected: []string{"FALSIFY-RMS-002"}, ChecksToKill: 1, Duration: 0.25, Device: ptr(1)},
 		},
 		Kernels: []Kernel{
 			{Name: "rmsnorm_fwd", Origin: KernelOurs, Entry: "rmsnorm_fwd", Source: "kernels/rmsnorm.cu", PTX: "kernels/ptx/rmsnorm.ptx", PTXSHA256: shaA, SourceSHA256: shaB},

@@ -106,6 +106,9 @@ func merge(names []string, rs []*Report) (*Report, error) {
 		if q.Host != out.Run.Host {
 			out.Run.Host = ""
 		}
+		if err := out.Run.AddDevices(q.Devices); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", names[i], err))
+		}
 		out.Run.RapidChecks += q.RapidChecks
 		out.Run.Notes = append(out.Run.Notes, q.Notes...)
 		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
@@ -168,7 +171,7 @@ func mergePrediction(ps []Prediction) Prediction {
 	}
 	m := worst
 	m.Checks, m.ChecksFailed, m.Duration, m.ChecksPerSecond = 0, 0, 0, 0
-	m.ErrorStats, m.Flags, m.NonDeterministic = nil, nil, ""
+	m.ErrorStats, m.Flags, m.NonDeterministic, m.Devices = nil, nil, "", nil
 	// The naive yardstick is the kernel's maximum error over the naive
 	// evaluation's: the merged one is the merged maxima's quotient, each
 	// shard's naive maximum being its MaxRatio / NaiveRatio.
@@ -176,6 +179,7 @@ func mergePrediction(ps []Prediction) Prediction {
 	for _, p := range ran {
 		m.Checks += p.Checks
 		m.ChecksFailed += p.ChecksFailed
+		m.Devices = unionInts(m.Devices, p.Devices)
 		m.Duration += p.Duration
 		for _, f := range p.Flags {
 			m.SetFlag(f)
@@ -232,4 +236,43 @@ func maxPtr(a, b *float64) *float64 {
 	}
 	m := math.Max(*a, *b)
 	return &m
+}
+
+// AddDevices adds the devices of another invocation of the same run (a
+// shard, or a run merged into this one's report) to r's: a device r does
+// not have is appended, one it has (the same ordinal, backend and, where
+// both know it, UUID) adds its contract runs and launches. Another device
+// under one of r's ordinals is an error, and leaves r as it was.
+func (r *Run) AddDevices(devs []Device) error {
+	var problems []string
+	for _, d := range devs {
+		if have := r.RunDevice(d.Ordinal); have != nil && (have.Backend != d.Backend || (have.UUID != "" && d.UUID != "" && have.UUID != d.UUID)) {
+			problems = append(problems, fmt.Sprintf("device %d is %s %s, the report's is %s %s", d.Ordinal, d.Backend, quote(d.UUID), have.Backend, quote(have.UUID)))
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	for _, d := range devs {
+		if have := r.RunDevice(d.Ordinal); have != nil {
+			have.ContractRuns += d.ContractRuns
+			have.Launches += d.Launches
+			continue
+		}
+		r.Devices = append(r.Devices, d)
+	}
+	slices.SortFunc(r.Devices, func(a, b Device) int { return a.Ordinal - b.Ordinal })
+	return nil
+}
+
+// unionInts returns the sorted union of a and b.
+func unionInts(a, b []int) []int {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

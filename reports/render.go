@@ -154,6 +154,9 @@ func totalsLine(r *Report) string {
 		if len(dev) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(dev, ", "))
 		}
+		if len(r.Run.Devices) > 1 {
+			fmt.Fprintf(&b, "; %s", devicesText(r.Run.Devices))
+		}
 	}
 	if d, ok := runDuration(&r.Run); ok {
 		fmt.Fprintf(&b, "; %v", d)
@@ -323,6 +326,9 @@ func Markdown(w io.Writer, r *Report) error {
 	add("Stopped", run.Stopped)
 	add("Backend", string(run.Backend))
 	add("Device", run.Device)
+	if len(run.Devices) > 0 {
+		add("Devices", devicesText(run.Devices))
+	}
 	add("Compute capability", run.ComputeCapability)
 	if run.SMCount > 0 {
 		add("SM count", strconv.Itoa(run.SMCount))
@@ -540,4 +546,14 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// devicesText is e.g. "2 devices: 0 (12 runs, 3400 launches), 1 (11 runs,
+// 3310 launches)": how the work spread.
+func devicesText(ds []Device) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%d (%d runs, %d launches)", d.Ordinal, d.ContractRuns, d.Launches)
+	}
+	return fmt.Sprintf("%d devices: %s", len(ds), strings.Join(parts, ", "))
 }

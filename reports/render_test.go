@@ -66,7 +66,7 @@ func TestSummary(t *testing.T) {
 		regexp.MustCompile(`^falsified +FALSIFY-RMS-002  Backward matches the float64 derivative +37 checks  1 failed  worst err/tol \+Inf  \(3\.1k checks/s\)  \[unproven nondeterministic\]  -- max error above bound …$`),
 		regexp.MustCompile(`^skipped +FALSIFY-X-003 +0 checks  -- no GPU$`),
 		regexp.MustCompile(`^not_run +FALSIFY-Y-004 +0 checks  -- filtered out by -run$`),
-		regexp.MustCompile(`^5 predictions: 1 discharged, 1 falsified, 1 inconclusive, 1 skipped, 1 not_run; backend gpu \(NVIDIA H200, sm 9\.0\); 1m23s$`),
+		regexp.MustCompile(`^5 predictions: 1 discharged, 1 falsified, 1 inconclusive, 1 skipped, 1 not_run; backend gpu \(NVIDIA H200, sm 9\.0\); 2 devices: 0 \(3 runs, 10046 launches\), 1 \(1 runs, 0 launches\); 1m23s$`),
 		regexp.MustCompile(`^partial: stopped: deadline 7m0s; 1 prediction not run: FALSIFY-Y-004$`),
 		regexp.MustCompile(`^mutation score 2/3 = 66\.7% \(5 mutants: 2 killed, 1 survived, 1 equivalent, 1 not_exercised\)$`),
 		regexp.MustCompile(`^named mutants: 2/2 = 100\.0%$`),

@@ -58,6 +58,36 @@ type Run struct {
 	RapidChecks int      `json:"rapid_checks,omitempty"` // -rapid.checks
 	CommandLine []string `json:"command_line,omitempty"` // os.Args of the producing binary
 	Notes       []string `json:"notes,omitempty"`        // free-form
+	// Devices lists every device the run spread its contract runs over,
+	// one context each (Device and the fields after it describe the first);
+	// empty in a report that predates it. Prediction.Devices refers to them
+	// by ordinal.
+	Devices []Device `json:"devices,omitempty"`
+}
+
+// Device is one device of a run and the work it did.
+type Device struct {
+	Backend Backend `json:"backend"` // gpu or emu
+	// Ordinal is the device's index among its backend's: on a GPU, among
+	// the devices CUDA_VISIBLE_DEVICES leaves visible. Unique in a run.
+	Ordinal  int    `json:"ordinal"`
+	Name     string `json:"name,omitempty"`       // e.g. "NVIDIA H200"
+	UUID     string `json:"uuid,omitempty"`       // the GPU's UUID ("GPU-…"); empty for the emulator or when unknown
+	PCIBusID string `json:"pci_bus_id,omitempty"` // domain:bus:device.function; empty for the emulator or when unknown
+	// ContractRuns counts the contract runs that launched kernels on the
+	// device; Launches counts those launches.
+	ContractRuns int `json:"contract_runs"`
+	Launches     int `json:"launches"`
+}
+
+// RunDevice returns the device of run r with ordinal o, or nil.
+func (r *Run) RunDevice(o int) *Device {
+	for i := range r.Devices {
+		if r.Devices[i].Ordinal == o {
+			return &r.Devices[i]
+		}
+	}
+	return nil
 }
 
 // Prediction is the verdict on one prediction (a claim about a kernel,
@@ -88,6 +118,10 @@ type Prediction struct {
 	// NonDeterministic describes a failure that did not reproduce on replay;
 	// set together with FlagNonDeterministic.
 	NonDeterministic string `json:"nondeterministic,omitempty"`
+	// Devices are the ordinals (in run.devices) of the devices its
+	// contract runs used, ascending; empty when none ran or the report
+	// names no devices.
+	Devices []int `json:"devices,omitempty"`
 }
 
 // Counterexample is the minimal failing case as rapid drew it. At least one
@@ -147,6 +181,9 @@ type Mutant struct {
 	Duration       float64         `json:"duration_s,omitempty"`       // seconds spent on the mutant
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 	Reason         string          `json:"reason,omitempty"` // verdict, e.g. why equivalent
+	// Device is the ordinal (in run.devices) of the device its contract
+	// runs used; nil when not recorded.
+	Device *int `json:"device,omitempty"`
 }
 
 // Kernel names one kernel a run checked, pinned by the hash of its PTX:

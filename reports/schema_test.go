@@ -116,6 +116,14 @@ func TestInvalidReportsRejected(t *testing.T) {
 		{"kernel without ptx", func(m map[string]any) { delete(at(m, "kernels", 0), "ptx") }},
 		{"binding kernel without binding", func(m map[string]any) { delete(at(m, "kernels", 1), "binding") }},
 		{"our kernel with a binding", func(m map[string]any) { at(m, "kernels", 0)["binding"] = "x.yaml" }},
+		{"device backend", func(m map[string]any) { at(m, "run", "devices", 1)["backend"] = "cuda" }},
+		{"device without ordinal", func(m map[string]any) { delete(at(m, "run", "devices", 0), "ordinal") }},
+		{"negative device ordinal", func(m map[string]any) { at(m, "run", "devices", 0)["ordinal"] = -1 }},
+		{"device without launches", func(m map[string]any) { delete(at(m, "run", "devices", 1), "launches") }},
+		{"unknown device field", func(m map[string]any) { at(m, "run", "devices", 0)["memory"] = 141 }},
+		{"prediction devices repeated", func(m map[string]any) { at(m, "predictions", 0)["devices"] = []any{0, 0} }},
+		{"negative prediction device", func(m map[string]any) { at(m, "predictions", 0)["devices"] = []any{-1} }},
+		{"negative mutant device", func(m map[string]any) { at(m, "mutants", 4)["device"] = -1 }},
 		{"negative mutant duration", func(m map[string]any) { at(m, "mutants", 4)["duration_s"] = -1 }},
 	}
 	base := mustMarshal(t, sampleReport())
@@ -144,6 +152,7 @@ func TestInvalidReportsRejected(t *testing.T) {
 var schemaStructs = map[reflect.Type]string{
 	reflect.TypeFor[Report]():         "",
 	reflect.TypeFor[Run]():            "run",
+	reflect.TypeFor[Device]():         "device",
 	reflect.TypeFor[Prediction]():     "prediction",
 	reflect.TypeFor[Counterexample](): "counterexample",
 	reflect.TypeFor[Draw]():           "draw",

@@ -76,6 +76,7 @@ func (r *Report) Validate() error {
 		}
 		seen[p.ID] = true
 		v.prediction(at, p)
+		v.predictionDevices(at, p, &r.Run)
 	}
 	clear(seen)
 	for i := range r.Mutants {
@@ -88,6 +89,9 @@ func (r *Report) Validate() error {
 		}
 		seen[m.Name] = true
 		v.mutant(at, m)
+		if m.Device != nil && r.Run.RunDevice(*m.Device) == nil {
+			v.addf("%s: device %d is not among the run's devices", at, *m.Device)
+		}
 	}
 	clear(seen)
 	for i := range r.Kernels {
@@ -168,6 +172,34 @@ func (v *validator) run(r *Run) {
 	v.count(at, "rapid_checks", r.RapidChecks)
 	if r.CopyBandwidth != nil {
 		v.rate(at, "copy_bandwidth_bytes_per_s", *r.CopyBandwidth)
+	}
+	ords := map[int]bool{}
+	for i, d := range r.Devices {
+		at := fmt.Sprintf("run: devices[%d]", i)
+		if !d.Backend.Valid() {
+			v.addf("%s: backend %s is not gpu or emu", at, quote(string(d.Backend)))
+		}
+		v.count(at, "ordinal", d.Ordinal)
+		v.count(at, "contract_runs", d.ContractRuns)
+		v.count(at, "launches", d.Launches)
+		if ords[d.Ordinal] {
+			v.addf("%s: ordinal %d is repeated", at, d.Ordinal)
+		}
+		ords[d.Ordinal] = true
+	}
+}
+
+// predictionDevices checks that p's devices are ascending ordinals of the
+// run's devices.
+func (v *validator) predictionDevices(at string, p *Prediction, r *Run) {
+	for i, o := range p.Devices {
+		switch {
+		case i > 0 && o <= p.Devices[i-1]:
+			v.addf("%s: devices %v are not ascending and unique", at, p.Devices)
+			return
+		case r.RunDevice(o) == nil:
+			v.addf("%s: device %d is not among the run's devices", at, o)
+		}
 	}
 }
 

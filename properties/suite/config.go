@@ -15,6 +15,7 @@ import (
 // and Main from the flags as well; Run takes it as a value.
 type Config struct {
 	Backend        string        // gpu, emu, emu-checked or auto
+	Devices        Devices       // the devices the run spreads its contract runs over (zero: every visible GPU)
 	Report         string        // report path; "" is DefaultReportPath(), "off" writes none
 	Merge          bool          // merge into the report already at Report instead of replacing it
 	Deadline       time.Duration // end the run after this long (0: none)
@@ -73,6 +74,8 @@ var settings = []setting{
 			}
 			return fmt.Errorf("want gpu, emu, emu-checked or auto")
 		}},
+	{"devices", "all", "devices to spread the contract runs over, one context each: all (every visible GPU; CUDA_VISIBLE_DEVICES masks them), a count N (the first N; on the emulator N emulator devices), or ordinals 0,2 or 1-3",
+		func(c *Config, v string) (err error) { c.Devices, err = ParseDevices(v); return }},
 	{"report", "", "contract report path (default out/contract-report.json at the module root; off: none)",
 		func(c *Config, v string) error { c.Report = v; return nil }},
 	{"merge", "false", "merge into the report at the report path (same commit and backend only) instead of replacing it",

@@ -24,6 +24,7 @@
 //
 //	flag                     environment              default  meaning
 //	-ptxprop.backend         PTXPROP_BACKEND          auto     gpu, emu, emu-checked (the emulator checked as a GPU is) or auto (the GPU if built with -tags cuda and present)
+//	-ptxprop.devices         PTXPROP_DEVICES          all      devices to spread contract runs over: all (every visible GPU), a count N (the first N; N emulator devices on the emulator), or ordinals 0,2 or 1-3
 //	-ptxprop.report          PTXPROP_REPORT           ""       report path; "" is out/contract-report.json at the module root, off writes none
 //	-ptxprop.merge           PTXPROP_MERGE            false    merge into the report at the path (same commit and device only) instead of replacing it
 //	-ptxprop.deadline        PTXPROP_DEADLINE         0        end the run after this long, as Ctrl-C does (0: none)
@@ -34,6 +35,22 @@
 //	-ptxprop.seed            PTXPROP_SEED             0        rapid's base seed (0: a random one); the report records the seed used
 //	-ptxprop.watchdog        PTXPROP_WATCHDOG         0        bound on one launch and one launcher call (0: 30s a launch, 2m a call)
 //	-ptxprop.summary         PTXPROP_SUMMARY          true     print the report's summary when the run ends
+//
+// # Several devices
+//
+// A run opens one context per device it selects (-ptxprop.devices: every
+// visible GPU by default, after CUDA_VISIBLE_DEVICES has masked them; the
+// ordinals are the driver's, counted among the visible ones). Each test that
+// calls T gets one device for all its contract runs: the device with the
+// fewest tests still running (among equals the one given the fewest so
+// far, then the first), so tests running in parallel spread over the
+// devices. The report lists the devices
+// (run.devices: backend, ordinal, name, UUID and PCI bus id where known,
+// and the contract runs and launches on each) and, for each prediction, the
+// ordinals its contract runs launched on. MULTI-DEVICE-PARITY-001 compares the
+// devices with each other; it is skipped with one device. On the emulator
+// a count opens that many emulator devices, each with its own memory and
+// modules.
 //
 // # Ending a run
 //

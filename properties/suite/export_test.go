@@ -25,3 +25,6 @@ func RunRerun(c Config, name string, seed uint64, checks int) string {
 	r := &runner{cfg: c, outside: true}
 	return r.rerunChecks(name, seed, checks)
 }
+
+// OpenRest is openRest, for the tests: how all visible GPUs are found.
+var OpenRest = openRest

@@ -65,7 +65,8 @@ func (r *runner) progress(w io.Writer, every time.Duration) (stop func()) {
 }
 
 // progressLine describes the run now, e.g.
-// "ptxprop 1m5s: 12 predictions done, 2 contract runs running (of 1000 checks each): TestA 310, TestB 12".
+// "ptxprop 1m5s: 12 predictions done, 2 contract runs running (of 1000 checks each): TestA 310, TestB 12",
+// with the launches on each device when there are several.
 func (r *runner) progressLine() string {
 	done, live := 0, []*properties.LiveRun(nil)
 	for _, rec := range r.recorders() {
@@ -80,6 +81,13 @@ func (r *runner) progressLine() string {
 	line := fmt.Sprintf("ptxprop %v: %d predictions recorded, %d contract runs running", time.Since(r.start).Round(time.Second), done, len(live))
 	if len(live) > 0 {
 		line += fmt.Sprintf(" (checks passed of %d): %s", rapidInt("checks"), strings.Join(parts, ", "))
+	}
+	if len(r.devs) > 1 {
+		var devs []string
+		for _, d := range r.devs {
+			devs = append(devs, fmt.Sprintf("%d: %d", d.Info().Ordinal, d.Stats().Launches))
+		}
+		line += "; launches by device " + strings.Join(devs, ", ")
 	}
 	return line
 }

@@ -77,11 +77,7 @@ func commit() string {
 // NewRun describes a run for the report: backend and device facts from
 // info, rapid's seed and checks, the commit and the command line.
 func NewRun(info cudart.Info, start time.Time) reports.Run {
-	backend := reports.BackendEmu
-	if info.Backend == "gpu" {
-		backend = reports.BackendGPU
-	}
-	run := reports.NewRun(backend)
+	run := reports.NewRun(reportBackend(info))
 	run.Start = start.UTC()
 	run.End = time.Now().UTC()
 	run.Device = info.Name
@@ -203,6 +199,9 @@ func writeReport(path string, r *reports.Report, ran map[string]properties.Outco
 		}
 		if why := differentRun(old.Run, r.Run); why != "" {
 			return errRefuse{why}
+		}
+		if err := old.Run.AddDevices(r.Run.Devices); err != nil {
+			return errRefuse{"its devices are not this run's: " + err.Error()}
 		}
 		old.Run.End = r.Run.End
 		old.Run.Notes = append(old.Run.Notes, "merged: "+strings.Join(r.Run.CommandLine, " "))

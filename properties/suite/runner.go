@@ -39,7 +39,8 @@ type runner struct {
 	cfg      Config
 	pcfg     properties.Config
 	rec      *properties.Recorder
-	dev      cudart.Device
+	devs     []cudart.Device // the run's devices, one context each
+	spread   *spread         // which test runs on which device
 	start    time.Time
 	out      io.Writer // summary and notices
 	ctx      context.Context
@@ -133,7 +134,12 @@ func T(t testing.TB) properties.TB {
 	if r == nil {
 		t.Fatal("suite.T needs the run suite.Main starts: func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }")
 	}
-	return &testTB{TB: t, cfg: &r.pcfg}
+	if r.spread == nil {
+		return &testTB{TB: t, cfg: &r.pcfg}
+	}
+	a := r.spread.assign(t.Name(), r.openPrivate)
+	t.Cleanup(func() { r.spread.release(a) })
+	return &testTB{TB: t, cfg: &a.cfg}
 }
 
 // testTB is a *testing.T that carries its run's Config.
@@ -201,6 +207,11 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 		go func() {
 			defer func() { <-tokens; wg.Done() }()
 			cfg := r.pcfg
+			if r.spread != nil {
+				a := r.spread.assign(j.Name, r.openPrivate)
+				defer r.spread.release(a)
+				cfg = a.cfg
+			}
 			cfg.Recorder = r.subject(j.Subject)
 			q := properties.RunQuiet(j.Name, cfg, j.Run)
 			if q.Failed() && !recordedBy(cfg.Recorder, j.Name) {
@@ -257,23 +268,35 @@ func newRunner(c Config, out io.Writer) *runner {
 	return r
 }
 
-// open opens the run's device; without one, device predictions are skipped
-// with the reason.
+// open opens the run's devices; without them, device predictions are
+// skipped with the reason.
 func (r *runner) open() {
-	dev, note, err := OpenDevice(r.cfg)
+	devs, note, err := OpenDevices(r.cfg)
 	if note != "" {
 		fmt.Fprintln(r.out, note)
 	}
-	r.dev = dev
-	r.pcfg = ContractConfig(r.cfg, dev)
+	var first cudart.Device
+	if len(devs) > 0 {
+		first = devs[0]
+	}
+	r.devs = devs
+	r.pcfg = ContractConfig(r.cfg, first)
 	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
 	r.pcfg.Seed = rapidUint("seed") // set by SetRapid before the runner opens
 	if err != nil {
 		r.pcfg.NoDevice = err.Error()
+		return
 	}
-	if dev != nil {
-		r.watchdog = dev.Options().Watchdog
+	if first != nil {
+		r.watchdog = first.Options().Watchdog
 	}
+	r.spread = newSpread(devs, r.pcfg)
+}
+
+// openPrivate opens a fresh context on device ordinal of backend, for a
+// contract that needs one of its own; same says backend is the run's.
+func (r *runner) openPrivate(backend string, ordinal int, same bool) (cudart.Device, error) {
+	return openPrivate(r.cfg, backend, ordinal, same)
 }
 
 // ContractConfig returns the properties.Config that contracts of a run of c
@@ -283,19 +306,27 @@ func (r *runner) open() {
 func ContractConfig(c Config, dev cudart.Device) properties.Config {
 	return properties.Config{Device: dev, MaxElements: c.MaxElements, Watchdog: c.Watchdog,
 		Open: func(backend string) (cudart.Device, error) {
-			cc := c
-			cc.Backend = backend
-			if dev != nil && backend != dev.Info().Backend {
-				cc.EmuAdversarial = 0 // e.g. the emulator PARITY-001 sets beside a GPU
+			if dev != nil && backend == dev.Info().Backend {
+				return openPrivate(c, backend, dev.Info().Ordinal, true)
 			}
-			d, _, err := OpenDevice(cc)
-			return d, err
+			return openPrivate(c, backend, 0, false)
 		}}
 }
 
+// openPrivate opens device ordinal of backend as c configures it, for a
+// contract's private use; same says backend is the run's.
+func openPrivate(c Config, backend string, ordinal int, same bool) (cudart.Device, error) {
+	cc := c
+	if !same {
+		cc.EmuAdversarial = 0 // e.g. the emulator PARITY-001 sets beside a GPU
+	}
+	d, _, err := openOrdinal(cc, backend, ordinal)
+	return d, err
+}
+
 func (r *runner) closeDevice() {
-	if r.dev != nil {
-		r.dev.Close()
+	for _, d := range r.devs {
+		d.Close()
 	}
 }
 
@@ -392,8 +423,12 @@ func (r *runner) finish(code int) int {
 	if path := r.cfg.ReportPath(); path != "" && err == nil {
 		fmt.Fprintf(r.out, "ptxprop: contract report written to %s\n", path)
 	}
-	if r.dev != nil {
-		fmt.Fprintln(r.out, "ptxprop:", DeviceLoad(r.dev.Stats(), time.Since(r.start)))
+	for _, d := range r.devs {
+		load := DeviceLoad(d.Stats(), time.Since(r.start))
+		if len(r.devs) > 1 {
+			load = strings.Replace(load, "device:", fmt.Sprintf("device %s %d:", d.Info().Backend, d.Info().Ordinal), 1)
+		}
+		fmt.Fprintln(r.out, "ptxprop:", load)
 	}
 	if cause := r.stopCause(); cause != nil {
 		fmt.Fprintln(r.out, "ptxprop:", cause)
@@ -415,11 +450,16 @@ func (r *runner) report() (*reports.Report, error) {
 	defer r.reportMu.Unlock()
 	out := r.snapshot(r.rec)
 	info := cudart.Info{Backend: "emu"}
-	if r.dev != nil {
-		info = r.dev.Info()
+	if len(r.devs) > 0 {
+		info = r.devs[0].Info()
 	}
 	run := NewRun(info, r.start)
 	run.ID, run.CommandLine = r.id, r.cmdline
+	used := func([]string) []int { return nil }
+	if r.spread != nil {
+		run.Devices = r.spread.devices()
+		used = r.spread.used
+	}
 	notRun := "not run in this invocation (filtered out by -run, or its test was skipped before recording)"
 	if cause := r.stopCause(); cause != nil {
 		notRun = "not started before the run ended: " + cause.Error()
@@ -430,6 +470,11 @@ func (r *runner) report() (*reports.Report, error) {
 		rep, out = r.jobsReport(run, notRun)
 	} else {
 		rep = buildReport(run, out, notRun, r.rerun)
+	}
+	for i := range rep.Predictions {
+		if o, ok := out[rep.Predictions[i].ID]; ok {
+			rep.Predictions[i].Devices = used(o.Runs)
+		}
 	}
 	for _, k := range r.cfg.Kernels {
 		rep.UpsertKernel(k)

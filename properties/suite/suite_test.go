@@ -78,7 +78,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 		"PTXPROP_BACKEND": "emu-checked", "PTXPROP_REPORT": "/x/r.json", "PTXPROP_MERGE": "true",
 		"PTXPROP_DEADLINE": "45s", "PTXPROP_MAX_ELEMENTS": "4096", "PTXPROP_PROGRESS": "3s",
 		"PTXPROP_EMU_ADVERSARIAL": "7", "PTXPROP_CHECKS": "1000", "PTXPROP_SEED": "99",
-		"PTXPROP_WATCHDOG": "5s", "PTXPROP_SUMMARY": "false",
+		"PTXPROP_WATCHDOG": "5s", "PTXPROP_SUMMARY": "false", "PTXPROP_DEVICES": "0,2",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	c, err := suite.Load(lookup)
@@ -87,7 +87,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 	}
 	want := suite.Config{Backend: "emu-checked", Report: "/x/r.json", Merge: true, Deadline: 45 * time.Second,
 		MaxElements: 4096, Progress: 3 * time.Second, EmuAdversarial: 7, Checks: 1000, Seed: 99,
-		Watchdog: 5 * time.Second, Summary: false}
+		Watchdog: 5 * time.Second, Summary: false, Devices: suite.Devices{Ordinals: []int{0, 2}}}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v\nwant   %+v", c, want)
 	}

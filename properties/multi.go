@@ -1,0 +1,58 @@
+package properties
+
+import (
+	"fmt"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// MultiDeviceParity is the ID of the prediction that the devices of one run
+// agree with each other.
+const MultiDeviceParity = "MULTI-DEVICE-PARITY-001"
+
+func init() {
+	Register(Prediction{ID: MultiDeviceParity, Title: "every device of a run computes the same bits",
+		Statement: "on the same inputs every kernel gives bit-identical outputs on each device of the run as on its first, when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's ex2.approx, which the PTX ISA bounds but does not pin)",
+		Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol", Device: true})
+}
+
+// DeviceParityContract checks MULTI-DEVICE-PARITY-001: every family of im
+// on each device of the run (Config.Devices), same inputs, compared with
+// the first device. It is skipped (with the reason) when the run has fewer
+// than two devices.
+func DeviceParityContract(t TB, im Impls) {
+	t.Helper()
+	if DeviceFor(t, MultiDeviceParity) == nil {
+		return
+	}
+	devs := t.Config().Devices
+	if len(devs) < 2 {
+		Skip(t, MultiDeviceParity, fmt.Sprintf("needs two devices (this run has %d; -ptxprop.devices selects them)", max(len(devs), 1)))
+		return
+	}
+	lim := ShapeLimits(t)
+	Check(t, MultiDeviceParity, func(rt *rapid.T, o *Obs) {
+		p := drawProblem(rt, im, lim)
+		o.Context(p.outCols, "%v", p)
+		ref, err := p.run(devs[0])
+		o.Check(deviceName(devs, 0), err)
+		for i := 1; i < len(devs); i++ {
+			got, err := p.run(devs[i])
+			what := deviceName(devs, i) + " vs " + deviceName(devs, 0)
+			o.Check(deviceName(devs, i), err)
+			if p.approxTol == nil {
+				o.Identical(what, got, ref)
+				continue
+			}
+			o.Within(what, got, F64(ref), p.approxTol())
+		}
+	})
+}
+
+// deviceName names devs[i] in a failure: its backend and ordinal.
+func deviceName(devs []cudart.Device, i int) string {
+	info := devs[i].Info()
+	return fmt.Sprintf("%s device %d", info.Backend, info.Ordinal)
+}

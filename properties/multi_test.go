@@ -1,0 +1,52 @@
+package properties_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/cudart/emu"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/properties"
+)
+
+// offDevice is a device whose float results come back with their first
+// element changed: a second device that disagrees with the first.
+type offDevice struct{ cudart.Device }
+
+func (d offDevice) Read(dst any, src cudart.Buffer) error {
+	err := d.Device.Read(dst, src)
+	if f, ok := dst.([]float32); ok && len(f) > 0 {
+		f[0] = 2*f[0] + 1
+	}
+	return err
+}
+
+// MULTI-DEVICE-PARITY-001 has teeth: a second device that computes other
+// bits falsifies it, and two that agree discharge it.
+func TestDeviceParityCatchesADisagreeingDevice(t *testing.T) {
+	open := func() cudart.Device {
+		d := cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions())
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	impls := properties.Impls{kernels.RMSNormFwd, kernels.LayerNormFwd}
+	for name, c := range map[string]struct {
+		second cudart.Device
+		want   properties.Status
+	}{
+		"agreeing":    {open(), properties.Discharged},
+		"disagreeing": {offDevice{open()}, properties.Falsified},
+	} {
+		t.Run(name, func(t *testing.T) {
+			first := open()
+			cfg := properties.Config{Device: first, Devices: []cudart.Device{first, c.second}, MaxElements: 512,
+				Recorder: &properties.Recorder{}}
+			q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeviceParityContract(tb, impls) })
+			o := q.Outcomes()[properties.MultiDeviceParity]
+			if o.Status != c.want || (c.want == properties.Falsified && !strings.Contains(o.Reason, "vs")) {
+				t.Fatalf("outcome %s (%s), want %s", o.Status, o.Reason, c.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,9 @@ var falsifiedForeign = map[string]bool{
 // mayFalsify are predictions a kernel fails only on some draws: the atomic
 // backward's atom.add.f32 flushes subnormal sums to zero (as the PTX ISA
 // specifies), so dγ of subnormal inputs is wrong when a check draws them.
+// Its dγ also depends on the order of the atomics, so such a failure may
+// not replay: then the prediction is inconclusive, flagged
+// non-deterministic.
 var mayFalsify = map[string]string{
 	"triton-rmsnorm-bwd-atomic/" + properties.BRMSBack: "dgamma",
 }
@@ -65,8 +68,9 @@ func TestForeignBindings(t *testing.T) {
 			want = reports.Falsified
 		}
 		switch why, ok := mayFalsify[key]; {
-		case ok && p.Status == reports.Falsified && strings.Contains(p.Reason, why):
-			t.Logf("%s: falsified as it may be: %s", p.ID, p.Reason)
+		case ok && p.Status == reports.Falsified && strings.Contains(p.Reason, why),
+			ok && p.Status == reports.Inconclusive && p.HasFlag(reports.FlagNonDeterministic) && strings.Contains(p.Reason, why):
+			t.Logf("%s: %s as it may be: %s", p.ID, p.Status, p.Reason)
 		case p.Status != want:
 			t.Errorf("%s: %s (%s), want %s", p.ID, p.Status, p.Reason, want)
 		default:

@@ -13,7 +13,7 @@ import (
 // two GPUs.
 func twoDeviceSession(t *testing.T, devices string) *Session {
 	t.Helper()
-	o := options()
+	o := opts
 	o.Run.Backend, o.Run.Report = "emu", "off"
 	d, err := suite.ParseDevices(devices)
 	if err != nil {
@@ -51,9 +51,9 @@ func TestMutantsSpreadOverDevices(t *testing.T) {
 		t.Skip("starts two child processes")
 	}
 	s := twoDeviceSession(t, "2")
-	iso, w := *flagIsolate, *flagWorkers
-	*flagIsolate, *flagWorkers = "always", 2
-	defer func() { *flagIsolate, *flagWorkers = iso, w }()
+	iso, w := opts.Isolate, opts.Workers
+	opts.Isolate, opts.Workers = "always", 2
+	defer func() { opts.Isolate, opts.Workers = iso, w }()
 	var ms []Mutant
 	for _, name := range []string{"atomic-dgamma-static", "single-row-launch", "gamma-by-head", "stale-theta-cache"} {
 		m, err := ParseMutant(name)

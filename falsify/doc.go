@@ -12,7 +12,7 @@
 //
 // A Mutant is a value whose String is its name; ParseMutant reads the name
 // back, so every row of the kill matrix can be rerun from it
-// (go test ./falsify -run 'TestMutant$' -falsify.mutant=NAME).
+// (go test ./falsify -run 'TestMutant$' -ptxprop.mutant=NAME).
 //
 //   - Named mutants (NamedMutants) are real bug classes, most from the
 //     upstream history: a variant kernel compiled from falsify/src/*.cu
@@ -32,7 +32,7 @@
 //     perturbation, comparison flip, predicate negation, shuffle offset and
 //     mode, store and barrier deletion, swapped operands. Sites enumerates
 //     them; Sample picks a reproducible stratified sample per (kernel,
-//     operator) to fit CI, and -falsify.all runs every one.
+//     operator) to fit CI, and Spread a few of them for a quick run.
 //
 // # Running
 //
@@ -55,14 +55,48 @@
 // exercised (no contract launches the kernel at all).
 //
 // Mutants can run in child processes of the test binary
-// (-falsify.workers, -falsify.isolate): side by side on the emulator, and
+// (-ptxprop.workers, -ptxprop.isolate): side by side on the emulator, and
 // always on a GPU, where a kernel fault leaves CUDA unusable in the whole
 // process and a child that finds its device unusable is replaced. With
 // several devices the children take turns: child w runs its mutants on
 // device w mod n (one child per GPU by default), and each Result names its
 // device.
 //
-// Record writes results into the contract report (reports.Update,
-// UpsertMutant, MarkUnproven), and Summary formats the kill matrix for the
-// test log.
+// Record writes results into a report (reports.Update, UpsertMutant,
+// MarkUnproven), and Summary formats the kill matrix for the test log.
+//
+// # Tests and settings
+//
+// go test ./falsify is a quick run: the unit tests, every named mutant at
+// its full budget, and a few generic mutants spread over the kernels and
+// operators, each of which must reach a verdict of its own (no harness
+// error); -short leaves the generic mutants out. -ptxprop.mutants=full
+// (make falsify) runs the generic sample, gates it on the mutation score
+// (reports.ScoreOf) and records the kill matrix in the mutation report,
+// out/mutants-report.json unless -ptxprop.report names another: a file of
+// its own, which no property run replaces.
+//
+// Settings arrive as Options (LoadOptions, RegisterFlags). Each is a flag
+// -ptxprop.NAME of the test binary with an environment twin PTXPROP_NAME,
+// from one table beside the runner's (package properties/suite, whose
+// -ptxprop.backend, -ptxprop.report and others apply too); a flag overrides
+// the environment, which overrides the default:
+//
+//	flag                         environment                  default  meaning
+//	-ptxprop.mutants             PTXPROP_MUTANTS              quick    quick: the named mutants and a few generic ones (-ptxprop.generic-quick); full: the generic sample (-ptxprop.generic-per-op) and its score gate
+//	-ptxprop.mutant-checks       PTXPROP_MUTANT_CHECKS        200      rapid checks per contract run on a named mutant
+//	-ptxprop.generic-checks      PTXPROP_GENERIC_CHECKS       100      rapid checks in a generic mutant's first (sharpest) contract run
+//	-ptxprop.generic-checks-rest PTXPROP_GENERIC_CHECKS_REST  25       rapid checks in a generic mutant's other contract runs (0: -ptxprop.generic-checks)
+//	-ptxprop.mutant-seed         PTXPROP_MUTANT_SEED          1        base seed of the mutants' rapid seeds (0: -rapid.seed, else a random one)
+//	-ptxprop.generic-per-op      PTXPROP_GENERIC_PER_OP       2        generic mutants per kernel·operator in the full sample (0: every site)
+//	-ptxprop.generic-quick       PTXPROP_GENERIC_QUICK        8        generic mutants of the quick run, spread over the kernels and operators
+//	-ptxprop.min-score           PTXPROP_MIN_SCORE            0.90     the full sample fails below this share of killed among killed, survived and error
+//	-ptxprop.mutant              PTXPROP_MUTANT               ""       TestMutant runs the mutants of this comma-separated list of names
+//	-ptxprop.equivalence         PTXPROP_EQUIVALENCE          true     run the original beside each mutant to tell equivalent survivors from gaps
+//	-ptxprop.shrink              PTXPROP_SHRINK               2s       rapid's shrink time per killing contract run of a named mutant
+//	-ptxprop.generic-shrink      PTXPROP_GENERIC_SHRINK       1s       rapid's shrink time per killing contract run of a generic mutant
+//	-ptxprop.record              PTXPROP_RECORD               true     in a full run, merge the kill matrix into the mutation report (-ptxprop.report; default out/mutants-report.json)
+//	-ptxprop.isolate             PTXPROP_ISOLATE              auto     run mutants in child processes: auto (on a GPU, or with more than one worker), always or never
+//	-ptxprop.workers             PTXPROP_WORKERS              0        child processes running mutants side by side (0: the CPU count up to 4 on the emulator, one per selected GPU)
+//	-ptxprop.child               PTXPROP_CHILD                false    internal: run as a child process of the mutation tests
 package falsify

@@ -15,35 +15,26 @@ import (
 )
 
 var (
-	flagChecks   = flag.Int("falsify.checks", 200, "rapid checks per contract run on a named mutant")
-	flagGChecks  = flag.Int("falsify.gchecks", 100, "rapid checks in a generic mutant's first (sharpest) contract run")
-	flagG2Checks = flag.Int("falsify.gchecks2", 25, "rapid checks in a generic mutant's other contract runs (0: -falsify.gchecks)")
-	flagSeed     = flag.Uint64("falsify.seed", 1, "base seed of the mutants' rapid seeds (0: rapid's -rapid.seed or a random one)")
-	flagPerOp    = flag.Int("falsify.perop", 2, "generic mutants sampled per (kernel, operator); see -falsify.all")
-	flagAll      = flag.Bool("falsify.all", false, "run every generic mutant instead of a sample")
-	flagMutant   = flag.String("falsify.mutant", "", "TestMutant runs the mutants of this comma-separated list of names")
-	flagEquiv    = flag.Bool("falsify.equiv", true, "rerun surviving generic mutants beside the original to tell equivalents from gaps")
-	flagMinScore = flag.Float64("falsify.minscore", 0.90, "TestGenericMutants fails below this share of non-equivalent mutants killed")
-	flagShrink   = flag.Duration("falsify.shrink", 2*time.Second, "rapid's shrink time per killing contract run (named mutants)")
-	flagGShrink  = flag.Duration("falsify.gshrink", time.Second, "rapid's shrink time per killing contract run (generic mutants)")
-	flagRecord   = flag.Bool("falsify.record", true, "record the kill matrix in the contract report (-report)")
-)
-
-var (
 	session   *Session
 	suiteWall time.Time
-	runConfig suite.Config // -ptxprop.X and PTXPROP_X: backend, report, …
+	opts      Options // -ptxprop.X and PTXPROP_X: falsify's settings and the runner's
 )
 
 func TestMain(m *testing.M) {
-	c, err := suite.Load(os.LookupEnv)
+	o, err := LoadOptions(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(suite.ExitUsage)
 	}
-	runConfig = c
-	suite.RegisterFlags(flag.CommandLine, &runConfig)
+	opts = o
+	RegisterFlags(flag.CommandLine, &opts)
 	flag.Parse()
+	if opts.Seed == 0 {
+		if f := flag.Lookup("rapid.seed"); f != nil {
+			fmt.Sscan(f.Value.String(), &opts.Seed)
+		}
+	}
+	opts.Repro = opts.ReproCommand()
 	suiteWall = time.Now()
 	code := m.Run()
 	if session != nil {
@@ -52,29 +43,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// options returns the run options from the flags.
-func options() Options {
-	o := DefaultOptions()
-	o.Checks, o.GenericChecks, o.SecondaryChecks = *flagChecks, *flagGChecks, *flagG2Checks
-	o.Seed = *flagSeed
-	if o.Seed == 0 {
-		if f := flag.Lookup("rapid.seed"); f != nil {
-			fmt.Sscan(f.Value.String(), &o.Seed)
-		}
-	}
-	o.ShrinkTime, o.GenericShrinkTime = *flagShrink, *flagGShrink
-	o.Equivalence = *flagEquiv
-	o.Run = runConfig
-	o.Repro = fmt.Sprintf("go test ./falsify -run 'TestMutant$' -falsify.seed=%d -falsify.checks=%d -falsify.gchecks=%d -falsify.gchecks2=%d -falsify.mutant=",
-		o.Seed, o.Checks, o.GenericChecks, o.SecondaryChecks)
-	return o
-}
-
 // getSession opens the shared session, or skips t without a device.
 func getSession(t *testing.T) *Session {
 	t.Helper()
 	if session == nil {
-		s, err := NewSession(options())
+		s, err := NewSession(opts)
 		if err != nil {
 			t.Skipf("no device backend: %v", err)
 		}
@@ -83,13 +56,15 @@ func getSession(t *testing.T) *Session {
 	return session
 }
 
-// record writes results into the report unless -falsify.record=false.
+// record merges results into the mutation report (Options.ReportPath) in a
+// full run, unless -ptxprop.record=false. A quick run's kill matrix is in
+// the test log only: it covers a few generic mutants.
 func record(t *testing.T, s *Session, results []Result, replace reports.MutantKind) {
 	t.Helper()
-	if !*flagRecord {
+	if !opts.Record || !opts.Full {
 		return
 	}
-	path := runConfig.ReportPath()
+	path := opts.ReportPath()
 	if path == "" {
 		return
 	}
@@ -121,7 +96,7 @@ func TestNamedMutants(t *testing.T) {
 	skipped := map[string]string{}
 	for _, n := range NamedMutants() {
 		if n.Faults && unsafeDevice(s) {
-			skipped[n.Name] = "it may make a GPU kernel fault, which leaves CUDA unusable in the whole process; run with -falsify.isolate=auto or always"
+			skipped[n.Name] = "it may make a GPU kernel fault, which leaves CUDA unusable in the whole process; run with -ptxprop.isolate=auto or always"
 			continue
 		}
 		ms = append(ms, n)
@@ -156,24 +131,32 @@ func TestNamedMutants(t *testing.T) {
 	record(t, s, results, "")
 }
 
-// TestGenericMutants runs a sample of the generic mutants (all of them with
-// -falsify.all) and fails when fewer than -falsify.minscore of the
-// non-equivalent ones are killed.
+// TestGenericMutants runs a few generic mutants, spread over the kernels
+// and operators, and wants each to get a verdict of the mutant's own (no
+// harness error); with -ptxprop.mutants=full it runs the sample of
+// -ptxprop.generic-per-op per kernel·operator (every site with 0) and fails
+// when its mutation score (reports.ScoreOf) is below -ptxprop.min-score.
 func TestGenericMutants(t *testing.T) {
+	if testing.Short() && !opts.Full {
+		t.Skip("-short: the generic mutants run without it, or with -ptxprop.mutants=full")
+	}
 	s := getSession(t)
 	if unsafeDevice(s) {
-		t.Skip("on a GPU without isolation any generic mutant may make a kernel fault, which leaves CUDA unusable in the whole process; run with -falsify.isolate=auto or always")
+		t.Skip("on a GPU without isolation any generic mutant may make a kernel fault, which leaves CUDA unusable in the whole process; run with -ptxprop.isolate=auto or always")
 	}
 	start := time.Now()
 	all, sites, err := GenericMutants()
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := all
-	how := "all"
-	if !*flagAll {
-		run = Sample(all, *flagPerOp, *flagSeed)
-		how = fmt.Sprintf("%d per kernel·operator, seed %d; -falsify.all runs every one", *flagPerOp, *flagSeed)
+	run := Spread(Sample(all, 1, opts.Seed), opts.Quick)
+	how := fmt.Sprintf("quick: %d spread over the kernels and operators, seed %d; -ptxprop.mutants=full runs the sample", opts.Quick, opts.Seed)
+	if opts.Full {
+		run = Sample(all, opts.PerOp, opts.Seed)
+		how = fmt.Sprintf("%d per kernel·operator, seed %d; -ptxprop.generic-per-op=0 runs every one", opts.PerOp, opts.Seed)
+		if opts.PerOp == 0 {
+			how = "all"
+		}
 	}
 	t.Logf("%d generic sites, running %d (%s)", len(all), len(run), how)
 	ms := make([]Mutant, len(run))
@@ -190,13 +173,23 @@ func TestGenericMutants(t *testing.T) {
 		}
 	})
 	logBlock(t, "falsify: kill matrix (generic mutants)", Summary(results, sites, time.Since(start)))
+	if !opts.Full {
+		// A few mutants give no score worth gating on; each must still
+		// reach a verdict about itself.
+		for _, r := range results {
+			if r.Status == reports.MutantError {
+				t.Errorf("%s: error: %s", r.Mutant, r.Reason)
+			}
+		}
+		return
+	}
 	record(t, s, results, reports.MutantGeneric)
 	sc := reports.ScoreOf(Mutants(results), reports.MutantGeneric)
 	switch x, ok := sc.Ratio(); {
 	case !ok:
 		t.Errorf("no generic mutant counts towards the score (%d run: all equivalent, not exercised or skipped)", sc.Total())
-	case x < *flagMinScore:
-		t.Errorf("generic mutation score %s, want at least %.0f%% (survivors listed above)", sc, 100**flagMinScore)
+	case x < opts.MinScore:
+		t.Errorf("generic mutation score %s, want at least %.0f%% (survivors listed above)", sc, 100*opts.MinScore)
 	}
 }
 
@@ -212,15 +205,15 @@ func TestEveryKernelExercised(t *testing.T) {
 	}
 }
 
-// TestMutant runs the mutants named by -falsify.mutant (the rerun command
+// TestMutant runs the mutants named by -ptxprop.mutant (the rerun command
 // every kill-matrix row prints).
 func TestMutant(t *testing.T) {
-	if *flagMutant == "" {
-		t.Skip("no -falsify.mutant given")
+	if opts.Names == "" {
+		t.Skip("no -ptxprop.mutant given")
 	}
 	s := getSession(t)
 	var results []Result
-	for _, name := range strings.Split(*flagMutant, ",") {
+	for _, name := range strings.Split(opts.Names, ",") {
 		m, err := ParseMutant(strings.TrimSpace(name))
 		if err != nil {
 			t.Fatal(err)

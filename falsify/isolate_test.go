@@ -36,23 +36,17 @@ import (
 // The parent hands out one mutant at a time over a pipe (file descriptor 3
 // in the child) and reads each result back as a JSON line (descriptor 4).
 
-var (
-	flagIsolate = flag.String("falsify.isolate", "auto", "run mutants in child processes: auto (on a GPU, or when -falsify.workers > 1), always or never")
-	flagWorkers = flag.Int("falsify.workers", 0, "child processes running mutants side by side, each on the next of the selected devices in turn (0: the CPU count up to 4 on the emulator, one per GPU on GPUs)")
-	flagChild   = flag.Bool("falsify.child", false, "internal: run as a child process (TestChild)")
-)
-
 // workers returns how many children run mutants, 0 for in-process.
 func workers(s *Session) int {
 	gpu := s.Device().Info().Backend == "gpu"
-	n := *flagWorkers
+	n := opts.Workers
 	if n <= 0 {
 		n = len(s.Devices())
 		if !gpu {
 			n = min(runtime.NumCPU(), 4)
 		}
 	}
-	switch *flagIsolate {
+	switch opts.Isolate {
 	case "never":
 		return 0
 	case "always":
@@ -139,10 +133,10 @@ func childDevices(devs []cudart.Info, k int) string {
 // startChild starts a child process running mutants on the devices a
 // -ptxprop.devices value selects (childDevices).
 func startChild(devices string) (*child, error) {
-	args := []string{"-test.run=^TestChild$", "-test.timeout=0", "-falsify.child", "-ptxprop.devices=" + devices}
+	args := []string{"-test.run=^TestChild$", "-test.timeout=0", "-ptxprop.child", "-ptxprop.devices=" + devices}
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "test.run", "test.timeout", "falsify.child", "test.v", "test.count", "test.paniconexit0", "test.parallel", "ptxprop.devices":
+		case "test.run", "test.timeout", "ptxprop.child", "test.v", "test.count", "test.paniconexit0", "test.parallel", "ptxprop.devices":
 			return
 		}
 		args = append(args, "-"+f.Name+"="+f.Value.String())
@@ -240,7 +234,7 @@ func tail(s string, n int) string {
 // descriptor 4, and exits when the job pipe closes or its device is no
 // longer usable.
 func TestChild(t *testing.T) {
-	if !*flagChild {
+	if !opts.Child {
 		t.Skip("runs only as a child process of TestNamedMutants or TestGenericMutants")
 	}
 	jobs, res := os.NewFile(3, "jobs"), os.NewFile(4, "results")

@@ -54,6 +54,24 @@ func Sample(all []Generic, perOp int, seed uint64) []Generic {
 	return out
 }
 
+// Spread returns n of gs at even strides, first and last included, keeping
+// their order: with gs one per (kernel, operator), a few that cover the
+// kernels and the operators. n ≥ len(gs) or n ≤ 0 returns all.
+func Spread(gs []Generic, n int) []Generic {
+	if n <= 0 || n >= len(gs) {
+		return slices.Clone(gs)
+	}
+	out := make([]Generic, n)
+	for i := range out {
+		j := 0
+		if n > 1 {
+			j = i * (len(gs) - 1) / (n - 1)
+		}
+		out[i] = gs[j]
+	}
+	return out
+}
+
 // ReportMutant converts a result into the report's form.
 func ReportMutant(res Result) reports.Mutant {
 	m := reports.Mutant{Name: res.Mutant, Description: res.Description, Kind: res.Kind, Kernel: res.Kernel,

@@ -103,7 +103,7 @@ func TestNamesRejected(t *testing.T) {
 
 // TestSitesApply: generic mutants apply, print PTX that parses back, and
 // change the entry they name and nothing else — a sample of 8 per kernel
-// and operator, every one with -falsify.all.
+// and operator, every one with -ptxprop.mutants=full.
 func TestSitesApply(t *testing.T) {
 	for _, k := range kernels.All() {
 		all, err := Sites(k)
@@ -111,8 +111,8 @@ func TestSitesApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		sites := all
-		if !*flagAll {
-			sites = Sample(all, 8, *flagSeed)
+		if !opts.Full {
+			sites = Sample(all, 8, opts.Seed)
 		}
 		orig, err := ptx.Parse(k.PTX)
 		if err != nil {
@@ -421,6 +421,30 @@ func TestEveryPredictionHasAMutant(t *testing.T) {
 			t.Errorf("no named mutant is expected to be killed first by %s (%s)", p.ID, p.Title)
 		} else {
 			t.Logf("%-40s %s", p.ID, strings.Join(first[p.ID], ", "))
+		}
+	}
+}
+
+// Spread picks n at even strides, the first and the last included, in
+// order; n ≤ 0 or n ≥ len returns a copy of all.
+func TestSpread(t *testing.T) {
+	gs := make([]Generic, 10)
+	for i := range gs {
+		gs[i] = Generic{Kernel: "k", PC: i}
+	}
+	pcs := func(gs []Generic) []int {
+		var out []int
+		for _, g := range gs {
+			out = append(out, g.PC)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		n    int
+		want []int
+	}{{4, []int{0, 3, 6, 9}}, {1, []int{0}}, {2, []int{0, 9}}, {0, pcs(gs)}, {10, pcs(gs)}, {11, pcs(gs)}} {
+		if got := pcs(Spread(gs, c.n)); !slices.Equal(got, c.want) {
+			t.Errorf("Spread(10, %d) = %v, want %v", c.n, got, c.want)
 		}
 	}
 }

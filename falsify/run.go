@@ -43,13 +43,33 @@ type Options struct {
 	// Run holds the run's settings: the backend, the emulator's seed, the
 	// shape limits (suite.Config; Default: the defaults).
 	Run suite.Config
+
+	// What the tests of package falsify run (see Settings).
+	Full     bool    // the full generic sample (PerOp per kernel·operator) and the score gate
+	PerOp    int     // generic mutants per (kernel, operator) in the full sample (0: every site)
+	Quick    int     // generic mutants run without Full, spread over the kernels and operators
+	MinScore float64 // the generic mutation score the full sample must reach
+	Names    string  // the comma-separated mutants TestMutant runs
+	Record   bool    // record the kill matrix in the report at Run's report path
+	Isolate  string  // child processes: auto, always or never
+	Workers  int     // child processes side by side (0: the CPU count up to 4 on the emulator, one per selected GPU)
+	Child    bool    // internal: this process is a child running mutants
 }
 
-// DefaultOptions are the options of `go test ./falsify`.
+// BudgetRows caps the rows contracts draw on a device with an instruction
+// budget (Options.MaxInstructions): the emulator's wide row counts (up to
+// properties.EmuLimits.MaxRows) make launches of the originals larger
+// than the budget, which would then kill them as hung.
+const BudgetRows = 64
+
+// DefaultOptions are the options of `go test ./falsify`: every setting at
+// its default (Settings), the runner's settings at theirs.
 func DefaultOptions() Options {
-	return Options{Checks: 200, GenericChecks: 100, SecondaryChecks: 25, Seed: 1, ShrinkTime: 2 * time.Second, GenericShrinkTime: time.Second, Equivalence: true,
-		MaxInstructions: 1 << 25, Watchdog: 20 * time.Second,
-		Repro: "go test ./falsify -run 'TestMutant$' -falsify.mutant=", Run: suite.Default()}
+	o := settings.Default()
+	o.MaxInstructions, o.Watchdog = 1<<25, 20*time.Second
+	o.Run = suite.Default()
+	o.Repro = o.ReproCommand()
+	return o
 }
 
 // ProbeRun is one contract run on a mutant.
@@ -124,8 +144,7 @@ func NewSession(opts Options) (*Session, error) {
 		s.undo = append(s.undo, func() { d.Close() })
 	}
 	// Load every original module now: the differential runs launch them
-	// beside the mutants, and a first load in the middle of a contract
-	// would count as a module load of the mutant (FALSIFY-DIM-001).
+	// on this device beside the mutants.
 	for _, k := range kernels.All() {
 		if _, err := dev.Load(k.Name, k.PTX); err != nil {
 			return nil, fmt.Errorf("falsify: loading the original %s: %w", k.Name, err)
@@ -137,6 +156,12 @@ func NewSession(opts Options) (*Session, error) {
 			return nil, fmt.Errorf("falsify: bounding the emulator's instructions: %w", err)
 		}
 		s.undo = append(s.undo, func() { dev.SetInstructionLimit(old) })
+		// The budget must exceed every launch of an original, or it kills
+		// mutants (and the original) as hung: contracts draw at most
+		// BudgetRows rows while it applies (TestOriginalSurvives).
+		if s.cfg.MaxRows == 0 || s.cfg.MaxRows > BudgetRows {
+			s.cfg.MaxRows = BudgetRows
+		}
 	}
 	if opts.Watchdog > 0 {
 		old := dev.Options()
@@ -209,7 +234,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 	// In differential mode every call of the mutant is paired with the
 	// original on the same inputs, so a survivor's verdict (equivalent, or
 	// a gap) comes from the very checks the contracts ran.
-	tr := &tracer{mutated: t.mutated, diff: s.opts.Equivalence}
+	tr := &tracer{mutated: t.mutated, diff: s.opts.Equivalence, ref: s.dev}
 	e := &env{orig: t.orig, mut: t.mut, tr: tr}
 	var errored, ids []string
 	for i, p := range t.probes {
@@ -331,7 +356,7 @@ func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, properties.
 	checks, shrink := s.budget(m, i)
 	// rapid writes no fail files for mutants: their failures are expected
 	// and the kill matrix is the record.
-	defer suite.SetRapid(suite.Rapid{Checks: checks, ShrinkTime: shrink, NoFailFile: true,
+	defer suite.SetRapid(suite.Rapid{Checks: checks, Exact: true, ShrinkTime: shrink, NoFailFile: true,
 		Seed: seedFor(s.opts.Seed, m.String(), p.name)})()
 	if s.dev.Capabilities().Has(cudart.CapSchedule) {
 		s.dev.SetSchedule(0) // a contract that failed mid-way may have left another schedule

@@ -19,6 +19,12 @@ type tracer struct {
 	// implementation that differs from the original makes.
 	mutated func(m cudart.Module, entry string) bool
 	diff    bool
+	// ref is where the original runs in differential mode (nil: the
+	// device the contract gave the mutant). It must not be the contract's
+	// device when the contract observes its device: FALSIFY-DIM-001 records
+	// the modules launched on a device of its own, and the original's
+	// launches there would read as the mutant launching another module.
+	ref cudart.Device
 
 	mu        sync.Mutex
 	launches  int // launches of mutated code
@@ -90,7 +96,11 @@ func (tr *tracer) call(what string, dev cudart.Device, mut, orig func(cudart.Dev
 	if !tr.diff || err != nil {
 		return err
 	}
-	if oerr := orig(dev); oerr != nil {
+	od := dev
+	if tr.ref != nil {
+		od = tr.ref
+	}
+	if oerr := orig(od); oerr != nil {
 		return err
 	}
 	g, w := got(), want()

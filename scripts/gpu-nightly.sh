@@ -13,7 +13,7 @@
 #               capped at SOAK_MAX_ELEMENTS (default 4096) elements, split over SOAK_SHARDS processes
 #               (default 4; each its own seed) whose reports $OUT/soak-N.json are merged into
 #               $OUT/soak-merged.json; SOAK_RUN=pattern soaks only the tests it matches
-#   falsify     the mutation analysis on the GPU
+#   falsify     the mutation analysis on the GPU (kill matrix: $OUT/mutants-report.json)
 #   torch       the torch baseline, if torch is installed
 #   devices     (not in the default list) the properties stage on one GPU and then on DEVICES, in one
 #               job: $OUT/devices-1.json and devices-all.json, and the wall time of each
@@ -89,7 +89,9 @@ for s in $stages; do
     done
     bin/ptxprop merge -o "$OUTABS/soak-merged.json" "$OUTABS"/soak-[0-9]*.json || status=1
     bin/ptxprop summary "$OUTABS/soak-merged.json" | grep -v 'not run' ;;
-  falsify) (cd falsify && run falsify 600 ../bin/falsify.test -test.v -ptxprop.backend=gpu -ptxprop.devices="$DEVICES" -ptxprop.report="$OUTABS/contract-report.json") ;;
+  # The kill matrix goes to a report of its own (a properties run replaces contract-report.json).
+  falsify) rm -f "$OUTABS/mutants-report.json"
+    (cd falsify && run falsify 600 ../bin/falsify.test -test.v -ptxprop.backend=gpu -ptxprop.devices="$DEVICES" -ptxprop.mutants=full -ptxprop.report="$OUTABS/mutants-report.json") ;;
   devices)
     # The same run on one GPU and on DEVICES, side by side in one job: the
     # ratio of the wall times is what spreading over the GPUs gains.

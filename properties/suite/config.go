@@ -54,17 +54,23 @@ func WithKernels(ks ...reports.Kernel) Option {
 // line every 5 seconds on a terminal, every minute otherwise.
 const Auto time.Duration = -1
 
-// setting is one row of the configuration table: the name after
-// "-ptxprop." (the environment twin is PTXPROP_ and the name upper-cased,
-// '-' as '_'), its default, what it means, and how it is set.
-type setting struct {
-	name, def, usage string
-	set              func(c *Config, v string) error
+// Field is one row of a settings table over the configuration type C:
+// the name after "-ptxprop." (the environment twin is EnvName(Name)), its
+// default, what it means, and how a value sets it.
+type Field[C any] struct {
+	Name, Default, Usage string
+	Set                  func(c *C, v string) error
 }
+
+// Table is a settings table over C. The runner's (Settings) is one; a
+// test binary with settings of its own (package falsify's) declares
+// another, and both get their defaults, environment twins, flags and
+// documented rows from the same code.
+type Table[C any] []Field[C]
 
 // settings is the one table of the runner's configuration; the package
 // documentation lists it (TestDocListsSettings keeps the two equal).
-var settings = []setting{
+var settings = Table[Config]{
 	{"backend", "auto", "device backend: gpu, emu, emu-checked (the emulator checked like a GPU) or auto (the GPU when built with -tags cuda and present, else emu)",
 		func(c *Config, v string) error {
 			switch v {
@@ -81,44 +87,28 @@ var settings = []setting{
 	{"merge", "false", "merge into the report at the report path (same commit and backend only) instead of replacing it",
 		func(c *Config, v string) (err error) { c.Merge, err = strconv.ParseBool(v); return }},
 	{"deadline", "0", "end the run after this long, as Ctrl-C does: finished predictions as they ended, running ones inconclusive (0: none)",
-		func(c *Config, v string) (err error) { c.Deadline, err = nonNegDuration(v); return }},
+		func(c *Config, v string) (err error) { c.Deadline, err = NonNegDuration(v); return }},
 	{"max-elements", "0", "cap on the elements of one generated tensor (0: the backend's limits)",
-		func(c *Config, v string) (err error) { c.MaxElements, err = nonNegInt(v); return }},
+		func(c *Config, v string) (err error) { c.MaxElements, err = NonNegInt(v); return }},
 	{"progress", "auto", "progress interval: what runs, checks done, elapsed (auto: 5s on a terminal, 1m otherwise; 0: none)",
 		func(c *Config, v string) (err error) {
 			if v == "auto" {
 				c.Progress = Auto
 				return nil
 			}
-			c.Progress, err = nonNegDuration(v)
+			c.Progress, err = NonNegDuration(v)
 			return
 		}},
 	{"emu-adversarial", "0", "emulator: approximate instructions return any value within the PTX ISA's bound, chosen from this seed (0: off)",
 		func(c *Config, v string) (err error) { c.EmuAdversarial, err = strconv.ParseInt(v, 0, 64); return }},
 	{"checks", "0", "rapid checks per contract unless -rapid.checks or RAPID_CHECKS is given (0: rapid's default, 100)",
-		func(c *Config, v string) (err error) { c.Checks, err = nonNegInt(v); return }},
+		func(c *Config, v string) (err error) { c.Checks, err = NonNegInt(v); return }},
 	{"seed", "0", "rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one; the report records it)",
 		func(c *Config, v string) (err error) { c.Seed, err = strconv.ParseUint(v, 0, 64); return }},
 	{"watchdog", "0", "bound on one launch and one launcher call before a liveness failure (0: the device's 30s a launch, 2m a call)",
-		func(c *Config, v string) (err error) { c.Watchdog, err = nonNegDuration(v); return }},
+		func(c *Config, v string) (err error) { c.Watchdog, err = NonNegDuration(v); return }},
 	{"summary", "true", "print the report's summary when the run ends",
 		func(c *Config, v string) (err error) { c.Summary, err = strconv.ParseBool(v); return }},
-}
-
-func nonNegDuration(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err == nil && d < 0 {
-		err = fmt.Errorf("negative")
-	}
-	return d, err
-}
-
-func nonNegInt(v string) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err == nil && n < 0 {
-		err = fmt.Errorf("negative")
-	}
-	return n, err
 }
 
 // EnvName returns the environment twin of the setting -ptxprop.name.
@@ -127,42 +117,56 @@ func EnvName(name string) string {
 }
 
 // Default returns every setting at its default.
-func Default() Config {
-	var c Config
-	for _, s := range settings {
-		if err := s.set(&c, s.def); err != nil {
-			panic(fmt.Sprintf("suite: default of %s: %v", s.name, err))
+func Default() Config { return settings.Default() }
+
+// Load returns the defaults overridden by the environment, read through
+// lookup (os.LookupEnv in a real run): PTXPROP_BACKEND=emu and so on.
+func Load(lookup func(string) (string, bool)) (Config, error) { return settings.Load(lookup) }
+
+// RegisterFlags defines the -ptxprop.X flags on fs; parsing fs then sets c.
+// Values already in c (e.g. from Load) are the flags' defaults.
+func RegisterFlags(fs *flag.FlagSet, c *Config) { settings.RegisterFlags(fs, c) }
+
+// Settings lists every setting, in the order of the package documentation.
+func Settings() []Setting { return settings.Settings() }
+
+// Default returns a C with every setting of t at its default.
+func (t Table[C]) Default() C {
+	var c C
+	for _, f := range t {
+		if err := f.Set(&c, f.Default); err != nil {
+			panic(fmt.Sprintf("suite: default of %s: %v", f.Name, err))
 		}
 	}
 	return c
 }
 
-// Load returns the defaults overridden by the environment, read through
-// lookup (os.LookupEnv in a real run): PTXPROP_BACKEND=emu and so on.
-func Load(lookup func(string) (string, bool)) (Config, error) {
-	c := Default()
-	for _, s := range settings {
-		v, ok := lookup(EnvName(s.name))
+// Load returns t's defaults overridden by the environment twins, read
+// through lookup.
+func (t Table[C]) Load(lookup func(string) (string, bool)) (C, error) {
+	c := t.Default()
+	for _, f := range t {
+		v, ok := lookup(EnvName(f.Name))
 		if !ok {
 			continue
 		}
-		if err := s.set(&c, v); err != nil {
-			return c, fmt.Errorf("%s=%q: %v", EnvName(s.name), v, err)
+		if err := f.Set(&c, v); err != nil {
+			return c, fmt.Errorf("%s=%q: %v", EnvName(f.Name), v, err)
 		}
 	}
 	return c, nil
 }
 
-// configFlag is one -ptxprop.X flag over a field of a Config.
-type configFlag struct {
-	c   *Config
-	s   setting
+// configFlag is one -ptxprop.X flag over a field of a C.
+type configFlag[C any] struct {
+	c   *C
+	f   Field[C]
 	val string
 }
 
-func (f *configFlag) String() string { return f.val }
-func (f *configFlag) Set(v string) error {
-	if err := f.s.set(f.c, v); err != nil {
+func (f *configFlag[C]) String() string { return f.val }
+func (f *configFlag[C]) Set(v string) error {
+	if err := f.f.Set(f.c, v); err != nil {
 		return err
 	}
 	f.val = v
@@ -170,16 +174,16 @@ func (f *configFlag) Set(v string) error {
 }
 
 // IsBoolFlag lets -ptxprop.merge stand for -ptxprop.merge=true.
-func (f *configFlag) IsBoolFlag() bool { return f.s.def == "true" || f.s.def == "false" }
+func (f *configFlag[C]) IsBoolFlag() bool { return f.f.Default == "true" || f.f.Default == "false" }
 
-// RegisterFlags defines the -ptxprop.X flags on fs; parsing fs then sets c.
-// Values already in c (e.g. from Load) are the flags' defaults.
-func RegisterFlags(fs *flag.FlagSet, c *Config) {
-	for _, s := range settings {
-		if fs.Lookup("ptxprop."+s.name) != nil {
+// RegisterFlags defines t's -ptxprop.X flags on fs (those not defined
+// yet); parsing fs then sets c. The flags' defaults are the table's.
+func (t Table[C]) RegisterFlags(fs *flag.FlagSet, c *C) {
+	for _, f := range t {
+		if fs.Lookup("ptxprop."+f.Name) != nil {
 			continue
 		}
-		fs.Var(&configFlag{c: c, s: s, val: s.def}, "ptxprop."+s.name, s.usage+" ($"+EnvName(s.name)+")")
+		fs.Var(&configFlag[C]{c: c, f: f, val: f.Default}, "ptxprop."+f.Name, f.Usage+" ($"+EnvName(f.Name)+")")
 	}
 }
 
@@ -187,15 +191,33 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) {
 // twin Env, its default and what it does.
 type Setting struct{ Name, Env, Default, Usage string }
 
-// Settings lists every setting, in the order of the package documentation.
-func Settings() []Setting {
-	out := make([]Setting, len(settings))
-	for i, s := range settings {
-		def := s.def
+// Settings lists t's settings in its order; an empty default reads "".
+func (t Table[C]) Settings() []Setting {
+	out := make([]Setting, len(t))
+	for i, f := range t {
+		def := f.Default
 		if def == "" {
 			def = `""`
 		}
-		out[i] = Setting{Name: s.name, Env: EnvName(s.name), Default: def, Usage: s.usage}
+		out[i] = Setting{Name: f.Name, Env: EnvName(f.Name), Default: def, Usage: f.Usage}
 	}
 	return out
+}
+
+// NonNegInt parses a decimal integer that is not negative.
+func NonNegInt(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err == nil && n < 0 {
+		err = fmt.Errorf("negative")
+	}
+	return n, err
+}
+
+// NonNegDuration parses a time.Duration that is not negative.
+func NonNegDuration(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("negative")
+	}
+	return d, err
 }

@@ -55,7 +55,8 @@ $(KPTX)/MANIFEST: $(PTX) $(CU) $(CUH) Makefile
 
 # ---------------------------------------------------------------------------
 # gpu-bin: test binaries for the GPU machine, which has no Go (and
-# bin/ptxprop, the report CLI, to merge and summarise reports there): one
+# bin/ptxprop, the CLI, to verify bindings on the GPU and to merge and
+# summarise reports there, built with -tags cuda like the tests): one
 # bin/<last path element>.test per package of GPU_PKGS that exists, built with
 # -tags cuda (cudart/gpu registers the "gpu" backend, built over
 # gorgonia.org/cu). The build needs cuda.h — from /usr/local/cuda when
@@ -89,7 +90,28 @@ gpu-bin:
 	      go test -c -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o bin/$$(basename $$p).test $$p; \
 	  else echo "gpu-bin: skipping $$p (no Go files)"; fi; \
 	done
-	go build -o bin/ptxprop ./cmd/ptxprop
+	@echo "go build -tags cuda -ldflags '-X …BuildCommit=$(GPU_COMMIT)' -o bin/ptxprop ./cmd/ptxprop"
+	@CGO_ENABLED=1 CGO_CFLAGS="$(GPU_CGO_CFLAGS)" CGO_LDFLAGS="$(GPU_CGO_LDFLAGS)" \
+	  go build -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o bin/ptxprop ./cmd/ptxprop
+
+# ---------------------------------------------------------------------------
+# verify-foreign: ptxprop verify over the committed foreign bindings (Triton
+# 3.6 and nvcc 13 PTX, binding/testdata/foreign), writing FOREIGN_REPORT and
+# printing its summary. The atomic Triton backward is falsified by design
+# (FALSIFY-GPUTRAIN-006), so verify's exit status 1 (a finding) is not a
+# failure of the target; 2 (a bad binding) and 130 (interrupted) are.
+# go test ./binding asserts the verdicts. On the GPU machine, with make
+# gpu-bin's CLI: make verify-foreign PTXPROP=bin/ptxprop.
+PTXPROP ?= go run ./cmd/ptxprop
+FOREIGN := $(sort $(wildcard binding/testdata/foreign/*/*.binding.yaml))
+FOREIGN_REPORT ?= out/foreign-report.json
+FOREIGN_CHECKS ?= 100
+
+.PHONY: verify-foreign
+verify-foreign:
+	@mkdir -p $(dir $(FOREIGN_REPORT))
+	$(PTXPROP) verify -ptxprop.checks=$(FOREIGN_CHECKS) -ptxprop.report=$(FOREIGN_REPORT) $(FOREIGN); \
+	  rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
 
 # ---------------------------------------------------------------------------
 # The two commands of the README, and their helpers.

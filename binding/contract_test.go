@@ -214,3 +214,25 @@ func TestConstraintsNarrowDraws(t *testing.T) {
 		t.Run(j.ID, func(t *testing.T) { j.Contract(tb{t}) })
 	}
 }
+
+// TestRowWiseJobs: a binding of a row-wise operation gets the row-wise
+// predictions (batch independence, row permutation) besides its
+// contract's, and they catch a kernel whose rows depend on the batch: this
+// one is told a shorter row whenever it computes more than one.
+func TestRowWiseJobs(t *testing.T) {
+	for _, path := range []string{"rmsnorm_fwd", "rmsnorm_bwd_chunk", "rope_bwd", "per_head_rmsnorm"} {
+		ids := map[string]bool{}
+		for _, j := range binding.Jobs(load(t, "testdata/"+path+".yaml")) {
+			ids[j.ID] = true
+		}
+		if !ids[properties.BatchIndependence] || !ids[properties.RowPermutation] {
+			t.Errorf("%s: jobs %v lack the row-wise predictions", path, ids)
+		}
+	}
+	b := rewrite(t, "testdata/rmsnorm_fwd.yaml", "rows, hidden, eps]", `rows, {value: "if(rows > 1, hidden - 1, hidden)"}, eps]`)
+	for _, j := range binding.Jobs(b) {
+		if j.ID == properties.BatchIndependence {
+			falsified(t, j.Contract)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package binding
 
 import (
+	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -10,6 +12,7 @@ type Job struct {
 	ID       string // prediction ID, e.g. RMS-FWD-001
 	Binding  string // the binding's name (and the forward's, for pairs)
 	Contract func(t properties.TB)
+	bindings []*Binding // the bindings it launches
 }
 
 // Jobs returns the predictions that apply to the bindings' contracts, each
@@ -27,7 +30,7 @@ func Jobs(bs ...*Binding) []Job {
 func (b *Binding) jobs() []Job {
 	im := b.Impl()
 	j := func(id string, f func(t properties.TB)) Job {
-		return Job{ID: id, Binding: b.Name, Contract: func(t properties.TB) {
+		return Job{ID: id, Binding: b.Name, bindings: []*Binding{b}, Contract: func(t properties.TB) {
 			t.Helper()
 			if !b.prepared(t, id) {
 				return
@@ -35,6 +38,34 @@ func (b *Binding) jobs() []Job {
 			f(b.narrow(t))
 		}}
 	}
+	js := b.claimedJobs(im, j)
+	if rowWise(b.Contract) {
+		// Batch independence and row permutation hold of any row-wise
+		// operation alone: the binding is the one member of its family.
+		js = append(js,
+			j(properties.BatchIndependence, func(t properties.TB) { properties.BatchIndependenceContract(t, properties.Impls{im}) }),
+			j(properties.RowPermutation, func(t properties.TB) { properties.RowPermutationContract(t, properties.Impls{im}) }))
+	}
+	return js
+}
+
+// rowWise reports whether the op table lays an output of contract out by
+// rows: row r of it then depends on row r of the inputs alone.
+func rowWise(contract string) bool {
+	o, ok := op.Lookup(contract)
+	if !ok {
+		return false
+	}
+	for _, t := range o.Tensors() {
+		if t.Role == op.Out && t.Layout == op.Row {
+			return true
+		}
+	}
+	return false
+}
+
+// claimedJobs are the predictions of the contract b claims.
+func (b *Binding) claimedJobs(im any, j func(id string, f func(t properties.TB)) Job) []Job {
 	switch b.Contract {
 	case "rmsnorm.forward":
 		f := im.(properties.RMSNormForwarder)
@@ -54,7 +85,7 @@ func (b *Binding) jobs() []Job {
 		if b.Forward != nil {
 			f := b.Forward.Impl().(properties.RMSNormForwarder)
 			pair := j(properties.Robustness, func(t properties.TB) { properties.RobustnessContract(t, f, g) })
-			pair.Binding = b.Forward.Name + "+" + b.Name
+			pair.Binding, pair.bindings = b.Forward.Name+"+"+b.Name, []*Binding{b.Forward, b}
 			js = append(js, pair)
 		}
 		return js
@@ -87,7 +118,7 @@ func (b *Binding) jobs() []Job {
 			f := b.Forward.Impl().(properties.RoPEForwarder)
 			mode := b.Forward.positionMode()
 			pair := j(properties.RoPEBasis, func(t properties.TB) { properties.RoPEBasisContract(t, f, mode, g) })
-			pair.Binding = b.Forward.Name + "+" + b.Name
+			pair.Binding, pair.bindings = b.Forward.Name+"+"+b.Name, []*Binding{b.Forward, b}
 			js = append(js, pair)
 		}
 		return js
@@ -137,10 +168,12 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 	if perHead(b.Contract) {
 		mult = 1 // head_dim is drawn apart from hidden there
 	}
-	if rows == 0 && hidden == 0 && mult == 1 {
+	storage := b.contractStorage()
+	if rows == 0 && hidden == 0 && mult == 1 && storage == nil {
 		return t
 	}
 	c := *t.Config()
+	c.Storage = storage
 	pick := func(cur, lim int) int {
 		if lim > 0 && (cur == 0 || lim < cur) {
 			return lim
@@ -152,6 +185,26 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 		c.HiddenMultiple = mult
 	}
 	return &narrowed{TB: t, cfg: c}
+}
+
+// contractStorage maps the contract's roles that b stores in 16 bits to
+// their format, for properties.Config.Storage (nil: all float32). A saved
+// statistic the contract holds as the reciprocal of the stored one (rms
+// from a stored rstd) is the float32 reciprocal of a 16-bit value, not a
+// 16-bit value itself, and is left out.
+func (b *Binding) contractStorage() map[string]oracle.Storage {
+	var m map[string]oracle.Storage
+	for role, s := range b.storage {
+		cr, recip := b.contractRole(role)
+		if s == oracle.StorageFloat32 || recip {
+			continue
+		}
+		if m == nil {
+			m = map[string]oracle.Storage{}
+		}
+		m[cr] = s
+	}
+	return m
 }
 
 // positionMode says how a bound RoPE forward takes its positions.

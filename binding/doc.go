@@ -62,7 +62,9 @@
 // with properties.ErrShapeRefused, which makes the draw invalid rather than
 // a counterexample. Reductions, when the file declares the order of its
 // sums, is the properties.ReductionDescriber the bounds are derived from.
-// InputStorage says what the contracts do not yet honour for 16-bit
-// storage: their inputs must be rounded to it before the oracle sees them,
-// and their outputs' bounds widened by oracle.StorageTol.
+// Jobs also hands the contracts the storage of each 16-bit tensor
+// (properties.Config.Storage): they round drawn inputs to it before the
+// oracle sees them and widen the stored outputs' bounds by
+// oracle.StorageTol. The finite-difference bounds (C-BRMS-BACK-001) do not
+// yet include a 16-bit dx's rounding.
 package binding

@@ -20,10 +20,7 @@ import (
 // storage bound oracle.StorageTol; rms comes from the kernel's float32 rstd.
 // The float16 kernel converts with cvt.f32.f16 and cvt.rn.f16.f32, so the
 // emulator's conversions are checked against oracle.Storage's as well.
-//
-// The contracts of package properties draw float32 inputs and use float32
-// bounds, so they cannot judge a 16-bit kernel until their generators round
-// to the binding's InputStorage and their output bounds add StorageTol.
+// TestStorage16Contracts runs the contracts themselves on these kernels.
 func TestStorage16RMSNormForward(t *testing.T) {
 	for path, st := range map[string]oracle.Storage{
 		"testdata/bf16/rmsnorm_fwd_bf16.yaml": oracle.StorageBFloat16,
@@ -154,4 +151,30 @@ func ones(n int) []float32 {
 		v[i] = 1
 	}
 	return v
+}
+
+// TestStorage16Contracts: the bfloat16 and float16 kernels discharge every
+// prediction of their contract through the unmodified contracts, which
+// round drawn inputs to the binding's storage (properties.Config.Storage)
+// and add the storage rounding to the output bounds. Before, the contracts
+// drew float32 inputs the kernel could not hold and were falsified by the
+// harness itself.
+func TestStorage16Contracts(t *testing.T) {
+	if cfg.Device == nil {
+		t.Skip(cfg.NoDevice)
+	}
+	for _, path := range []string{"testdata/bf16/rmsnorm_fwd_bf16.yaml", "testdata/f16/rmsnorm_fwd_f16.yaml"} {
+		b := load(t, path)
+		for _, j := range binding.Jobs(b) {
+			t.Run(b.Name+"/"+j.ID, func(t *testing.T) {
+				c := cfg
+				c.Recorder = &properties.Recorder{}
+				q := properties.RunQuiet(t.Name(), c, j.Contract)
+				o := c.Recorder.Outcomes()[j.ID]
+				if o.Status != properties.Discharged || o.Checks == 0 {
+					t.Errorf("%s after %d checks: %s\n%s", o.Status, o.Checks, o.Reason, strings.Join(q.Logs(), "\n"))
+				}
+			})
+		}
+	}
 }

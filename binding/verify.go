@@ -9,13 +9,41 @@ import (
 )
 
 // SuiteJobs returns the bindings' predictions as jobs for suite.Run, each
-// named "binding/prediction-ID".
+// named "binding/prediction-ID", with the binding as its subject (so that
+// the report has one entry per binding and prediction) and the kernels it
+// launches, as ReportKernels names them.
 func SuiteJobs(bs ...*Binding) []suite.Job {
 	var js []suite.Job
 	for _, j := range Jobs(bs...) {
-		js = append(js, suite.Job{Name: j.Binding + "/" + j.ID, Run: j.Contract})
+		var names []string
+		for _, b := range j.bindings {
+			for _, k := range b.ReportKernels() {
+				names = append(names, k.Name)
+			}
+		}
+		js = append(js, suite.Job{Name: j.Binding + "/" + j.ID, Run: j.Contract,
+			Prediction: j.ID, Subject: j.Binding, Kernels: names})
 	}
 	return js
+}
+
+// ReportKernels describes the kernels b launches for a report's kernels
+// section: one per PTX file and entry, named "binding/entry", with the
+// binding file and its contract.
+func (b *Binding) ReportKernels() []reports.Kernel {
+	var ks []reports.Kernel
+	seen := map[string]bool{}
+	for _, ln := range b.launches {
+		name := b.Name + "/" + ln.entry
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		k := reports.NewKernel(name, reports.KernelBinding, ln.ptxPath, ln.entry, ln.ptx)
+		k.Binding, k.Contract = b.Path, b.Contract
+		ks = append(ks, k)
+	}
+	return ks
 }
 
 // LoadAll loads every binding file; the error lists every file's problems
@@ -42,11 +70,22 @@ func LoadAll(paths ...string) ([]*Binding, error) {
 // device, check budget, deadline, progress and report c says). A file
 // with a problem stops it before anything is launched, with an error
 // wrapping ErrInvalid; falsified predictions are in the report, not in
-// the error.
+// the error. Reproductions are ptxprop verify commands over paths unless
+// c.Command says otherwise.
 func Verify(ctx context.Context, c suite.Config, paths ...string) (*reports.Report, error) {
 	bs, err := LoadAll(paths...)
 	if err != nil {
 		return nil, err
+	}
+	if c.Command == "" {
+		c.Command, c.CommandArgs = "ptxprop verify", paths
+	}
+	for _, b := range bs {
+		for _, x := range []*Binding{b.Forward, b} {
+			if x != nil {
+				c.Kernels = append(c.Kernels, x.ReportKernels()...)
+			}
+		}
 	}
 	return suite.Run(ctx, c, SuiteJobs(bs...))
 }

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/oracle"
 )
 
 // TB is what a contract needs from its test: rapid's TB, and the Config of
@@ -46,6 +47,13 @@ type Config struct {
 	// multiple of it: an implementation that handles only some shapes (a
 	// binding's constraints) is judged on those.
 	MaxRows, MaxHidden, HiddenMultiple int
+	// Storage says in what format the implementation stores the tensors of
+	// each role (the op table's names: x, gamma, dy, y, rms, …; absent:
+	// float32), computing in float32: a bfloat16 or float16 kernel. The
+	// contracts round drawn inputs of a 16-bit role to it before the oracle
+	// sees them (Limits.Values), and the bound of a 16-bit output adds
+	// oracle.StorageTol (Obs.Within): the one further rounding of the result.
+	Storage map[string]oracle.Storage
 	// Watchdog bounds a launcher call before a contract calls it a liveness
 	// failure (0: two minutes).
 	Watchdog time.Duration
@@ -88,6 +96,10 @@ func (c *Config) Limits() Limits {
 	}
 	if c.HiddenMultiple > 1 {
 		lim.HiddenMultiple = c.HiddenMultiple
+	}
+	if c.Storage != nil {
+		m := c.Storage
+		lim.storage = &m
 	}
 	return lim
 }

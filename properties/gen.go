@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strings"
 	"sync"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/oracle"
 )
 
 // EdgeHidden is the fixed grid of row lengths every shape generator starts
@@ -31,6 +34,42 @@ type Limits struct {
 	// HiddenMultiple, above 1, makes every row length Hidden draws a
 	// multiple of it: for an implementation that handles only such rows.
 	HiddenMultiple int
+	// storage is Config.Storage (nil: all float32), behind a pointer so
+	// that Limits stays comparable. Values, Gamma and Round round to it.
+	storage *map[string]oracle.Storage
+}
+
+// Round rounds v, a tensor of the named role (an op table name: x, gamma,
+// dy, residual, …), in place to the format Config.Storage gives the role:
+// the values an implementation that stores it so holds, and so the ones its
+// oracle must see. Float32 storage leaves v as it is.
+func (lim Limits) Round(role string, v []float32) {
+	if lim.storage == nil {
+		return
+	}
+	s := (*lim.storage)[role]
+	if s == oracle.StorageFloat32 {
+		return
+	}
+	for i, x := range v {
+		v[i] = s.Round(x)
+	}
+}
+
+// Values is Values with the data rounded to the storage of the role the
+// label names (the label up to its first '.': "x.head" is an x).
+func (lim Limits) Values(t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
+	x := Values(t, label, rows, cols, dists...)
+	role, _, _ := strings.Cut(label, ".")
+	lim.Round(role, x.Data)
+	return x
+}
+
+// Gamma is Gamma rounded to the storage of the role label.
+func (lim Limits) Gamma(t *rapid.T, label string, n int) []float32 {
+	g := Gamma(t, label, n)
+	lim.Round(label, g)
+	return g
 }
 
 // GPULimits are the ranges on a GPU: rows 1..4096, hidden up to 16384, at

@@ -101,6 +101,10 @@ type Recorder struct {
 	// failing check's seed and rapid's fail file (either may be empty); nil
 	// is the go test arguments alone.
 	Repro func(run string, seed uint64, failfile string) string
+	// Rerun, when not nil, returns the whole command that replays the
+	// first checks checks of run from the base seed; nil is Repro's
+	// command with -rapid.checks.
+	Rerun func(run string, seed uint64, checks int) string
 
 	mu       sync.Mutex
 	outcomes map[string]*Outcome
@@ -269,6 +273,10 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	// rapid ends a failed run with t.FailNow, which never returns: record in
 	// a deferred function so the outcome is kept either way.
 	defer func() {
+		// A panic out of rapid.Check is the harness's own failure (rapid
+		// ends a failed property with runtime.Goexit, which recover does
+		// not see): recorded as an error with its message, never as a run.
+		p := recover()
 		n, stats := lr.Progress()
 		o := Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats}
 		log := ct.log()
@@ -285,6 +293,9 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			ended = nil
 		}
 		switch {
+		case p != nil:
+			o.Status = Errored
+			o.Reason = "the harness panicked: " + firstLine(fmt.Sprint(p))
 		case ended != nil:
 			o.Status, o.Reason = ended.status, ended.reason
 			o.Checks++ // the check that ended the run
@@ -312,6 +323,11 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		case ct.skipped:
 			o.Status = Skipped
 			o.Reason = ct.skipReason
+		case n == 0:
+			// Nothing was checked (rapid's check count is 0, e.g. -short
+			// with fewer than 5 checks): no evidence either way.
+			o.Status = Inconclusive
+			o.Reason = "no check ran (rapid ran 0 checks; under -short it runs a fifth of -rapid.checks)"
 		default:
 			o.Status = Discharged
 		}
@@ -336,6 +352,9 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 				Repro: o.Repro, Failfile: o.Failfile}}
 		}
 		rec.end(lr, o)
+		if p != nil {
+			t.Fatalf("%s: %s", id, o.Reason)
+		}
 	}()
 	rapid.Check(ct, func(rt *rapid.T) {
 		if err := cfg.stopped(); err != nil {
@@ -346,7 +365,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			// deferred calls to the deferred record above.
 			t.Fatalf("%s: stopped: %v", id, err)
 		}
-		o := &Obs{rt: rt}
+		o := &Obs{rt: rt, storage: cfg.Storage}
 		o.abort = func(status Status, reason string) {
 			mu.Lock()
 			ended = &struct {
@@ -399,6 +418,9 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 func rerun(cfg *Config, rec *Recorder, name string, checks int) string {
 	if cfg.Seed == 0 || checks <= 0 {
 		return ""
+	}
+	if rec != nil && rec.Rerun != nil {
+		return rec.Rerun(name, cfg.Seed, checks)
 	}
 	cmd := reproArgs(name, cfg.Seed, "")
 	if rec != nil && rec.Repro != nil {

@@ -8,12 +8,16 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/oracle"
 )
 
 func init() {
 	Register(Prediction{ID: "TEST-HARNESS-PASS", Title: "harness self-test (passing)", Statement: "x·1 = x"})
 	Register(Prediction{ID: "TEST-HARNESS-FAIL", Title: "harness self-test (failing)", Statement: "every n < 1000"})
 	Register(Prediction{ID: "TEST-HARNESS-RATIO", Title: "harness self-test (failing ratio)", Statement: "x ≤ 1"})
+	Register(Prediction{ID: "TEST-HARNESS-PANIC", Title: "harness self-test (harness panics)", Statement: "x·1 = x"})
+	Register(Prediction{ID: "TEST-HARNESS-ZERO", Title: "harness self-test (no checks)", Statement: "x·1 = x"})
 }
 
 // noFailFile keeps a deliberately failing property from leaving a fail file.
@@ -74,6 +78,50 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 	}
 	if f.Checks < 1 || f.Failed != 1 || len(f.Failures) != 1 {
 		t.Errorf("fail outcome: checks %d, failed %d, failures %d", f.Checks, f.Failed, len(f.Failures))
+	}
+}
+
+// A panic out of rapid.Check itself (rapid calls testing.Short, which
+// panics outside an initialised go test) is the harness's error, with the
+// panic's message, and a run of zero checks is not discharged: either used
+// to be recorded DISCHARGED with 0 checks.
+func TestHarnessPanicAndZeroChecks(t *testing.T) {
+	noFailFile(t)
+	rec := &Recorder{}
+	cfg := Config{Recorder: rec}
+	q := RunQuiet("TestPanicky", cfg, func(tb TB) {
+		Check(&panickyTB{TB: tb}, "TEST-HARNESS-PANIC", func(rt *rapid.T, o *Obs) {
+			o.Within("x", []float32{1}, []float64{1}, []float64{0})
+		})
+	})
+	if o := rec.Outcomes()["TEST-HARNESS-PANIC"]; o.Status != Errored || !strings.Contains(o.Reason, "harness panicked: testing: Short called") {
+		t.Errorf("panicking harness: %s (%q), want error naming the panic", o.Status, o.Reason)
+	}
+	if !q.Failed() {
+		t.Errorf("the contract run did not fail: %v", q.Logs())
+	}
+	setRapid(t, "checks", "0")
+	RunQuiet("TestZero", cfg, func(tb TB) {
+		Check(tb, "TEST-HARNESS-ZERO", func(rt *rapid.T, o *Obs) {
+			o.Within("x", []float32{1}, []float64{1}, []float64{0})
+		})
+	})
+	if o := rec.Outcomes()["TEST-HARNESS-ZERO"]; o.Status == Discharged || o.Checks != 0 {
+		t.Errorf("zero checks: %s after %d checks (%q), want not discharged", o.Status, o.Checks, o.Reason)
+	}
+}
+
+// panickyTB panics where rapid.Check first calls its TB (Helper, after
+// Check's own), before any check, as testing.Short does in a program that
+// never called testing.Init.
+type panickyTB struct {
+	TB
+	calls int
+}
+
+func (p *panickyTB) Helper() {
+	if p.calls++; p.calls > 1 {
+		panic("testing: Short called before Init")
 	}
 }
 
@@ -174,5 +222,46 @@ func TestReproArgs(t *testing.T) {
 	}
 	if got := reproArgs("TestA/b", 0, "testdata/rapid/TestA/b.fail"); got != "-run '^TestA$/^b$' -rapid.failfile='testdata/rapid/TestA/b.fail'" {
 		t.Errorf("reproArgs = %q", got)
+	}
+}
+
+func init() {
+	Register(Prediction{ID: "TEST-HARNESS-STORAGE", Title: "harness self-test (16-bit storage)", Statement: "stored outputs within their bound"})
+}
+
+// With Config.Storage, inputs drawn for a 16-bit role are rounded to it,
+// an output compared under a 16-bit role's name is allowed the format's
+// rounding (oracle.StorageTol) on top of its bound, and an output compared
+// bit for bit is compared with the rounded value; other roles are not.
+func TestHarnessStorage(t *testing.T) {
+	noFailFile(t)
+	cfg := Config{Recorder: &Recorder{}, Storage: map[string]oracle.Storage{"x": oracle.StorageBFloat16, "y": oracle.StorageBFloat16, "residual_out": oracle.StorageFloat16}}
+	lim := cfg.Limits()
+	run := func(prop func(rt *rapid.T, o *Obs)) Outcome {
+		cfg.Recorder = &Recorder{}
+		RunQuiet("TestStorage", cfg, func(tb TB) { Check(tb, "TEST-HARNESS-STORAGE", prop) })
+		return cfg.Recorder.Outcomes()["TEST-HARNESS-STORAGE"]
+	}
+	o := run(func(rt *rapid.T, o *Obs) {
+		x := lim.Values(rt, "x", 2, 8, Normal)
+		for _, v := range x.Data {
+			if oracle.StorageBFloat16.Round(v) != v {
+				o.Fatalf("x = %g is not a bfloat16", v)
+			}
+		}
+		w := rapid.Float64Range(1, 2).Draw(rt, "w")
+		y := oracle.StorageBFloat16.Round(float32(w)) // the stored result of an exact kernel
+		o.Within("y", []float32{y}, []float64{w}, []float64{0})
+		o.Identical("residual_out", []float32{oracle.StorageFloat16.Round(float32(w))}, []float32{float32(w)})
+	})
+	if o.Status != Discharged {
+		t.Errorf("16-bit roles: %s (%s), want discharged", o.Status, o.Reason)
+	}
+	o = run(func(rt *rapid.T, o *Obs) {
+		w := rapid.Float64Range(1, 2).Draw(rt, "w")
+		o.Within("rms", []float32{oracle.StorageBFloat16.Round(float32(w))}, []float64{w}, []float64{0})
+	})
+	if o.Status != Falsified {
+		t.Errorf("a float32 role allowed 16-bit rounding: %s", o.Status)
 	}
 }

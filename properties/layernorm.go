@@ -55,7 +55,7 @@ type lnCase struct {
 
 func drawLNCase(rt *rapid.T, lim Limits, dists ...Dist) lnCase {
 	c := lnCase{rmsCase: drawRMSCase(rt, lim, dists...)}
-	c.beta = Gamma(rt, "beta", c.hidden)
+	c.beta = lim.Gamma(rt, "beta", c.hidden)
 	return c
 }
 
@@ -193,7 +193,7 @@ func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 	lim := ShapeLimits(t)
 	Check(t, LNBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
-		dyT := Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+		dyT := lim.Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
 		o.Context(c.hidden, "%v dy=%v", c, dyT)
 		n := c.rows * c.hidden
 		x, g, dy := F64(c.x.Data), F64(c.gamma), F64(dyT.Data)
@@ -231,7 +231,7 @@ func drawQKN(rt *rapid.T, lim Limits) qknCase {
 	heads := rapid.IntRange(1, max(1, min(32, lim.MaxHidden/headDim))).Draw(rt, "heads")
 	rows := Rows(lim, heads*headDim).Draw(rt, "rows")
 	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: Eps().Draw(rt, "eps"),
-		x: Values(rt, "x", rows, heads*headDim), gamma: Gamma(rt, "gamma", headDim)}
+		x: lim.Values(rt, "x", rows, heads*headDim), gamma: lim.Gamma(rt, "gamma", headDim)}
 }
 
 func (c qknCase) String() string {
@@ -283,7 +283,7 @@ func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 		o.Context(c.heads*c.headDim, "%v changed row %d head %d", c, r, h)
 		y1 := runQKN(o, dev, impl, c, c.x.Data)
 		x2 := append([]float32(nil), c.x.Data...)
-		other := Values(rt, "x.head", 1, c.headDim)
+		other := lim.Values(rt, "x.head", 1, c.headDim)
 		copy(x2[(r*c.heads+h)*c.headDim:], other.Data)
 		y2 := runQKN(o, dev, impl, c, x2)
 		lo, hi := (r*c.heads+h)*c.headDim, (r*c.heads+h+1)*c.headDim

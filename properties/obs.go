@@ -21,8 +21,13 @@ type Obs struct {
 	stats ErrorStats
 	// failRatio is |err|/tol of the comparison that failed the check.
 	failRatio float64
+	// storage is Config.Storage: outputs compared under a 16-bit role's
+	// name get that format's rounding added to their bound.
+	storage map[string]oracle.Storage
 	// abort ends the contract run with a verdict, without shrinking (end).
 	abort func(status Status, reason string)
+	// note is appended to every failure of this check (what may explain it).
+	note string
 }
 
 // Context sets the description printed with every failure of this check, e.g.
@@ -35,7 +40,7 @@ func (o *Obs) Context(cols int, format string, args ...any) {
 // Fatalf fails the check with the context prepended.
 func (o *Obs) Fatalf(format string, args ...any) {
 	o.rt.Helper()
-	o.rt.Fatalf("%s: %s", o.ctx, fmt.Sprintf(format, args...))
+	o.rt.Fatalf("%s: %s%s", o.ctx, fmt.Sprintf(format, args...), o.note)
 }
 
 // ErrShapeRefused is wrapped by the error of an implementation that does
@@ -93,9 +98,11 @@ func (o *Obs) where(i int) string {
 }
 
 // Within compares got with the float64 oracle want element by element:
-// |got[i] − want[i]| ≤ tol[i]. Non-finite oracle values must be matched
-// exactly in class (NaN by NaN, ±Inf by the same infinity); a finite oracle
-// value must be matched by a finite result. It records the abs and err/tol
+// |got[i] − want[i]| ≤ tol[i], tol[i] widened in place by
+// oracle.StorageTol when name is a role Config.Storage stores in 16 bits.
+// Non-finite oracle values must be matched exactly in class (NaN by NaN,
+// ±Inf by the same infinity); a finite oracle value must be matched by a
+// finite result. It records the abs and err/tol
 // statistics of every element, and the rel and ULP statistics of those
 // whose bound is at most half |want| (Scaled).
 func (o *Obs) Within(name string, got []float32, want, tol []float64) {
@@ -112,6 +119,14 @@ func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 // want, tol) in the same pass: the same failures and statistics.
 func (o *Obs) withinNaive(name string, got, naive []float32, want, tol []float64, off int) {
 	got, tol = got[:len(want)], tol[:len(want)]
+	if s := o.storage[name]; s != oracle.StorageFloat32 {
+		// A 16-bit output is the float32 result rounded once more: tol
+		// widens in place, so a caller that keeps it has the stored
+		// output's bound.
+		for i, w := range want {
+			tol[i] += oracle.StorageTol(s, w, tol[i])
+		}
+	}
 	if naive != nil {
 		naive = naive[:len(want)]
 	}
@@ -305,6 +320,14 @@ func (o *Obs) Identical(name string, got, want []float32) {
 	o.rt.Helper()
 	if len(got) != len(want) {
 		o.Fatalf("%s: length mismatch: %d vs %d", name, len(got), len(want))
+	}
+	if s := o.storage[name]; s != oracle.StorageFloat32 {
+		// want as the implementation stores it: the float32 value rounded.
+		r := make([]float32, len(want))
+		for i, v := range want {
+			r[i] = s.Round(v)
+		}
+		want = r
 	}
 	for i := range want {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {

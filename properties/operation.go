@@ -204,13 +204,14 @@ type problem struct {
 	selectRows func(idx []int) problem
 	// approxTol is nil when conforming devices agree bit for bit.
 	approxTol func() []float64
+	impl      any // the implementation that runs it
 }
 
 func (p problem) String() string { return p.family + " " + p.desc }
 
 func newProblem[A, I any](o *Operation[A, I], impl I, a *A, d drawn[A]) problem {
 	_, cols := o.Op.ByRow(a)
-	p := problem{family: o.Op.Name(), rows: o.Op.Shape(a).Rows, outCols: cols, desc: d.desc,
+	p := problem{family: o.Op.Name(), rows: o.Op.Shape(a).Rows, outCols: cols, desc: d.desc, impl: impl,
 		run: func(dev cudart.Device) ([]float32, error) {
 			b := o.Op.Fresh(a)
 			err := o.Call(impl, dev, b)
@@ -262,7 +263,7 @@ func drawRMSForwardFamily(rt *rapid.T, lim Limits) drawn[op.RMSNormForwardArgs] 
 
 func drawFusedFamily(rt *rapid.T, lim Limits) drawn[op.FusedResidualRMSNormArgs] {
 	c := drawRMSCase(rt, lim)
-	res := Values(rt, "residual", c.rows, c.hidden)
+	res := lim.Values(rt, "residual", c.rows, c.hidden)
 	alias := rapid.Bool().Draw(rt, "alias")
 	return drawn[op.FusedResidualRMSNormArgs]{desc: fmt.Sprintf("%v alias=%v", c, alias),
 		args: &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
@@ -307,7 +308,7 @@ func drawRMSBackwardFamily(rt *rapid.T, lim Limits) drawn[op.RMSNormBackwardArgs
 
 func drawLNBackwardFamily(rt *rapid.T, lim Limits) drawn[op.LayerNormBackwardArgs] {
 	c := drawRMSCase(rt, lim)
-	dy := Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+	dy := lim.Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
 	mean, rstd := make([]float32, c.rows), make([]float32, c.rows)
 	for r := 0; r < c.rows; r++ {
 		m, v := 0.0, 0.0

@@ -64,7 +64,7 @@ func drawRMSCase(rt *rapid.T, lim Limits, dists ...Dist) rmsCase {
 	hidden := Hidden(lim).Draw(rt, "hidden")
 	rows := Rows(lim, hidden).Draw(rt, "rows")
 	return rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
-		x: Values(rt, "x", rows, hidden, dists...), gamma: Gamma(rt, "gamma", hidden)}
+		x: lim.Values(rt, "x", rows, hidden, dists...), gamma: lim.Gamma(rt, "gamma", hidden)}
 }
 
 func (c rmsCase) String() string {
@@ -183,7 +183,8 @@ func EpsParityContract(t TB, impl RMSNormForwarder) {
 				row[j] = float32(float64(row[j]) * f)
 			}
 		}
-		c := rmsCase{rows: rows, hidden: hidden, eps: eps, x: x, gamma: Gamma(rt, "gamma", hidden), keep: true}
+		lim.Round("x", x.Data) // as stored, after scaling
+		c := rmsCase{rows: rows, hidden: hidden, eps: eps, x: x, gamma: lim.Gamma(rt, "gamma", hidden), keep: true}
 		o.Context(hidden, "%v mean(x²)=eps·10^%.2f", c, k)
 		f := checkRMSForward(o, dev, impl, c)
 		// Teeth: the oracle at 10ε must be refuted by the same bound, else the
@@ -249,8 +250,8 @@ func drawBwdCase(rt *rapid.T, lim Limits) bwdCase {
 // drawBwdCaseAt draws a backward problem of a given shape.
 func drawBwdCaseAt(rt *rapid.T, lim Limits, rows, hidden int) bwdCase {
 	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
-		x: Values(rt, "x", rows, hidden), gamma: Gamma(rt, "gamma", hidden)}, fd: &bwdFD{}}
-	c.dy = Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+		x: lim.Values(rt, "x", rows, hidden), gamma: lim.Gamma(rt, "gamma", hidden)}, fd: &bwdFD{}}
+	c.dy = lim.Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
 	c.x64, c.gamma64, c.dy64 = scratchWiden(c.x.Data), scratchWiden(c.gamma), scratchWiden(c.dy.Data)
 	rms := make([]float64, c.rows)
 	oracle.RMSNormRMS(rms, c.x64, c.rows, c.hidden, float64(c.eps))
@@ -258,6 +259,7 @@ func drawBwdCaseAt(rt *rapid.T, lim Limits, rows, hidden int) bwdCase {
 	for i, v := range rms {
 		c.rms32[i] = float32(v)
 	}
+	lim.Round("rms", c.rms32)
 	return c
 }
 
@@ -420,7 +422,7 @@ func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 	lim := ShapeLimits(t)
 	Check(t, FusedRMSNorm, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
-		res := Values(rt, "residual", c.rows, c.hidden)
+		res := lim.Values(rt, "residual", c.rows, c.hidden)
 		alias := rapid.Bool().Draw(rt, "alias")
 		o.Context(c.hidden, "%v residual=%v alias=%v", c, res, alias)
 		n := c.rows * c.hidden

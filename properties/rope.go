@@ -77,7 +77,7 @@ func drawRoPECase(rt *rapid.T, lim Limits, mode Positions, minDim, minPos int, d
 			c.pos[i] = uint32(max(minPos, (base+i*step)%131073))
 		}
 	}
-	c.x = Values(rt, "x", rows, heads*headDim, dists...)
+	c.x = lim.Values(rt, "x", rows, heads*headDim, dists...)
 	return c
 }
 
@@ -210,6 +210,7 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 		// plus the float64 dot products' own error. The float32 angle error,
 		// which dominates the oracle bound at large positions, does not enter.
 		w := Values(rt, "w", c.rows, c.heads*c.headDim, Normal)
+		lim.Round("dy", w.Data) // the backward's dy
 		dx := runRoPEBackward(o, dev, bwd, c, w.Data)
 		lhs, rhs, dotErr := 0.0, 0.0, 0.0
 		for i := range y {

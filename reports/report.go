@@ -93,7 +93,12 @@ func (r *Run) RunDevice(o int) *Device {
 // Prediction is the verdict on one prediction (a claim about a kernel,
 // checked by one contract).
 type Prediction struct {
-	ID             string           `json:"id"` // e.g. "FALSIFY-DIM-001"
+	ID string `json:"id"` // e.g. "FALSIFY-DIM-001"; see Binding
+	// Binding names the binding (its name:) whose kernel the prediction was
+	// checked on, when a run checks one prediction on several (ptxprop
+	// verify): the ID is then the prediction's ID, "@" and this name, so
+	// that each (binding, prediction) is one entry. Empty for our kernels.
+	Binding        string           `json:"binding,omitempty"`
 	Title          string           `json:"title,omitempty"`
 	Statement      string           `json:"statement,omitempty"` // the claim, in words
 	Kernels        []string         `json:"kernels,omitempty"`   // Kernel.Name of each kernel it is about

@@ -282,6 +282,10 @@ func genReport() *rapid.Generator[*Report] {
 			if status == Falsified && strings.TrimSpace(p.Reason) == "" {
 				p.Reason = "failed"
 			}
+			if opt(t, "binding") {
+				p.Binding = name.Draw(t, "binding")
+				p.ID += "@" + p.Binding
+			}
 			if opt(t, "stats") {
 				ratio := float.Draw(t, "ratio")
 				if status == Discharged {
@@ -420,5 +424,19 @@ func TestLint(t *testing.T) {
 	e.MaxAbs, e.MaxRel, e.MaxULP = ptr(0.0), nil, ptr(0.0) // absent: nothing to compare
 	if l := r.Lint(); l != nil {
 		t.Errorf("with max_rel absent: %q", l)
+	}
+}
+
+// A prediction checked on a binding carries its name as the ID's suffix;
+// a report in which the two disagree contradicts itself.
+func TestValidateBindingSuffix(t *testing.T) {
+	r := New(NewRun(BackendEmu))
+	r.UpsertPrediction(Prediction{ID: "RMS-FWD-001@a", Binding: "a", Status: Discharged, Checks: 1})
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r.UpsertPrediction(Prediction{ID: "RMS-FWD-001@a", Binding: "b", Status: Discharged, Checks: 1})
+	if err := r.Validate(); err == nil || !strings.Contains(err.Error(), `binding "b"`) {
+		t.Errorf("Validate = %v, want the binding named", err)
 	}
 }

@@ -208,6 +208,9 @@ func (v *validator) prediction(at string, p *Prediction) {
 	if p.ChecksFailed > p.Checks {
 		v.addf("%s: checks_failed %d exceeds checks %d", at, p.ChecksFailed, p.Checks)
 	}
+	if p.Binding != "" && !strings.HasSuffix(p.ID, "@"+p.Binding) {
+		v.addf("%s: binding %s is not the suffix of its id %s (ID@binding)", at, quote(p.Binding), quote(p.ID))
+	}
 	v.rate(at, "duration_s", p.Duration)
 	v.rate(at, "checks_per_second", p.ChecksPerSecond)
 	v.counterexample(at, p.Counterexample)

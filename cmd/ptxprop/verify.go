@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"testing"
 
 	"github.com/ptxprop/ptxprop/binding"
 	"github.com/ptxprop/ptxprop/properties/suite"
@@ -43,12 +42,8 @@ func verifyCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 		if len(args) == 0 {
 			return usageErr(lookup("verify"), "verify: no binding file")
 		}
-		// rapid reads testing.Short, which panics unless the testing flags
-		// are registered and parsed: outside go test they are made here.
-		testing.Init()
-		if err := flag.CommandLine.Parse(nil); err != nil {
-			return &exitError{exitUsage, err}
-		}
+		c.Output = e.stdout
+		c.Command, c.CommandArgs = "ptxprop verify", args
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		rep, err := binding.Verify(ctx, c, args...)

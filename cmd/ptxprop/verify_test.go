@@ -32,7 +32,7 @@ func TestVerifyExitCodes(t *testing.T) {
 	if err := os.WriteFile(wrong, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(dir) // rapid's fail files land here
+	t.Chdir(dir) // relative paths resolve here
 	cases := []struct {
 		name string
 		args []string
@@ -68,11 +68,22 @@ func TestVerifyExitCodes(t *testing.T) {
 				want = map[string]reports.PredictionStatus{"P-BRMS-BACK-001": reports.Falsified}
 			}
 			for _, p := range rep.Predictions {
-				if s, ok := want[p.ID]; ok {
+				id, _, _ := strings.Cut(p.ID, "@") // ID@binding
+				if s, ok := want[id]; ok {
 					if p.Status != s || p.Checks == 0 {
 						t.Errorf("%s: %s after %d checks, want %s", p.ID, p.Status, p.Checks, s)
 					}
-					delete(want, p.ID)
+					delete(want, id)
+				}
+				if p.Status == reports.NotRun {
+					t.Errorf("%s: not run: a verify report lists only the claimed predictions", p.ID)
+				}
+			}
+			if c.name == "falsified" {
+				for _, p := range rep.Predictions {
+					if p.Reproduction != nil && !strings.HasPrefix(p.Reproduction.Command, "ptxprop verify ") {
+						t.Errorf("%s: reproduction %q, want a ptxprop verify command", p.ID, p.Reproduction.Command)
+					}
 				}
 			}
 			if len(want) > 0 {

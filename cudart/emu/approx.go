@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/ptxprop/ptxprop/ptx"
@@ -248,95 +247,10 @@ func execApprox(w *warp, in *inst, m uint32) {
 	})
 }
 
-// Approximation is an instruction of a module whose result is not
-// correctly rounded: where a GPU other than the one modelled may compute
-// something else, and where the emulator and a GPU disagree unless Modelled.
-type Approximation struct {
-	Function string // the .entry or .func holding it
-	Line     int    // PTX line
-	Inst     string // opcode and modifiers, e.g. "ex2.approx.ftz.f32"
-	Bound    string // the PTX ISA's error bound
-	Modelled bool   // the emulator computes it as sm_90 does, bit for bit (div.full, div.approx, rcp.approx .f32)
-}
-
-func (a Approximation) String() string {
-	how := "emulated correctly rounded"
-	if a.Modelled {
-		how = "emulated as sm_90 computes it"
-	}
-	return fmt.Sprintf("%s (PTX line %d, %s; error within %s; %s)", a.Inst, a.Line, a.Function, a.Bound, how)
-}
+// Approximation is an approximate instruction of a module (package ptx
+// classifies them: ptx.Approximations).
+type Approximation = ptx.Approximation
 
 // Approximations returns the approximate instructions of the PTX module
-// src in source order, so that a parity failure can name those its kernels
-// use. FMA contraction of mul and add without rounding modifiers is not
-// listed: the PTX ISA lets any such pair be fused.
-func Approximations(src []byte) ([]Approximation, error) {
-	m, err := ptx.Parse(src)
-	if err != nil {
-		return nil, err
-	}
-	var out []Approximation
-	for _, it := range m.Items {
-		f, ok := it.(*ptx.Function)
-		if !ok || !f.HasBody {
-			continue
-		}
-		f.Instructions(func(in *ptx.Instruction) {
-			if a, ok := approximation(in); ok {
-				a.Function = f.Name
-				out = append(out, a)
-			}
-		})
-	}
-	return out, nil
-}
-
-// approximation classifies one instruction.
-func approximation(in *ptx.Instruction) (Approximation, bool) {
-	f32 := in.HasMod("f32")
-	a := Approximation{Line: in.Line, Inst: in.Opcode()}
-	switch in.Op {
-	case "rcp":
-		if !in.HasMod("approx") {
-			return a, false
-		}
-		a.Bound, a.Modelled = "1 ulp", f32
-		if !f32 {
-			a.Bound = "no documented bound"
-		}
-	case "sqrt":
-		if !in.HasMod("approx") {
-			return a, false
-		}
-		a.Bound = "2^-23 relative"
-	case "rsqrt":
-		a.Bound = "2^-22.9 relative"
-		if !f32 {
-			a.Bound = "no documented bound"
-		}
-	case "ex2":
-		a.Bound = "2 ulp"
-	case "lg2":
-		a.Bound = "2^-22 absolute for x in (0.5, 2), 2^-22 relative elsewhere"
-	case "sin", "cos":
-		a.Bound = "2^-20.5 absolute for |x| <= 2π, 2^-14.7 for |x| <= 100π, none beyond"
-	case "tanh":
-		a.Bound = "2^-11 relative"
-	case "div":
-		switch {
-		case in.HasMod("full"):
-			a.Bound, a.Modelled = "2 ulp", true
-		case in.HasMod("approx"):
-			a.Bound, a.Modelled = "2 ulp for 2^-126 <= |y| <= 2^126", true
-		default:
-			return a, false
-		}
-	default:
-		return a, false
-	}
-	if !f32 && in.Op != "rcp" && in.Op != "rsqrt" {
-		a.Bound = "the PTX ISA's bound for ." + in.Mods[len(in.Mods)-1]
-	}
-	return a, true
-}
+// src in source order: ptx.Approximations.
+func Approximations(src []byte) ([]Approximation, error) { return ptx.Approximations(src) }

@@ -3,6 +3,7 @@ package suite
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -26,11 +27,16 @@ type Config struct {
 	Watchdog       time.Duration // bound on one launch and one launcher call (0: the defaults)
 	Summary        bool          // print the report's summary at the end of the run
 
-	// Command is the command prefix that reruns a job of Run, in the
-	// report's reproductions (e.g. "ptxprop verify kernel.yaml"); empty:
-	// the go test arguments alone. Main derives it from the test binary's
-	// package. Not a setting: no flag or environment twin.
-	Command string
+	// Command is the command that reruns the jobs of Run, in the report's
+	// reproductions: its flags follow it, then CommandArgs (e.g. "ptxprop
+	// verify" and the binding files: ptxprop verify -ptxprop.seed=N
+	// kernel.yaml); empty: the go test arguments alone. Main derives it from
+	// the test binary's package. Not a setting: no flag or environment twin.
+	Command     string
+	CommandArgs []string
+	// Output receives Run's notices, progress lines and summary (nil: none
+	// are printed). Main prints to os.Stdout. Not a setting.
+	Output io.Writer
 	// Kernels fills the report's kernels section: the kernels the run's
 	// predictions are about (WithKernels, for Main). Not a setting.
 	Kernels []reports.Kernel

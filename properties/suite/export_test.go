@@ -13,5 +13,18 @@ func Repro(c Config, prefix, name string, seed uint64, failfile string) string {
 	return r.repro(name, seed, failfile)
 }
 
+// RunRepro is the reproduction command of a job of Run under c.
+func RunRepro(c Config, name string, seed uint64) string {
+	r := &runner{cfg: c, outside: true}
+	return r.repro(name, seed, "")
+}
+
+// RunRerun is the command that replays the first checks checks of a job of
+// Run under c from seed.
+func RunRerun(c Config, name string, seed uint64, checks int) string {
+	r := &runner{cfg: c, outside: true}
+	return r.rerunChecks(name, seed, checks)
+}
+
 // OpenRest is openRest, for the tests: how all visible GPUs are found.
 var OpenRest = openRest

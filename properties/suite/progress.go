@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/ptxprop/ptxprop/properties"
 )
 
 // progressOutput picks where progress lines go and how often: with
@@ -66,8 +68,11 @@ func (r *runner) progress(w io.Writer, every time.Duration) (stop func()) {
 // "ptxprop 1m5s: 12 predictions done, 2 contract runs running (of 1000 checks each): TestA 310, TestB 12",
 // with the launches on each device when there are several.
 func (r *runner) progressLine() string {
-	done := len(r.rec.Outcomes())
-	live := r.rec.Live()
+	done, live := 0, []*properties.LiveRun(nil)
+	for _, rec := range r.recorders() {
+		done += len(rec.Outcomes())
+		live = append(live, rec.Live()...)
+	}
 	var parts []string
 	for _, l := range live {
 		n, _ := l.Progress()

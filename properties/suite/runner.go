@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -48,8 +49,45 @@ type runner struct {
 	id       string        // the run's identity in its report
 	watchdog time.Duration // the device's bound on one launch
 	reproCmd string        // command prefix that replays a contract run
+	outside  bool          // a Run outside go test: reproductions are cfg.Command's
 	cmdline  []string      // the command line recorded in the report
 	reportMu sync.Mutex
+	// jobs are a Run's; when each names its Prediction, the report lists
+	// exactly theirs. subjects holds the outcomes of jobs with a Subject,
+	// one Recorder per subject, so that one prediction checked on several
+	// bindings is several entries.
+	jobs       []Job
+	subjectsMu sync.Mutex
+	subjects   map[string]*properties.Recorder
+}
+
+// subject returns the Recorder of the jobs on subject ("" is the run's).
+func (r *runner) subject(name string) *properties.Recorder {
+	if name == "" {
+		return r.rec
+	}
+	r.subjectsMu.Lock()
+	defer r.subjectsMu.Unlock()
+	rec, ok := r.subjects[name]
+	if !ok {
+		if r.subjects == nil {
+			r.subjects = map[string]*properties.Recorder{}
+		}
+		rec = &properties.Recorder{Repro: r.repro, Rerun: r.rerunChecks}
+		r.subjects[name] = rec
+	}
+	return rec
+}
+
+// recorders returns the run's Recorder and every subject's.
+func (r *runner) recorders() []*properties.Recorder {
+	r.subjectsMu.Lock()
+	defer r.subjectsMu.Unlock()
+	recs := []*properties.Recorder{r.rec}
+	for _, name := range slices.Sorted(maps.Keys(r.subjects)) {
+		recs = append(recs, r.subjects[name])
+	}
+	return recs
 }
 
 // current is the run Main started; T hands it to the tests.
@@ -116,6 +154,14 @@ func (t *testTB) Config() *properties.Config { return t.cfg }
 type Job struct {
 	Name string
 	Run  func(t properties.TB)
+	// Prediction is the ID the job checks, Subject what it checks it on
+	// (a binding's name: outcomes are kept per subject, and the report's
+	// entry is "ID@Subject" with its binding field set) and Kernels the
+	// names, in Config.Kernels, of the kernels it runs. When every job of a
+	// Run names its Prediction, the report lists exactly the jobs'
+	// predictions, not every registered one.
+	Prediction, Subject string
+	Kernels             []string
 }
 
 // runMu serialises Runs: rapid's settings are the process's (see SetRapid).
@@ -125,18 +171,26 @@ var runMu sync.Mutex
 // contracts from a binding file this way), at most GOMAXPROCS at a time:
 // it opens the device c names, runs every job on a TB that is not a
 // *testing.T, writes the report to c.Report unless it is "off" and returns
-// it. Cancelling ctx ends the run as a deadline does (use signal.NotifyContext
-// for Ctrl-C); the error then says why. A job that fails outside any
-// prediction is an error too; falsified predictions are not: they are in
-// the report.
+// it. Notices, progress and the summary go to c.Output. rapid writes no
+// fail files: a failure's reproduction is c.Command with the failing
+// check's -ptxprop.seed. Cancelling ctx ends the run as a deadline does (use
+// signal.NotifyContext for Ctrl-C); the error then says why. A job that
+// fails outside any prediction is an error too; falsified predictions are
+// not: they are in the report.
 func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
-	restore := SetRapid(rapidForRun(c, os.LookupEnv))
+	initTesting()
+	rr := rapidForRun(c, os.LookupEnv)
+	rr.NoFailFile = true // not into the caller's testdata/; the seed replays
+	restore := SetRapid(rr)
 	defer restore()
-	out := io.Writer(os.Stderr)
+	out := c.Output
+	if out == nil {
+		out, c.Progress = io.Discard, 0 // nothing printed: not even to the terminal
+	}
 	r := newRunner(c, out)
-	r.cmdline = os.Args
+	r.cmdline, r.outside, r.jobs = os.Args, true, jobs
 	r.open()
 	stopCtx := context.AfterFunc(ctx, func() { r.stop(context.Cause(ctx)) })
 	defer stopCtx()
@@ -158,8 +212,9 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 				defer r.spread.release(a)
 				cfg = a.cfg
 			}
+			cfg.Recorder = r.subject(j.Subject)
 			q := properties.RunQuiet(j.Name, cfg, j.Run)
-			if q.Failed() && !recordedBy(r.rec, j.Name) {
+			if q.Failed() && !recordedBy(cfg.Recorder, j.Name) {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("%s failed outside its predictions: %s", j.Name, strings.Join(q.Logs(), "; ")))
 				mu.Unlock()
@@ -182,6 +237,18 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// initTesting makes the testing package usable outside go test: rapid
+// calls testing.Short, which panics unless the testing flags are registered
+// (testing.Init, a no-op when done) and the command line parsed. A program
+// that has not parsed its flags yet is parsed with no arguments, which
+// leaves every flag at its value.
+func initTesting() {
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil) // no arguments: cannot fail
+	}
+}
+
 // recordedBy reports whether some outcome of rec came from the run named name.
 func recordedBy(rec *properties.Recorder, name string) bool {
 	for _, o := range rec.Outcomes() {
@@ -197,7 +264,7 @@ func recordedBy(rec *properties.Recorder, name string) bool {
 func newRunner(c Config, out io.Writer) *runner {
 	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
-	r.rec.Repro = r.repro
+	r.rec.Repro, r.rec.Rerun = r.repro, r.rerunChecks
 	return r
 }
 
@@ -381,21 +448,7 @@ func (r *runner) finish(code int) int {
 func (r *runner) report() (*reports.Report, error) {
 	r.reportMu.Lock()
 	defer r.reportMu.Unlock()
-	snap := &properties.Recorder{}
-	for _, o := range r.rec.Outcomes() {
-		snap.Record(o)
-	}
-	why := "did not finish"
-	if cause := r.stopCause(); cause != nil {
-		why = cause.Error()
-	}
-	for _, l := range r.rec.Live() {
-		n, st := l.Progress()
-		snap.Record(properties.Outcome{ID: l.ID, Status: properties.Inconclusive, Checks: n, Stats: st,
-			Duration: time.Since(l.Start), Runs: []string{l.Name},
-			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
-	}
-	out := snap.Outcomes()
+	out := r.snapshot(r.rec)
 	info := cudart.Info{Backend: "emu"}
 	if len(r.devs) > 0 {
 		info = r.devs[0].Info()
@@ -412,7 +465,12 @@ func (r *runner) report() (*reports.Report, error) {
 		notRun = "not started before the run ended: " + cause.Error()
 		run.Stopped = cause.Error()
 	}
-	rep := buildReport(run, out, notRun, r.rerun)
+	var rep *reports.Report
+	if claimed(r.jobs) {
+		rep, out = r.jobsReport(run, notRun)
+	} else {
+		rep = buildReport(run, out, notRun, r.rerun)
+	}
 	for i := range rep.Predictions {
 		if o, ok := out[rep.Predictions[i].ID]; ok {
 			rep.Predictions[i].Devices = used(o.Runs)
@@ -431,12 +489,96 @@ func (r *runner) report() (*reports.Report, error) {
 	return rep, nil
 }
 
+// snapshot returns rec's outcomes, the runs in progress among them as
+// inconclusive with the checks they passed.
+func (r *runner) snapshot(rec *properties.Recorder) map[string]properties.Outcome {
+	snap := &properties.Recorder{}
+	for _, o := range rec.Outcomes() {
+		snap.Record(o)
+	}
+	why := "did not finish"
+	if cause := r.stopCause(); cause != nil {
+		why = cause.Error()
+	}
+	for _, l := range rec.Live() {
+		n, st := l.Progress()
+		snap.Record(properties.Outcome{ID: l.ID, Status: properties.Inconclusive, Checks: n, Stats: st,
+			Duration: time.Since(l.Start), Runs: []string{l.Name},
+			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
+	}
+	return snap.Outcomes()
+}
+
+// claimed reports whether every job names its prediction.
+func claimed(jobs []Job) bool {
+	for _, j := range jobs {
+		if j.Prediction == "" {
+			return false
+		}
+	}
+	return len(jobs) > 0
+}
+
+// jobsReport is the report of a Run whose jobs name their predictions: one
+// entry per (subject, prediction), keyed "ID@subject" when there is a
+// subject, and the outcomes under those keys.
+func (r *runner) jobsReport(run reports.Run, notRun string) (*reports.Report, map[string]properties.Outcome) {
+	rep := reports.New(run)
+	ran := map[string]properties.Outcome{}
+	snaps := map[string]map[string]properties.Outcome{}
+	for _, j := range r.jobs {
+		p, ok := properties.Lookup(j.Prediction)
+		if !ok {
+			p = &properties.Prediction{ID: j.Prediction}
+		}
+		outs, ok := snaps[j.Subject]
+		if !ok {
+			outs = r.snapshot(r.subject(j.Subject))
+			snaps[j.Subject] = outs
+		}
+		o, ok := outs[j.Prediction]
+		rp := PredictionReport(p, o, ok, notRun)
+		if ok && len(o.Runs) > 0 {
+			rp.Rerun = r.rerun(o.Runs)
+		}
+		if j.Subject != "" {
+			rp.ID, rp.Binding = j.Prediction+"@"+j.Subject, j.Subject
+		}
+		if j.Kernels != nil {
+			rp.Kernels = j.Kernels
+		}
+		if ok {
+			ran[rp.ID] = o
+		}
+		rep.UpsertPrediction(rp)
+	}
+	return rep, ran
+}
+
 // repro is the Recorder's command that replays a failing contract run.
 func (r *runner) repro(name string, seed uint64, failfile string) string {
+	if r.outside && r.cfg.Command != "" {
+		return r.command(seed)
+	}
 	args := r.testFlags(reproArgs(name, seed, failfile))
 	if r.reproCmd == "" {
 		return args
 	}
+	return strings.Join(append([]string{r.reproCmd, args}, r.caseFlags()...), " ")
+}
+
+// rerunChecks is the Recorder's command that replays the first checks
+// checks of a contract run from the base seed (a run ended at a check
+// without shrinking: liveness, set-up).
+func (r *runner) rerunChecks(name string, seed uint64, checks int) string {
+	if r.outside && r.cfg.Command != "" {
+		return r.command(seed, fmt.Sprintf("-ptxprop.checks=%d", checks))
+	}
+	return fmt.Sprintf("%s -rapid.checks=%d", r.repro(name, seed, ""), checks)
+}
+
+// caseFlags are the settings that shape the cases a run draws.
+func (r *runner) caseFlags() []string {
 	var extra []string
 	if r.cfg.Backend != "auto" && r.cfg.Backend != "" {
 		extra = append(extra, "-ptxprop.backend="+r.cfg.Backend)
@@ -447,11 +589,29 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 	if r.cfg.EmuAdversarial != 0 {
 		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
 	}
-	return strings.Join(append([]string{r.reproCmd, args}, extra...), " ")
+	return extra
+}
+
+// command is the command line of a Run's cfg.Command: its flags, the seed
+// (0: none) and cfg.CommandArgs. The failing check's seed as the base seed
+// makes it the first check of the rerun: the failure replays.
+func (r *runner) command(seed uint64, flags ...string) string {
+	parts := append([]string{r.cfg.Command}, r.caseFlags()...)
+	if seed != 0 {
+		parts = append(parts, fmt.Sprintf("-ptxprop.seed=%d", seed))
+	}
+	parts = append(parts, flags...)
+	for _, a := range r.cfg.CommandArgs {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
 }
 
 // rerun is the command that runs the named contract runs again.
 func (r *runner) rerun(runs []string) string {
+	if r.outside && r.cfg.Command != "" {
+		return r.command(0)
+	}
 	pattern := runPattern(runs[0])
 	if len(runs) > 1 {
 		var names []string

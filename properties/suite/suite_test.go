@@ -477,3 +477,65 @@ func TestNoContractNoReport(t *testing.T) {
 		t.Errorf("report written by a run of no contract: %v", err)
 	}
 }
+
+// suite.Run in a plain program (testdata/outside: no go test, no
+// testing.Init, no flag.Parse) runs its checks: rapid's testing.Short used to
+// panic before the first one and the prediction was recorded discharged
+// with 0 checks. The summary goes to the writer given, a failure's
+// reproduction is the run's command with the failing seed, and no fail
+// file lands in the working directory.
+func TestRunOutsideGoTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a program")
+	}
+	dir := t.TempDir()
+	src, err := filepath.Abs("testdata/outside")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "outside")
+	if out, err := exec.Command("go", "build", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, filepath.Join(dir, "report.json"))
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PTXPROP_") && !strings.HasPrefix(kv, "RAPID_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{"result OUT-PASS discharged 20\n", "result OUT-FAIL falsified"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^repro ptxprop verify -ptxprop.backend=emu -ptxprop.seed=\d+ 'my kernel.yaml'$`).MatchString(s) {
+		t.Errorf("reproduction is not the run's command with the seed:\n%s", s)
+	}
+	if !strings.Contains(s, "OUT-FAIL") || !strings.Contains(s, "outside (failing)") {
+		t.Errorf("no summary on the writer given:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "testdata")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a fail file directory was written in the working directory: %v", err)
+	}
+}
+
+// A Run's reproduction is its command: the settings that shape the cases,
+// the failing check's seed, then the arguments, quoted.
+func TestRunReproCommand(t *testing.T) {
+	c := suite.Default()
+	c.Command, c.CommandArgs, c.MaxElements = "ptxprop verify", []string{"a.yaml", "b c.yaml"}, 4096
+	if got, want := suite.RunRepro(c, "a/RMS-FWD-001", 42), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 a.yaml 'b c.yaml'"; got != want {
+		t.Errorf("repro = %q, want %q", got, want)
+	}
+	// A run ended at check 7 without shrinking (liveness) replays 7 checks:
+	// the flags still before the files.
+	if got, want := suite.RunRerun(c, "a/RMS-FWD-001", 42, 7), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 -ptxprop.checks=7 a.yaml 'b c.yaml'"; got != want {
+		t.Errorf("rerun = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,69 @@
+package properties
+
+import (
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/kernels"
+)
+
+func init() {
+	Register(Prediction{ID: "TEST-PARITY-NOTE", Title: "harness self-test (parity note)", Statement: "bits agree"})
+}
+
+// listed is an implementation that lists one kernel.
+type listed struct{ k *kernels.Kernel }
+
+func (l listed) Kernels() []*kernels.Kernel { return []*kernels.Kernel{l.k} }
+
+// A parity mismatch names the approximate instructions of the kernel's
+// entry that the emulator does not model bit for bit (rsqrt.approx,
+// ex2.approx), and not those it does (div.full) or those of other entries.
+func TestParityNamesApproximations(t *testing.T) {
+	src := []byte(`.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+	.reg .f32 %f<4>;
+	rsqrt.approx.f32 %f1, %f0;
+	div.full.f32 %f2, %f1, %f0;
+	ex2.approx.ftz.f32 %f3, %f2;
+	ret;
+}
+.visible .entry other(.param .u64 p)
+{
+	.reg .f32 %f<2>;
+	sin.approx.f32 %f1, %f0;
+	ret;
+}
+`)
+	note := unmodelled(listed{&kernels.Kernel{Name: "k", Entry: "k", PTX: src}})
+	for _, want := range []string{"rsqrt.approx.f32 (PTX line 7, k;", "ex2.approx.ftz.f32 (PTX line 9, k;"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	for _, not := range []string{"div.full", "sin.approx"} {
+		if strings.Contains(note, not) {
+			t.Errorf("note %q names %s", note, not)
+		}
+	}
+	if unmodelled(struct{}{}) != "" {
+		t.Error("a note for an implementation that lists no kernels")
+	}
+	// The note ends the failure message the report keeps.
+	noFailFile(t)
+	rec := &Recorder{}
+	RunQuiet("TestParityNote", Config{Recorder: rec}, func(tb TB) {
+		Check(tb, "TEST-PARITY-NOTE", func(rt *rapid.T, o *Obs) {
+			o.note = note
+			o.Identical("emulator vs gpu", []float32{1}, []float32{2})
+		})
+	})
+	if o := rec.Outcomes()["TEST-PARITY-NOTE"]; o.Status != Falsified || !strings.HasSuffix(o.Reason, note) {
+		t.Errorf("outcome %s, reason %q: want falsified, ending with the note", o.Status, o.Reason)
+	}
+}

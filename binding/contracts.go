@@ -46,6 +46,9 @@ func (b *Binding) jobs() []Job {
 			j(properties.BatchIndependence, func(t properties.TB) { properties.BatchIndependenceContract(t, properties.Impls{im}) }),
 			j(properties.RowPermutation, func(t properties.TB) { properties.RowPermutationContract(t, properties.Impls{im}) }))
 	}
+	// GPU/emulator parity: the same problem on the run's GPU and on the
+	// emulator (skipped with the reason on a run without a GPU).
+	js = append(js, j(properties.Parity, func(t properties.TB) { properties.ParityContract(t, properties.Impls{im}) }))
 	return js
 }
 

@@ -139,16 +139,22 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	if shared == nil {
 		return
 	}
-	// A private device: the schedules set below are this contract's alone,
+	// Where the backend's schedule can be seeded (the emulator), a private
+	// device: the schedules set below are then this contract's alone,
 	// whatever runs on the run's device in parallel (else a failure found
-	// under one schedule need not replay).
-	dev, err := t.Config().open(shared.Info().Backend)
-	if err != nil {
-		t.Config().Recorder.Record(Outcome{ID: Determinism, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
-		t.Fatalf("%s: opening a private device: %v", Determinism, err)
-		return
+	// under one schedule need not replay). A GPU has no seeded schedule, and
+	// another context on it would time-slice every launch of the run.
+	dev := shared
+	if shared.Capabilities().Has(cudart.CapSchedule) {
+		d, err := t.Config().open(shared.Info().Backend)
+		if err != nil {
+			t.Config().Recorder.Record(Outcome{ID: Determinism, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
+			t.Fatalf("%s: opening a private device: %v", Determinism, err)
+			return
+		}
+		defer d.Close()
+		dev = d
 	}
-	defer dev.Close()
 	lim := ShapeLimits(t)
 	fresh := freshDevice(dev)
 	Check(t, Determinism, func(rt *rapid.T, o *Obs) {

@@ -10,6 +10,7 @@ import (
 	"github.com/ptxprop/ptxprop/binding"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/suite"
+	"github.com/ptxprop/ptxprop/ptx"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -92,4 +93,32 @@ func TestPaddedRowStride(t *testing.T) {
 		t.Fatal(err)
 	}
 	properties.RMSNormForwardContract(tb{t}, b.Impl().(properties.RMSNormForwarder))
+}
+
+// A bound kernel names its entries and PTX, so that a parity mismatch can
+// name the approximate instructions the emulator does not model: the
+// Triton forward's sqrt.approx.ftz.f32.
+func TestBindingNamesItsApproximations(t *testing.T) {
+	b := load(t, "testdata/foreign/triton/rmsnorm_fwd.binding.yaml")
+	es, ok := b.Impl().(interface{ EntrySources() ([]string, [][]byte) })
+	if !ok {
+		t.Fatal("the binding's implementation does not name its entries")
+	}
+	entries, srcs := es.EntrySources()
+	if len(entries) != 1 || entries[0] != "rmsnorm_fwd_kernel" || len(srcs) != 1 {
+		t.Fatalf("entries %v (%d sources), want [rmsnorm_fwd_kernel]", entries, len(srcs))
+	}
+	as, err := ptx.Approximations(srcs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range as {
+		if !a.Modelled {
+			names = append(names, a.String())
+		}
+	}
+	if !strings.Contains(strings.Join(names, ", "), "sqrt.approx.ftz.f32") {
+		t.Errorf("unmodelled approximations %v, want sqrt.approx.ftz.f32 among them", names)
+	}
 }

@@ -46,6 +46,20 @@ func (b *Binding) ReportKernels() []reports.Kernel {
 	return ks
 }
 
+// EntrySources lists the entries b launches with their PTX, so that a
+// GPU/emulator parity mismatch can name the approximate instructions behind
+// it.
+func (b *Binding) EntrySources() (entries []string, ptx [][]byte) {
+	seen := map[string]bool{}
+	for _, ln := range b.launches {
+		if key := ln.ptxPath + "\x00" + ln.entry; !seen[key] {
+			seen[key] = true
+			entries, ptx = append(entries, ln.entry), append(ptx, ln.ptx)
+		}
+	}
+	return entries, ptx
+}
+
 // LoadAll loads every binding file; the error lists every file's problems
 // and wraps ErrInvalid.
 func LoadAll(paths ...string) ([]*Binding, error) {

@@ -448,23 +448,38 @@ func ParityContract(t TB, im Impls) {
 	})
 }
 
+// entrySources is implemented by implementations that name the PTX entries
+// they launch for messages alone, without the static checks a KernelLister
+// is put to (a kernel bound from a file: its ignored parameters are unread).
+type entrySources interface {
+	EntrySources() (entries []string, ptx [][]byte)
+}
+
 // unmodelled names the approximate instructions in the entries of impl's
 // kernels that the emulator computes correctly rounded rather than as the
 // GPU does (ptx.Approximations, Modelled false): where a parity mismatch
 // may come from. "" when there are none, or impl does not list its kernels.
 func unmodelled(impl any) string {
-	kl, ok := impl.(KernelLister)
-	if !ok {
+	var entries []string
+	var srcs [][]byte
+	switch l := impl.(type) {
+	case KernelLister:
+		for _, k := range l.Kernels() {
+			entries, srcs = append(entries, k.Entry), append(srcs, k.PTX)
+		}
+	case entrySources:
+		entries, srcs = l.EntrySources()
+	default:
 		return ""
 	}
 	var parts []string
-	for _, k := range kl.Kernels() {
-		as, err := ptx.Approximations(k.PTX)
+	for i, src := range srcs {
+		as, err := ptx.Approximations(src)
 		if err != nil {
 			continue // a module that does not parse fails to load, with the reason
 		}
 		for _, a := range as {
-			if !a.Modelled && a.Function == k.Entry {
+			if !a.Modelled && a.Function == entries[i] {
 				parts = append(parts, a.String())
 			}
 		}

@@ -54,6 +54,10 @@ func TestParityNamesApproximations(t *testing.T) {
 	if unmodelled(struct{}{}) != "" {
 		t.Error("a note for an implementation that lists no kernels")
 	}
+	// A bound kernel names its entries through EntrySources instead.
+	if got := unmodelled(sources{[]string{"k"}, [][]byte{src}}); got != note {
+		t.Errorf("note from EntrySources %q, want %q", got, note)
+	}
 	// The note ends the failure message the report keeps.
 	noFailFile(t)
 	rec := &Recorder{}
@@ -67,3 +71,11 @@ func TestParityNamesApproximations(t *testing.T) {
 		t.Errorf("outcome %s, reason %q: want falsified, ending with the note", o.Status, o.Reason)
 	}
 }
+
+// sources names entries as a bound kernel does.
+type sources struct {
+	entries []string
+	ptx     [][]byte
+}
+
+func (s sources) EntrySources() ([]string, [][]byte) { return s.entries, s.ptx }

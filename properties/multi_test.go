@@ -24,7 +24,12 @@ func (d offDevice) Read(dst any, src cudart.Buffer) error {
 
 // MULTI-DEVICE-PARITY-001 has teeth: a second device that computes other
 // bits falsifies it, and two that agree discharge it.
+//
+// It runs in parallel with the contract tests, on small tensors: its checks
+// scale with -ptxprop.checks, and a test that is not parallel holds back
+// every parallel one, so a GPU run would wait for this emulator-only test.
 func TestDeviceParityCatchesADisagreeingDevice(t *testing.T) {
+	t.Parallel()
 	open := func() cudart.Device {
 		d := cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions())
 		t.Cleanup(func() { d.Close() })
@@ -40,7 +45,7 @@ func TestDeviceParityCatchesADisagreeingDevice(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			first := open()
-			cfg := properties.Config{Device: first, Devices: []cudart.Device{first, c.second}, MaxElements: 512,
+			cfg := properties.Config{Device: first, Devices: []cudart.Device{first, c.second}, MaxElements: 64,
 				Recorder: &properties.Recorder{}}
 			q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeviceParityContract(tb, impls) })
 			o := q.Outcomes()[properties.MultiDeviceParity]

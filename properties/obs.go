@@ -26,8 +26,10 @@ type Obs struct {
 	storage map[string]oracle.Storage
 	// abort ends the contract run with a verdict, without shrinking (end).
 	abort func(status Status, reason string)
-	// note is appended to every failure of this check (what may explain it).
-	note string
+	// note, when set, is called on a failure of this check and its result
+	// appended to the message (what may explain it). It is called only
+	// then: a note can cost more to compute than the check.
+	note func() string
 }
 
 // Context sets the description printed with every failure of this check, e.g.
@@ -40,7 +42,11 @@ func (o *Obs) Context(cols int, format string, args ...any) {
 // Fatalf fails the check with the context prepended.
 func (o *Obs) Fatalf(format string, args ...any) {
 	o.rt.Helper()
-	o.rt.Fatalf("%s: %s%s", o.ctx, fmt.Sprintf(format, args...), o.note)
+	note := ""
+	if o.note != nil {
+		note = o.note()
+	}
+	o.rt.Fatalf("%s: %s%s", o.ctx, fmt.Sprintf(format, args...), note)
 }
 
 // ErrShapeRefused is wrapped by the error of an implementation that does

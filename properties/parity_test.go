@@ -63,7 +63,7 @@ func TestParityNamesApproximations(t *testing.T) {
 	rec := &Recorder{}
 	RunQuiet("TestParityNote", Config{Recorder: rec}, func(tb TB) {
 		Check(tb, "TEST-PARITY-NOTE", func(rt *rapid.T, o *Obs) {
-			o.note = note
+			o.note = func() string { return note }
 			o.Identical("emulator vs gpu", []float32{1}, []float32{2})
 		})
 	})

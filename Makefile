@@ -5,6 +5,8 @@
 #
 #   make toolkit   install nvcc (Debian nvidia-cuda-toolkit) via scripts/install-cuda-toolkit.sh
 #   make ptx       compile kernels/src/*.cu to kernels/ptx/*.ptx and rewrite kernels/ptx/MANIFEST
+#   make falsify-ptx  apply falsify/src/*.patch to kernels/src and compile the
+#                  named mutants to falsify/ptx/*.ptx (and falsify/ptx/MANIFEST)
 #
 # Others add their targets below; keep each one small and commented.
 
@@ -182,26 +184,58 @@ bench:
 	go test ./kernels -run '^$$' -bench . -benchtime 20x
 
 # ---------------------------------------------------------------------------
-# falsify-ptx: the named mutants' variant kernels (falsify/src/<name>.cu ->
-# falsify/ptx/<name>.ptx, committed and embedded by package falsify) and
-# falsify/ptx/MANIFEST. The flags are the `ptx` target's (NVCCFLAGS): a
-# variant is compiled exactly like the kernel it replaces. The sources
-# include kernels/src/common.cuh, so every variant depends on the kernels'
-# headers; TestEmbeddedPTX (package falsify) checks MANIFEST against them.
-FSRC  := falsify/src
-FPTX  := falsify/ptx
-FCU   := $(sort $(wildcard $(FSRC)/*.cu))
-FPTXS := $(patsubst $(FSRC)/%.cu,$(FPTX)/%.ptx,$(FCU))
+# falsify-ptx: the named mutants' variant kernels, each a shipped kernel
+# plus one deliberate bug. falsify/src/<name>.patch is a unified diff of one
+# kernels/src/<family>.cu (named by its "+++ b/kernels/src/<family>.cu"
+# line) under a header that says what the bug is; the target applies it to
+# a copy of that source in a temporary directory and compiles the copy to
+# falsify/ptx/<name>.ptx (committed and embedded by package falsify), with
+# the `ptx` target's flags (NVCCFLAGS): a variant is compiled exactly like
+# the kernel it replaces. kernels/src is on the include path for the
+# headers; applying needs GNU patch. A patch must apply exactly (no fuzz;
+# offsets are fine): one whose context no longer matches the kernel, that
+# names no kernel source or more than one, or that fails to compile stops
+# the target with the reason and leaves the committed PTX as it was (nvcc
+# writes <name>.ptx.tmp, renamed into place once complete). falsify/doc.go
+# says how to edit a patch.
+#
+# falsify/ptx/MANIFEST holds the SHA-256 of every patch, every PTX, and the
+# kernel sources and headers they were built on; TestEmbeddedPTX (package
+# falsify) checks it. A .ptx without its patch stops the target too.
+FSRC   := falsify/src
+FPTX   := falsify/ptx
+FPATCH := $(sort $(wildcard $(FSRC)/*.patch))
+FPTXS  := $(patsubst $(FSRC)/%.patch,$(FPTX)/%.ptx,$(FPATCH))
+# fbase: the kernel sources the patches $(1) apply to, from their +++ lines.
+fbase  = $(if $(1),$(shell sed -n 's|^+++ b/\(kernels/src/[^[:space:]]*\).*|\1|p' $(1)))
+FBASE  := $(sort $(call fbase,$(FPATCH)))
 
 .PHONY: falsify-ptx
 falsify-ptx: $(FPTXS) $(FPTX)/MANIFEST
 
-$(FPTX)/%.ptx: $(FSRC)/%.cu $(CUH)
-	cd falsify && $(NVCC) $(NVCCFLAGS) src/$*.cu -o ptx/$*.ptx
+# Secondary expansion (for the rules from here on): a mutant's PTX depends
+# on the kernel source its patch names.
+.SECONDEXPANSION:
+$(FPTX)/%.ptx: $(FSRC)/%.patch $$(call fbase,$(FSRC)/$$*.patch) $(CUH)
+	@set -e; base='$(call fbase,$<)'; \
+	if [ "$$(echo $$base | wc -w)" != 1 ]; then \
+	  echo "falsify-ptx: $<: want one '+++ b/kernels/src/<family>.cu' line, found '$$base'" >&2; exit 1; fi; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp" $@.tmp' EXIT; \
+	echo "patch -o $$tmp/$*.cu $$base < $< && $(NVCC) $(NVCCFLAGS) -I$(KSRC) $$tmp/$*.cu -o $@"; \
+	if ! patch --fuzz=0 --no-backup-if-mismatch --reject-file=- -o "$$tmp/$*.cu" "$$base" < $< > "$$tmp/log" 2>&1; then \
+	  cat "$$tmp/log" >&2; \
+	  echo "falsify-ptx: $< does not apply to $$base: update the patch (falsify/doc.go says how); $@ is unchanged" >&2; exit 1; fi; \
+	sed -n 's|^Hunk.*offset.*|falsify-ptx: $<: &|p' "$$tmp/log"; \
+	$(NVCC) $(NVCCFLAGS) -I$(KSRC) "$$tmp/$*.cu" -o $@.tmp || { \
+	  echo "falsify-ptx: $< applied to $$base does not compile; $@ is unchanged" >&2; exit 1; }; \
+	mv $@.tmp $@
 
-$(FPTX)/MANIFEST: $(FPTXS) $(FCU) $(CUH) Makefile
+$(FPTX)/MANIFEST: $(FPTXS) $(FPATCH) $(FBASE) $(CUH) Makefile
+	@set -e; for p in $(FPTX)/*.ptx; do \
+	  [ -f "$(FSRC)/$$(basename $$p .ptx).patch" ] || { echo "falsify-ptx: $$p has no $(FSRC)/$$(basename $$p .ptx).patch: delete it or restore the patch" >&2; exit 1; }; \
+	done
 	@{ echo "# Written by 'make falsify-ptx'; checked by TestEmbeddedPTX in package falsify. Do not edit."; \
 	  echo "nvcc: $$($(NVCC) --version | grep release)"; \
 	  echo "flags: $(NVCCFLAGS)"; \
-	  (cd falsify && sha256sum $(patsubst falsify/%,%,$(FCU) $(FPTXS)) $(addprefix ../,$(CUH))); \
+	  (cd falsify && sha256sum $(patsubst falsify/%,%,$(FPATCH) $(FPTXS)) $(addprefix ../,$(FBASE) $(CUH))); \
 	} > $@.tmp && mv $@.tmp $@

@@ -15,13 +15,10 @@
 // (go test ./falsify -run 'TestMutant$' -ptxprop.mutant=NAME).
 //
 //   - Named mutants (NamedMutants) are real bug classes, most from the
-//     upstream history: a variant kernel compiled from falsify/src/*.cu
-//     (committed as falsify/ptx/*.ptx by `make falsify-ptx`, with the entry
-//     name and signature of the kernel it replaces, so that
-//     kernels.Kernel.WithPTX is the whole mutant), an edit of a committed
-//     kernel's PTX text (ε read from a parameter → an immediate, a division
-//     removed, two pointers swapped), or a Go launcher with the bug (a module
-//     cache keyed without θ or ε, a self-deadlocking lock, float atomics, a
+//     upstream history: a variant kernel, an edit of a committed kernel's
+//     PTX text (ε read from a parameter → an immediate, a division removed,
+//     two pointers swapped), or a Go launcher with the bug (a module cache
+//     keyed without θ or ε, a self-deadlocking lock, float atomics, a
 //     geometry that depends on the batch or the device). Each names the
 //     predictions expected to kill it, first the one it exists to prove:
 //     TestNamedMutants fails when the first of them that runs does not, and
@@ -33,6 +30,29 @@
 //     mode, store and barrier deletion, swapped operands. Sites enumerates
 //     them; Sample picks a reproducible stratified sample per (kernel,
 //     operator) to fit CI, and Spread a few of them for a quick run.
+//
+// # Variant kernels
+//
+// A variant kernel is a shipped kernel plus its one deliberate bug, never a
+// copy of it: falsify/src/<name>.patch is a unified diff of one
+// kernels/src/<family>.cu under a header that says what the bug is, where it
+// comes from and which entries the mutant launches. `make falsify-ptx`
+// applies each patch to a copy of its kernel source and compiles the copy
+// with the kernels' flags into falsify/ptx/<name>.ptx (committed and
+// embedded): the whole family, with the entry names and signatures of the
+// kernels the mutant replaces (atomic-dgamma alone renames its entry), so
+// that kernels.Kernel.WithPTX is the whole mutant. A patch must apply
+// without fuzz, so a kernel change that touches a patch's context stops the
+// target instead of building another mutant. To write or rebase a patch,
+// edit a patched copy and diff it against the kernel:
+//
+//	patch -o /tmp/m.cu kernels/src/rope.cu < falsify/src/rope_gptj.patch   # --merge if it no longer applies
+//	$EDITOR /tmp/m.cu
+//	diff -u --label a/kernels/src/rope.cu --label b/kernels/src/rope.cu kernels/src/rope.cu /tmp/m.cu
+//
+// and put the diff under the header in place of the old one; then make
+// falsify-ptx. TestEmbeddedPTX fails when a patch or PTX changed without
+// it, and notes a kernel source that changed since.
 //
 // # Running
 //

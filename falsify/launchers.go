@@ -18,10 +18,11 @@ import (
 // ---------------------------------------------------------------------------
 // atomic-dgamma
 
-// kAtomic is the descriptor of falsify/src/atomic_dgamma.cu: the row-warp
-// backward with dγ accumulated by float atomics into a zeroed [hidden].
+// kAtomic is the descriptor of falsify/src/atomic_dgamma.patch (a patch of
+// kernels/src/rmsnorm_bwd.cu): the row-warp backward, renamed, with dγ
+// accumulated by float atomics into a zeroed [hidden].
 var kAtomic = &kernels.Kernel{
-	Name: "rmsnorm_bwd_atomic", Entry: "rmsnorm_bwd_atomic", Source: "falsify/src/atomic_dgamma.cu",
+	Name: "rmsnorm_bwd_atomic", Entry: "rmsnorm_bwd_atomic", Source: "falsify/src/atomic_dgamma.patch",
 	PTXFile: "falsify/ptx/atomic_dgamma.ptx", PTX: mutantPTX("atomic_dgamma"),
 	Params: []kernels.ParamSpec{
 		fin("x", rowsHidden), fin("gamma", hiddenLen), fin("rms", rowsLen), fin("dy", rowsHidden),

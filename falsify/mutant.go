@@ -102,7 +102,7 @@ func launchOf(ks ...*kernels.Kernel) func(m cudart.Module, entry string) bool {
 
 // Named is a hand-written mutant: a real bug class (mostly from the upstream
 // history in the seeds) as another implementation of the operations the
-// contracts take — a variant kernel compiled from falsify/src, a PTX-text
+// contracts take — a shipped kernel patched by falsify/src, a PTX-text
 // edit of a committed kernel, or a Go launcher with the bug.
 type Named struct {
 	Name string

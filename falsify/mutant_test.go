@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -277,8 +278,9 @@ func TestSample(t *testing.T) {
 	}
 }
 
-// TestEmbeddedPTX: every variant kernel source has its committed PTX, the
-// MANIFEST written by `make falsify-ptx` matches them, and every named
+// TestEmbeddedPTX: every mutant patch has its committed PTX and no PTX is
+// without its patch, the MANIFEST written by `make falsify-ptx` matches
+// them and lists the kernel source each patch applies to, and every named
 // mutant builds.
 func TestEmbeddedPTX(t *testing.T) {
 	f, err := os.Open("ptx/MANIFEST")
@@ -312,21 +314,38 @@ func TestEmbeddedPTX(t *testing.T) {
 			continue
 		}
 		if strings.HasPrefix(path, "../") {
-			// A kernels header changed since the mutants were compiled: they
-			// are still valid variants, but no longer the original minus the bug.
-			t.Logf("note: %s changed since `make falsify-ptx`; rerun it to rebuild the variant kernels on it", path)
+			// A kernel source or header changed since the mutants were
+			// compiled: they are still valid variants, but no longer the
+			// shipped kernel plus the bug.
+			t.Logf("note: %s changed since `make falsify-ptx`; rerun it to rebuild the mutants on it", path)
 		} else {
 			t.Errorf("%s does not match MANIFEST: run `make falsify-ptx`", path)
 		}
 	}
-	srcs, _ := filepath.Glob("src/*.cu")
-	for _, src := range srcs {
-		p := "ptx/" + strings.TrimSuffix(filepath.Base(src), ".cu") + ".ptx"
+	patches, _ := filepath.Glob("src/*.patch")
+	if len(patches) == 0 {
+		t.Fatal("no src/*.patch")
+	}
+	for _, src := range patches {
+		name := strings.TrimSuffix(filepath.Base(src), ".patch")
+		p := "ptx/" + name + ".ptx"
 		if !listed[src] || !listed[p] {
 			t.Errorf("%s or %s missing from MANIFEST: run `make falsify-ptx`", src, p)
 		}
-		if mutantPTX(strings.TrimSuffix(filepath.Base(src), ".cu")) == nil {
+		if mutantPTX(name) == nil {
 			t.Errorf("%s is not embedded", p)
+		}
+		base, err := patchBase(src)
+		if err != nil {
+			t.Error(err)
+		} else if !listed["../"+base] {
+			t.Errorf("%s: its kernel source %s is missing from MANIFEST: run `make falsify-ptx`", src, base)
+		}
+	}
+	ptxs, _ := filepath.Glob("ptx/*.ptx")
+	for _, p := range ptxs {
+		if src := "src/" + strings.TrimSuffix(filepath.Base(p), ".ptx") + ".patch"; !slices.Contains(patches, src) {
+			t.Errorf("%s has no %s: delete it or restore the patch", p, src)
 		}
 	}
 	for _, n := range NamedMutants() {
@@ -347,6 +366,25 @@ func TestEmbeddedPTX(t *testing.T) {
 			}
 		}
 	}
+}
+
+// patchBase returns the kernel source a mutant patch applies to, the one
+// path of its "+++ b/kernels/src/<family>.cu" line (as the Makefile reads it).
+func patchBase(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var bases []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "+++ b/"); ok && strings.HasPrefix(rest, "kernels/src/") {
+			bases = append(bases, strings.Fields(rest)[0])
+		}
+	}
+	if len(bases) != 1 {
+		return "", fmt.Errorf("%s: %d '+++ b/kernels/src/…' lines, want 1", path, len(bases))
+	}
+	return bases[0], nil
 }
 
 // TestRecord: results go into a valid report; a generic run replaces the

@@ -14,7 +14,7 @@ import (
 //go:embed ptx/*.ptx ptx/MANIFEST
 var mutantFS embed.FS
 
-// mutantPTX returns the committed PTX of falsify/src/<name>.cu, or nil
+// mutantPTX returns the committed PTX built from falsify/src/<name>.patch, or nil
 // (the mutant then fails to build, and TestEmbeddedPTX fails).
 func mutantPTX(name string) []byte {
 	b, err := mutantFS.ReadFile("ptx/" + name + ".ptx")
@@ -294,8 +294,8 @@ func editedAll(f func(*kernels.Kernel, *ptx.Function) error, names ...string) ([
 
 var rmsFwdKernels = []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}
 
-// fromSource returns the swap of a mutant compiled from falsify/src/<file>.cu
-// in place of the kernels names.
+// fromSource returns the swap of a mutant compiled from falsify/src/<file>.patch
+// (a shipped kernel source plus the bug) in place of the kernels names.
 func fromSource(file string, names ...string) func() ([]*kernels.Kernel, error) {
 	return func() ([]*kernels.Kernel, error) { return variants(file, names...) }
 }

@@ -241,8 +241,7 @@ func layerNormGradScale(x, gamma, w, vx, vgamma, vbeta []float64, rows, hidden i
 	c := make([]float64, hidden)
 	scale := 0.0
 	for r := 0; r < rows; r++ {
-		_, vr := centered(c, x[r*hidden:(r+1)*hidden])
-		rs := 1 / math.Sqrt(vr+eps)
+		_, rs := lnStats(c, x[r*hidden:(r+1)*hidden], eps)
 		wr := w[r*hidden : (r+1)*hidden]
 		var m1, m2 kbn
 		for j := range c {

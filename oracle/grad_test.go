@@ -1,7 +1,9 @@
 package oracle
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -139,6 +141,47 @@ func TestDirectionalDerivativeFD(t *testing.T) {
 		cs := ComplexStep(func(z []complex128) complex128 { return cexp(z[0]) * csin(z[1]) }, x, v, ComplexStepH)
 		if math.Abs(cs-want) > 4*Eps64*math.Exp(x[0])*(math.Abs(v[0])+math.Abs(v[1])) {
 			t.Fatalf("complex step %.17g, want %.17g", cs, want)
+		}
+	})
+}
+
+// Two levels of Richardson extrapolation remove the t² and t⁴ terms of the
+// central difference D(t) = c1 + c3·t² + c5·t⁴ + c7·t⁶ of a polynomial
+// c0 + c1·t + … + c7·t⁷ and leave c7·h⁶/64 (R1 carries −(5/16)·c7·t⁶, R
+// (16·R1(h/2) − R1(h))/15 of it); R1(h/2) keeps −c5·h⁴/64 − (5/1024)·c7·h⁶.
+// With small integer coefficients and h a power of two every evaluation
+// and difference is exact, so the value is exactly c1 + c7·h⁶/64 and the
+// estimate |R − R1(h/2)| + 7·δf/h with δf = max(df, 0) + 2^-46·max|f|.
+func TestDirectionalDerivativeFDOnPolynomials(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var c [8]float64
+		for k := range c {
+			c[k] = float64(rapid.IntRange(-8, 8).Draw(t, fmt.Sprintf("c%d", k)))
+		}
+		h := math.Ldexp(1, -rapid.IntRange(0, 3).Draw(t, "log2(1/h)"))
+		df := rapid.SampledFrom([]float64{-1, 0, 0x1p-30}).Draw(t, "df")
+		var at []float64
+		fmax := 0.0
+		f := func(s float64) float64 {
+			at = append(at, s)
+			p := 0.0
+			for k := len(c) - 1; k >= 0; k-- {
+				p = p*s + c[k]
+			}
+			fmax = math.Max(fmax, math.Abs(p))
+			return p
+		}
+		got, est := DirectionalDerivativeFDAlong(f, h, df)
+		if order := []float64{h, -h, h / 2, -h / 2, h / 4, -h / 4}; !slices.Equal(at, order) {
+			t.Fatalf("f evaluated at %v, want %v", at, order)
+		}
+		h6 := math.Pow(h, 6)
+		if want := c[1] + c[7]*h6/64; got != want {
+			t.Fatalf("value %.17g, want c1 + c7·h⁶/64 = %.17g", got, want)
+		}
+		want := math.Abs(c[5]*h*h*h*h/64+21*c[7]*h6/1024) + 7*(max(df, 0)+0x1p-46*fmax)/h
+		if math.Abs(est-want) > 1e-15*want {
+			t.Fatalf("error estimate %.17g, want |R − R1(h/2)| + 7·δf/h = %.17g", est, want)
 		}
 	})
 }

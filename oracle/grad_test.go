@@ -23,12 +23,6 @@ import (
 //     1e-12·Scale·κ; FDErr is the truncation estimate |R − R1(h/2)| plus the
 //     propagated evaluation error 7·δf/h (DirectionalDerivativeFD).
 
-func gradData(t *rapid.T, label string, rows, w int) []float64 {
-	x := make([]float64, rows*w)
-	fillRows(rapidChooser{t}, label, x, rows, w)
-	return x
-}
-
 func direction(t *rapid.T, label string, n int) []float64 {
 	v := make([]float64, n)
 	rng := NewSoundnessChooser(rapid.Uint64().Draw(t, label+".seed"), 1).R
@@ -64,46 +58,43 @@ func checkDirectional(t *rapid.T, st *gradStats, d Directional, kappa float64) {
 	}
 }
 
-func TestRMSNormBackwardMatchesDerivatives(t *testing.T) {
+// checkDirectionals runs the property whose draw returns a Directional
+// and its κ through checkDirectional and logs the worst disagreements.
+func checkDirectionals(t *testing.T, draw func(t *rapid.T) (d Directional, kappa float64)) {
 	var st gradStats
 	defer st.log(t)
 	rapid.Check(t, func(t *rapid.T) {
-		rows, hidden := smallRows(t)
-		eps := drawEps(rapidChooser{t})
-		x := gradData(t, "x", rows, hidden)
-		gamma := drawGamma(t, "gamma", hidden)
-		w := gradData(t, "w", rows, hidden)
-		d := RMSNormDirectional(x, gamma, w, direction(t, "vx", len(x)), direction(t, "vgamma", hidden), rows, hidden, eps)
-		checkDirectional(t, &st, d, 1)
+		d, kappa := draw(t)
+		checkDirectional(t, &st, d, kappa)
+	})
+}
+
+func TestRMSNormBackwardMatchesDerivatives(t *testing.T) {
+	checkDirectionals(t, func(t *rapid.T) (Directional, float64) {
+		rows, hidden, eps, x, gamma := drawSmallNorm(t)
+		w := drawData(t, "w", rows, hidden)
+		return RMSNormDirectional(x, gamma, w, direction(t, "vx", len(x)), direction(t, "vgamma", hidden), rows, hidden, eps), 1
 	})
 }
 
 func TestPerHeadRMSNormBackwardMatchesDerivatives(t *testing.T) {
-	var st gradStats
-	defer st.log(t)
-	rapid.Check(t, func(t *rapid.T) {
+	checkDirectionals(t, func(t *rapid.T) (Directional, float64) {
 		rows := rapid.IntRange(1, 3).Draw(t, "rows")
 		heads := rapid.IntRange(1, 4).Draw(t, "heads")
 		headDim := rapid.IntRange(1, 32).Draw(t, "headDim")
 		eps := drawEps(rapidChooser{t})
-		x := gradData(t, "x", rows*heads, headDim)
+		x := drawData(t, "x", rows*heads, headDim)
 		gamma := drawGamma(t, "gamma", headDim)
-		w := gradData(t, "w", rows*heads, headDim)
-		d := PerHeadRMSNormDirectional(x, gamma, w, direction(t, "vx", len(x)), direction(t, "vgamma", headDim), rows, heads, headDim, eps)
-		checkDirectional(t, &st, d, 1)
+		w := drawData(t, "w", rows*heads, headDim)
+		return PerHeadRMSNormDirectional(x, gamma, w, direction(t, "vx", len(x)), direction(t, "vgamma", headDim), rows, heads, headDim, eps), 1
 	})
 }
 
 func TestLayerNormBackwardMatchesDerivatives(t *testing.T) {
-	var st gradStats
-	defer st.log(t)
-	rapid.Check(t, func(t *rapid.T) {
-		rows, hidden := smallRows(t)
-		eps := drawEps(rapidChooser{t})
-		x := gradData(t, "x", rows, hidden)
-		gamma := drawGamma(t, "gamma", hidden)
+	checkDirectionals(t, func(t *rapid.T) (Directional, float64) {
+		rows, hidden, eps, x, gamma := drawSmallNorm(t)
 		beta := drawGamma(t, "beta", hidden)
-		w := gradData(t, "w", rows, hidden)
+		w := drawData(t, "w", rows, hidden)
 		d := LayerNormDirectional(x, gamma, beta, w, direction(t, "vx", len(x)),
 			direction(t, "vgamma", hidden), direction(t, "vbeta", hidden), rows, hidden, eps)
 		rstd := make([]float64, rows)
@@ -112,18 +103,15 @@ func TestLayerNormBackwardMatchesDerivatives(t *testing.T) {
 		for r := 0; r < rows; r++ {
 			kappa = math.Max(kappa, 1+maxAbs(x[r*hidden:(r+1)*hidden])*rstd[r])
 		}
-		checkDirectional(t, &st, d, kappa)
+		return d, kappa
 	})
 }
 
 func TestRoPEBackwardIsAdjoint(t *testing.T) {
-	var st gradStats
-	defer st.log(t)
-	rapid.Check(t, func(t *rapid.T) {
+	checkDirectionals(t, func(t *rapid.T) (Directional, float64) {
 		c := GenerateCase(KernelRoPENeoXForward, rapidChooser{t})
-		w := gradData(t, "w", c.Rows, c.Hidden)
-		d := RoPENeoXDirectional(c.X, w, direction(t, "vx", len(c.X)), c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
-		checkDirectional(t, &st, d, 1)
+		w := drawData(t, "w", c.Rows, c.Hidden)
+		return RoPENeoXDirectional(c.X, w, direction(t, "vx", len(c.X)), c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta), 1
 	})
 }
 

@@ -435,9 +435,7 @@ func fillRows(ch Chooser, label string, dst []float64, rows, w int) {
 			if rng.IntN(2) == 0 {
 				v = -v
 			}
-			for i := range row {
-				row[i] = v
-			}
+			fill(row, v)
 		case "zero":
 			clear(row)
 		case "tiny":
@@ -470,9 +468,7 @@ func fillGamma(ch Chooser, label string, dst []float64) {
 	rng := rand.New(rand.NewPCG(ch.Uint64(label+".seed"), labelHash(label)))
 	switch kind {
 	case "ones":
-		for i := range dst {
-			dst[i] = 1
-		}
+		fill(dst, 1)
 	case "near-one":
 		for i := range dst {
 			dst[i] = 1 + 0.1*rng.NormFloat64()
@@ -491,12 +487,17 @@ func fillGamma(ch Chooser, label string, dst []float64) {
 			}
 		}
 	case "constant":
-		v := logUniform(ch, label+".scale", -3, 1)
-		for i := range dst {
-			dst[i] = v
-		}
+		fill(dst, logUniform(ch, label+".scale", -3, 1))
 	}
 	RoundToFloat32(dst)
+}
+
+// fill sets every element of dst to v and returns dst.
+func fill(dst []float64, v float64) []float64 {
+	for i := range dst {
+		dst[i] = v
+	}
+	return dst
 }
 
 func drawHidden(ch Chooser) int {

@@ -40,12 +40,6 @@ func checkRel(t *rapid.T, what string, i int, got, want, scale float64) {
 	}
 }
 
-// smallCase draws a small shape with the soundness generators' data.
-func smallCase(t *rapid.T, k Kernel) Case {
-	c := GenerateCase(k, rapidChooser{t})
-	return c
-}
-
 type bigRMS struct {
 	v, r *big.Float // mean(x²)+eps, sqrt(v)
 }
@@ -63,6 +57,13 @@ func smallRows(t *rapid.T) (rows, hidden int) {
 	return rapid.IntRange(1, 3).Draw(t, "rows"), rapid.IntRange(1, 64).Draw(t, "hidden")
 }
 
+// drawSmallNorm draws a small shape, eps, x and γ for a normalisation.
+func drawSmallNorm(t *rapid.T) (rows, hidden int, eps float64, x, gamma []float64) {
+	rows, hidden = smallRows(t)
+	eps = drawEps(rapidChooser{t})
+	return rows, hidden, eps, drawData(t, "x", rows, hidden), drawGamma(t, "gamma", hidden)
+}
+
 func drawData(t *rapid.T, label string, rows, w int) []float64 {
 	x := make([]float64, rows*w)
 	fillRows(rapidChooser{t}, label, x, rows, w)
@@ -77,10 +78,7 @@ func drawGamma(t *rapid.T, label string, n int) []float64 {
 
 func TestRMSNormMatchesBigFloat(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		rows, hidden := smallRows(t)
-		eps := drawEps(rapidChooser{t})
-		x := drawData(t, "x", rows, hidden)
-		gamma := drawGamma(t, "gamma", hidden)
+		rows, hidden, eps, x, gamma := drawSmallNorm(t)
 		dy := drawData(t, "dy", rows, hidden)
 		y, rms := make([]float64, rows*hidden), make([]float64, rows)
 		RMSNormForward(y, rms, x, gamma, rows, hidden, eps)
@@ -120,10 +118,7 @@ func TestRMSNormMatchesBigFloat(t *testing.T) {
 
 func TestLayerNormMatchesBigFloat(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		rows, hidden := smallRows(t)
-		eps := drawEps(rapidChooser{t})
-		x := drawData(t, "x", rows, hidden)
-		gamma := drawGamma(t, "gamma", hidden)
+		rows, hidden, eps, x, gamma := drawSmallNorm(t)
 		beta := drawGamma(t, "beta", hidden)
 		y, mean, rstd := make([]float64, rows*hidden), make([]float64, rows), make([]float64, rows)
 		LayerNormForward(y, mean, rstd, x, gamma, beta, rows, hidden, eps)
@@ -157,7 +152,7 @@ func TestLayerNormMatchesBigFloat(t *testing.T) {
 
 func TestRoPEMatchesBigFloat(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c := smallCase(t, KernelRoPENeoXForward)
+		c := GenerateCase(KernelRoPENeoXForward, rapidChooser{t})
 		style := RoPEStyle(rapid.IntRange(0, 1).Draw(t, "style"))
 		sign := rapid.SampledFrom([]float64{1, -1}).Draw(t, "sign")
 		y := make([]float64, len(c.X))

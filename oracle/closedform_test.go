@@ -12,11 +12,8 @@ func TestRMSNormConstantRow(t *testing.T) {
 		hidden := rapid.SampledFrom(HiddenGrid).Draw(t, "hidden")
 		c := float64(float32(rapid.Float64Range(-1e3, 1e3).Draw(t, "c")))
 		eps := drawEps(rapidChooser{t})
-		x := make([]float64, hidden)
 		gamma := drawGamma(t, "gamma", hidden)
-		for i := range x {
-			x[i] = c
-		}
+		x := constRow(hidden, c)
 		y, rms := make([]float64, hidden), make([]float64, 1)
 		RMSNormForward(y, rms, x, gamma, 1, hidden, eps)
 		wantR := math.Sqrt(c*c + eps)
@@ -69,10 +66,7 @@ func TestLayerNormNormalises(t *testing.T) {
 		rows := rapid.IntRange(1, 3).Draw(t, "rows")
 		hidden := rapid.IntRange(2, 300).Draw(t, "hidden")
 		x := drawData(t, "x", rows, hidden)
-		ones, zeros := make([]float64, hidden), make([]float64, hidden)
-		for i := range ones {
-			ones[i] = 1
-		}
+		ones, zeros := constRow(hidden, 1), make([]float64, hidden)
 		y := make([]float64, len(x))
 		LayerNormForward(y, nil, nil, x, ones, zeros, rows, hidden, 0)
 		for r := 0; r < rows; r++ {
@@ -147,9 +141,8 @@ func TestRoPEIsARotation(t *testing.T) {
 		w := drawData(t, "w", c.Rows, c.Hidden)
 		rtw := make([]float64, n)
 		rope(rtw, w, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, -1)
-		lhs, s1 := dotAbs(y, w)
-		rhs, s2 := dotAbs(c.X, rtw)
-		if math.Abs(lhs-rhs) > 1e-14*(s1+s2) {
+		lhs, rhs := dotReal(y, w), dotReal(c.X, rtw)
+		if math.Abs(lhs-rhs) > 1e-14*(sumAbsProd(y, w)+sumAbsProd(c.X, rtw)) {
 			t.Fatalf("⟨Rx,w⟩ = %.17g ≠ ⟨x,Rᵀw⟩ = %.17g", lhs, rhs)
 		}
 	})

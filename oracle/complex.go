@@ -19,67 +19,45 @@ const ComplexStepH = 1e-30
 
 // RMSNormForwardComplex is RMSNormForward over complex128.
 func RMSNormForwardComplex(y, x, gamma []complex128, rows, hidden int, eps float64) {
-	mustShape(rows, hidden)
 	n := complex(float64(hidden), 0)
-	for r := 0; r < rows; r++ {
-		row := x[r*hidden : (r+1)*hidden]
+	rmsNormRows(y, nil, x, gamma, rows, hidden, func(y, x []complex128) complex128 {
 		var ss complex128
-		for _, v := range row {
+		for _, v := range x {
 			ss += v * v
 		}
 		rr := cmplx.Sqrt(ss/n + complex(eps, 0))
-		out := y[r*hidden : (r+1)*hidden]
-		for i, v := range row {
-			out[i] = v / rr * gamma[i]
-		}
-	}
+		normalizeRow(y, x, gamma, rr)
+		return rr
+	})
 }
 
 // LayerNormForwardComplex is LayerNormForward over complex128.
 func LayerNormForwardComplex(y, x, gamma, beta []complex128, rows, hidden int, eps float64) {
-	mustShape(rows, hidden)
 	n := complex(float64(hidden), 0)
-	c := make([]complex128, hidden)
-	for r := 0; r < rows; r++ {
-		row := x[r*hidden : (r+1)*hidden]
+	layerNormRows(y, nil, nil, x, gamma, beta, rows, hidden, func(y, x, c []complex128) (mu, rs complex128) {
 		var s complex128
-		for _, v := range row {
+		for _, v := range x {
 			s += v
 		}
-		mu := s / n
+		mu = s / n
 		var q complex128
-		for j, v := range row {
+		for j, v := range x {
 			c[j] = v - mu
 			q += c[j] * c[j]
 		}
-		rs := 1 / cmplx.Sqrt(q/n+complex(eps, 0))
-		out := y[r*hidden : (r+1)*hidden]
-		for j := range out {
-			out[j] = c[j]*rs*gamma[j] + beta[j]
-		}
-	}
+		rs = 1 / cmplx.Sqrt(q/n+complex(eps, 0))
+		affineRow(y, c, rs, gamma, beta)
+		return mu, rs
+	})
 }
 
 // RoPEForwardComplex is the RoPE forward of the given style over
 // complex128 inputs (angles stay real).
 func RoPEForwardComplex(y, x []complex128, pos []float64, rows, heads, headDim int, theta float64, style RoPEStyle) {
-	mustRoPEShape(rows, heads, headDim)
-	w := heads * headDim
-	half := headDim / 2
-	ang := make([]float64, half)
-	for r := 0; r < rows; r++ {
-		RoPEAngles(ang, pos[r], headDim, theta)
-		for h := 0; h < heads; h++ {
-			base := r*w + h*headDim
-			for i, a := range ang {
-				s, c := math.Sincos(a)
-				ia, ib := style.pair(i, headDim)
-				x0, x1 := x[base+ia], x[base+ib]
-				y[base+ia] = x0*complex(c, 0) - x1*complex(s, 0)
-				y[base+ib] = x0*complex(s, 0) + x1*complex(c, 0)
-			}
-		}
-	}
+	ropeByAngles(y, x, pos, rows, heads, headDim, theta, style, func(a float64) (s, c complex128) {
+		sa, ca := math.Sincos(a)
+		return complex(sa, 0), complex(ca, 0)
+	})
 }
 
 // ComplexStep returns Im(f(x + i·h·v))/h, the directional derivative

@@ -89,15 +89,7 @@ func concat(parts ...[]float64) []float64 {
 	return out
 }
 
-func dotAbs(a, b []float64) (dot, abs float64) {
-	var acc kbn
-	for i := range a {
-		acc.addProd(a[i], b[i])
-		abs += math.Abs(a[i] * b[i])
-	}
-	return acc.sum(), abs
-}
-
+// dotReal returns the compensated Σ y_i·w_i.
 func dotReal(y, w []float64) float64 {
 	var acc kbn
 	for i := range y {
@@ -106,6 +98,7 @@ func dotReal(y, w []float64) float64 {
 	return acc.sum()
 }
 
+// sumAbsProd returns Σ |y_i·w_i|.
 func sumAbsProd(y, w []float64) float64 {
 	s := 0.0
 	for i := range y {
@@ -123,9 +116,7 @@ func RMSNormDirectional(x, gamma, w, vx, vgamma []float64, rows, hidden int, eps
 	dg := make([]float64, hidden)
 	RMSNormBackward(dx, dg, x, gamma, w, rows, hidden, eps)
 	var out Directional
-	a1, _ := dotAbs(dx, vx)
-	a2, _ := dotAbs(dg, vgamma)
-	out.Analytic = a1 + a2
+	out.Analytic = dotReal(dx, vx) + dotReal(dg, vgamma)
 	out.Scale = rmsNormGradScale(x, gamma, w, vx, vgamma, rows, hidden, eps)
 	nx := rows * hidden
 	yc := make([]complex128, nx)
@@ -159,10 +150,7 @@ func LayerNormDirectional(x, gamma, beta, w, vx, vgamma, vbeta []float64, rows, 
 	db := make([]float64, hidden)
 	LayerNormBackward(dx, dg, db, x, gamma, w, rows, hidden, eps)
 	var out Directional
-	a1, _ := dotAbs(dx, vx)
-	a2, _ := dotAbs(dg, vgamma)
-	a3, _ := dotAbs(db, vbeta)
-	out.Analytic = a1 + a2 + a3
+	out.Analytic = dotReal(dx, vx) + dotReal(dg, vgamma) + dotReal(db, vbeta)
 	out.Scale = layerNormGradScale(x, gamma, w, vx, vgamma, vbeta, rows, hidden, eps)
 	nx := rows * hidden
 	yc := make([]complex128, nx)
@@ -196,7 +184,7 @@ func RoPENeoXDirectional(x, w, vx []float64, pos []float64, rows, heads, headDim
 	dx := make([]float64, n)
 	RoPENeoXBackward(dx, w, pos, rows, heads, headDim, theta)
 	var out Directional
-	out.Analytic, _ = dotAbs(dx, vx)
+	out.Analytic = dotReal(dx, vx)
 	out.Scale = ropeGradScale(w, vx, pos, rows, heads, headDim, theta)
 	yc := make([]complex128, n)
 	out.ComplexStep = ComplexStep(func(p []complex128) complex128 {
@@ -241,8 +229,7 @@ func layerNormGradScale(x, gamma, w, vx, vgamma, vbeta []float64, rows, hidden i
 	c := make([]float64, hidden)
 	scale := 0.0
 	for r := 0; r < rows; r++ {
-		_, vr := centered(c, x[r*hidden:(r+1)*hidden])
-		rs := 1 / math.Sqrt(vr+eps)
+		_, rs := lnStats(c, x[r*hidden:(r+1)*hidden], eps)
 		wr := w[r*hidden : (r+1)*hidden]
 		var m1, m2 kbn
 		for j := range c {

@@ -343,24 +343,6 @@ func squareIsExact(v float64) bool {
 	return b&(1<<27-1) == 0 && (e-(1023-500) <= 1000 || b<<1 == 0)
 }
 
-func mustLen[T float32 | float64](name string, s []T, n int) {
-	if len(s) != n {
-		panic(fmt.Sprintf("oracle: len(%s) = %d, want %d", name, len(s), n))
-	}
-}
-
-func mustLenOpt[T float32 | float64](name string, s []T, n int) {
-	if s != nil {
-		mustLen(name, s, n)
-	}
-}
-
-func mustShape(rows, hidden int) {
-	if rows < 0 || hidden < 1 {
-		panic(fmt.Sprintf("oracle: bad shape rows=%d hidden=%d", rows, hidden))
-	}
-}
-
 // Sum32 sums terms in float32 in the order described by red: partial sum t
 // of red.Threads accumulates terms t, t+T, t+2T, ... serially, then the
 // partials are combined pairwise in a balanced tree (depth ceil(log2 T)).

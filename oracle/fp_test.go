@@ -71,6 +71,40 @@ func TestULPDistance32(t *testing.T) {
 	})
 }
 
+// ulpDistanceByKeys is ULPDistance32 by its definition: the floats mapped
+// to integers in their order (orderedKey32), the keys subtracted.
+func ulpDistanceByKeys(a, b float32) uint64 {
+	if a != a || b != b {
+		return math.MaxUint64
+	}
+	ka, kb := orderedKey32(a), orderedKey32(b)
+	return uint64(max(ka, kb) - min(ka, kb))
+}
+
+// orderedKey32 maps a float32 to an integer whose order is the float's;
+// ±0 both map to 0.
+func orderedKey32(f float32) int64 {
+	bits := math.Float32bits(f)
+	mag := int64(bits & 0x7fffffff)
+	if bits&0x80000000 != 0 {
+		return -mag
+	}
+	return mag
+}
+
+func TestULPDistance32ByKeys(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := math.Float32frombits(rapid.Uint32().Draw(t, "a"))
+		b := math.Float32frombits(rapid.Uint32().Draw(t, "b"))
+		if rapid.Bool().Draw(t, "near") {
+			b = math.Float32frombits(math.Float32bits(a) + uint32(rapid.IntRange(0, 3).Draw(t, "d")))
+		}
+		if got, want := ULPDistance32(a, b), ulpDistanceByKeys(a, b); got != want {
+			t.Fatalf("ULPDistance32(%g, %g) = %d, want %d", a, b, got, want)
+		}
+	})
+}
+
 func TestReduction(t *testing.T) {
 	for _, tc := range []struct {
 		r    Reduction

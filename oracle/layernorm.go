@@ -25,31 +25,48 @@ func centered(c, row []float64) (mean, variance float64) {
 	return hi + lo, sq.sum() / n
 }
 
+// lnStats writes c_j = x_j − μ for one row (centered) and returns μ and
+// rstd = 1/sqrt(var+eps).
+func lnStats(c, row []float64, eps float64) (mean, rstd float64) {
+	mu, vr := centered(c, row)
+	return mu, 1 / math.Sqrt(vr+eps)
+}
+
 // LayerNormForward computes, for each row, mean μ = Σx/n, biased variance
 // var = Σ(x−μ)²/n, rstd = 1/sqrt(var+eps) and y = (x−μ)·rstd·γ + β.
 // mean and rstd (length rows) may be nil; gamma and beta have length hidden.
 func LayerNormForward(y, mean, rstd []float64, x, gamma, beta []float64, rows, hidden int, eps float64) {
-	mustShape(rows, hidden)
-	mustLen("y", y, rows*hidden)
-	mustLenOpt("mean", mean, rows)
-	mustLenOpt("rstd", rstd, rows)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("beta", beta, hidden)
-	c := make([]float64, hidden)
+	layerNormRows(y, mean, rstd, x, gamma, beta, rows, hidden, func(y, x, c []float64) (mu, rs float64) {
+		mu, rs = lnStats(c, x, eps)
+		affineRow(y, c, rs, gamma, beta)
+		return mu, rs
+	})
+}
+
+// layerNormRows checks the arguments of a LayerNorm forward over T and
+// calls row with each row's y and x and a scratch row c; row writes y and
+// returns the row's mean and rstd, which are stored when mean and rstd are
+// not nil. The reference, its complex extension and the float32 evaluation
+// differ only in row.
+func layerNormRows[T scalar](y, mean, rstd []T, x, gamma, beta []T, rows, hidden int, row func(y, x, c []T) (mu, rs T)) {
+	mustLayerNormForward(layerNormOut, y, mean, rstd, x, gamma, beta, rows, hidden)
+	c := make([]T, hidden)
 	for r := 0; r < rows; r++ {
-		mu, vr := centered(c, x[r*hidden:(r+1)*hidden])
-		rs := 1 / math.Sqrt(vr+eps)
+		lo, hi := r*hidden, (r+1)*hidden
+		mu, rs := row(y[lo:hi], x[lo:hi], c)
 		if mean != nil {
 			mean[r] = mu
 		}
 		if rstd != nil {
 			rstd[r] = rs
 		}
-		out := y[r*hidden : (r+1)*hidden]
-		for j := range out {
-			out[j] = c[j]*rs*gamma[j] + beta[j]
-		}
+	}
+}
+
+// affineRow writes y_j = c_j·rstd·γ_j + β_j.
+func affineRow[T float64 | complex128](y, c []T, rstd T, gamma, beta []T) {
+	for j := range y {
+		y[j] = c[j]*rstd*gamma[j] + beta[j]
 	}
 }
 
@@ -62,21 +79,14 @@ func LayerNormForward(y, mean, rstd []float64, x, gamma, beta []float64, rows, h
 //
 // dgamma and dbeta (length hidden) may be nil.
 func LayerNormBackward(dx, dgamma, dbeta []float64, x, gamma, dy []float64, rows, hidden int, eps float64) {
-	mustShape(rows, hidden)
-	mustLen("dx", dx, rows*hidden)
-	mustLenOpt("dgamma", dgamma, hidden)
-	mustLenOpt("dbeta", dbeta, hidden)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("dy", dy, rows*hidden)
+	mustNormBackward(gradOut, dx, dgamma, dbeta, x, gamma, dy, rows, hidden)
 	n := float64(hidden)
 	c := make([]float64, hidden)
 	xh := make([]float64, hidden)
 	dg := make([]kbn, hidden)
 	db := make([]kbn, hidden)
 	for r := 0; r < rows; r++ {
-		_, vr := centered(c, x[r*hidden:(r+1)*hidden])
-		rs := 1 / math.Sqrt(vr+eps)
+		_, rs := lnStats(c, x[r*hidden:(r+1)*hidden], eps)
 		dyr := dy[r*hidden : (r+1)*hidden]
 		var m1, m2 kbn
 		for j := range c {

@@ -30,17 +30,9 @@ func rmsNormRow32(y []float32, x, gamma []float32, eps float32) (rms float32) {
 // RMSNormForward32Naive is RMSNormForward in float32: ss = Σx² serially,
 // rms = sqrtf(ss/n + eps), y = x·(1/rms)·γ. rms may be nil.
 func RMSNormForward32Naive(y, rms []float32, x, gamma []float32, rows, hidden int, eps float32) {
-	mustShape(rows, hidden)
-	mustLen("y", y, rows*hidden)
-	mustLenOpt("rms", rms, rows)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	for r := 0; r < rows; r++ {
-		rr := rmsNormRow32(y[r*hidden:(r+1)*hidden], x[r*hidden:(r+1)*hidden], gamma, eps)
-		if rms != nil {
-			rms[r] = rr
-		}
-	}
+	rmsNormRows(y, rms, x, gamma, rows, hidden, func(y, x []float32) float32 {
+		return rmsNormRow32(y, x, gamma, eps)
+	})
 }
 
 // RMSNormBackward32Naive is RMSNormBackward in float32 with the upstream
@@ -48,12 +40,7 @@ func RMSNormForward32Naive(y, rms []float32, x, gamma []float32, rows, hidden in
 // c = S/n, dx = ri·(γ·dy − x·(ri·ri)·c), dγ += dy·x·ri serially over rows.
 // dgamma may be nil.
 func RMSNormBackward32Naive(dx, dgamma []float32, x, gamma, dy []float32, rows, hidden int, eps float32) {
-	mustShape(rows, hidden)
-	mustLen("dx", dx, rows*hidden)
-	mustLenOpt("dgamma", dgamma, hidden)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("dy", dy, rows*hidden)
+	mustNormBackward(gradOut, dx, dgamma, nil, x, gamma, dy, rows, hidden)
 	clear(dgamma)
 	n := float32(hidden)
 	for r := 0; r < rows; r++ {
@@ -80,13 +67,7 @@ func RMSNormBackward32Naive(dx, dgamma []float32, x, gamma, dy []float32, rows, 
 // FusedResidualRMSNorm32Naive computes s = residual + x in float32 and
 // RMSNormForward32Naive of s. rms may be nil.
 func FusedResidualRMSNorm32Naive(s, y, rms []float32, residual, x, gamma []float32, rows, hidden int, eps float32) {
-	mustShape(rows, hidden)
-	mustLen("s", s, rows*hidden)
-	mustLen("residual", residual, rows*hidden)
-	mustLen("x", x, rows*hidden)
-	for i := range s {
-		s[i] = residual[i] + x[i]
-	}
+	residualSum(s, residual, x, rows, hidden)
 	RMSNormForward32Naive(y, rms, s, gamma, rows, hidden, eps)
 }
 
@@ -128,27 +109,13 @@ func layerNormStats32(x []float32, eps float32, onePass bool) (mean, rstd float3
 }
 
 func layerNormForward32(y, mean, rstd []float32, x, gamma, beta []float32, rows, hidden int, eps float32, onePass bool) {
-	mustShape(rows, hidden)
-	mustLen("y", y, rows*hidden)
-	mustLenOpt("mean", mean, rows)
-	mustLenOpt("rstd", rstd, rows)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("beta", beta, hidden)
-	for r := 0; r < rows; r++ {
-		xr := x[r*hidden : (r+1)*hidden]
-		mu, rs := layerNormStats32(xr, eps, onePass)
-		if mean != nil {
-			mean[r] = mu
+	layerNormRows(y, mean, rstd, x, gamma, beta, rows, hidden, func(y, x, _ []float32) (mu, rs float32) {
+		mu, rs = layerNormStats32(x, eps, onePass)
+		for j, v := range x {
+			y[j] = (v-mu)*rs*gamma[j] + beta[j]
 		}
-		if rstd != nil {
-			rstd[r] = rs
-		}
-		out := y[r*hidden : (r+1)*hidden]
-		for j, v := range xr {
-			out[j] = (v-mu)*rs*gamma[j] + beta[j]
-		}
-	}
+		return mu, rs
+	})
 }
 
 // LayerNormForward32Naive is LayerNormForward in float32, two-pass: μ = Σx/n,
@@ -170,13 +137,7 @@ func LayerNormForward32NaiveOnePass(y, mean, rstd []float32, x, gamma, beta []fl
 // dx = rstd·((g − m1) − x̂·m2), dγ += dy·x̂ and dβ += dy serially over rows.
 // dgamma and dbeta may be nil.
 func LayerNormBackward32Naive(dx, dgamma, dbeta []float32, x, gamma, dy []float32, rows, hidden int, eps float32) {
-	mustShape(rows, hidden)
-	mustLen("dx", dx, rows*hidden)
-	mustLenOpt("dgamma", dgamma, hidden)
-	mustLenOpt("dbeta", dbeta, hidden)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("dy", dy, rows*hidden)
+	mustNormBackward(gradOut, dx, dgamma, dbeta, x, gamma, dy, rows, hidden)
 	clear(dgamma)
 	clear(dbeta)
 	n := float32(hidden)
@@ -217,12 +178,8 @@ func RoPEFrequency32(i, headDim int, theta float32) float32 {
 }
 
 func rope32(y, x []float32, pos []float64, rows, heads, headDim int, theta float32, style RoPEStyle, sign float32) {
-	mustRoPEShape(rows, heads, headDim)
-	w := heads * headDim
-	mustLen("y", y, rows*w)
-	mustLen("x", x, rows*w)
-	mustLen("pos", pos, rows)
-	half := headDim / 2
+	mustRoPE(ropeOut, y, x, pos, rows, heads, headDim)
+	w, half := heads*headDim, headDim/2
 	freq := make([]float32, half)
 	for i := range freq {
 		freq[i] = RoPEFrequency32(i, headDim, theta)
@@ -236,15 +193,7 @@ func rope32(y, x []float32, pos []float64, rows, heads, headDim int, theta float
 			sn[i] = sign * float32(math.Sin(a))
 			cs[i] = float32(math.Cos(a))
 		}
-		for h := 0; h < heads; h++ {
-			base := r*w + h*headDim
-			for i := 0; i < half; i++ {
-				ia, ib := style.pair(i, headDim)
-				x0, x1 := x[base+ia], x[base+ib]
-				y[base+ia] = x0*cs[i] - x1*sn[i]
-				y[base+ib] = x0*sn[i] + x1*cs[i]
-			}
-		}
+		rotateRow(y[r*w:(r+1)*w], x[r*w:(r+1)*w], sn, cs, headDim, style)
 	}
 }
 

@@ -182,66 +182,43 @@ var reductions = []Reduction{SerialReduction(), WarpReduction(), TreeReduction(1
 // checkEmu evaluates the kernel emulator for c in the order red (and rowRed
 // over rows) and returns the worst element against the bounds for red.
 func checkEmu(c Case, a adv, red, rowRed Reduction) Outcome {
-	var o Outcome
+	var got outputs32
 	n := c.Rows * c.Hidden
 	e32 := float32(c.Eps)
 	x32, g32 := to32(c.X), to32(c.Gamma)
+	f := func(k int) []float32 { return make([]float32, k) }
 	switch c.Kernel {
 	case KernelRMSNormForward, KernelPerHeadRMSNorm:
-		rows, hid := c.Rows, c.Hidden
-		if c.Kernel == KernelPerHeadRMSNorm {
-			rows, hid = c.Rows*c.Heads, c.HeadDim
-		}
-		y32 := make([]float32, n)
-		rmsFwdEmu(a, y32, x32, g32, rows, hid, e32, red)
-		y, ty := make([]float64, n), make([]float64, n)
-		RMSNormForward(y, nil, c.X, c.Gamma, rows, hid, c.Eps)
-		RMSNormForwardTol(ty, nil, c.X, c.Gamma, rows, hid, c.Eps, red)
-		o.compare("y", y32, y, ty)
+		rows, hid := c.normShape()
+		got.y = f(n)
+		rmsFwdEmu(a, got.y, x32, g32, rows, hid, e32, red)
 	case KernelFusedResidualRMSNorm:
-		s32 := make([]float32, n)
+		got.s, got.y = f(n), f(n)
 		res32 := to32(c.Residual)
-		for i := range s32 {
-			s32[i] = res32[i] + x32[i]
+		for i := range got.s {
+			got.s[i] = res32[i] + x32[i]
 		}
-		y32 := make([]float32, n)
-		rmsFwdEmu(a, y32, s32, g32, c.Rows, c.Hidden, e32, red)
-		s, y, ts, ty := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-		FusedResidualRMSNorm(s, y, nil, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps)
-		FusedResidualRMSNormTol(ts, ty, nil, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, red)
-		o.compare("s", s32, s, ts)
-		o.compare("y", y32, y, ty)
+		rmsFwdEmu(a, got.y, got.s, g32, c.Rows, c.Hidden, e32, red)
 	case KernelRMSNormBackward:
-		dx32, dg32 := make([]float32, n), make([]float32, c.Hidden)
-		rmsBwdEmu(a, dx32, dg32, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
-		o.compareRMSNormBackward(c, dx32, dg32, red, rowRed)
+		got.dx, got.dgamma = f(n), f(c.Hidden)
+		rmsBwdEmu(a, got.dx, got.dgamma, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
 	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
-		alg := TwoPassVariance
-		if c.Kernel == KernelLayerNormForwardOnePass {
-			alg = OnePassVariance
-		}
-		y32, m32, r32 := make([]float32, n), make([]float32, c.Rows), make([]float32, c.Rows)
-		lnFwdEmu(a, y32, m32, r32, x32, g32, to32(c.Beta), c.Rows, c.Hidden, e32, red, alg)
-		o.compareLayerNormForward(c, y32, m32, r32, red, alg)
+		got.y, got.mean, got.rstd = f(n), f(c.Rows), f(c.Rows)
+		lnFwdEmu(a, got.y, got.mean, got.rstd, x32, g32, to32(c.Beta), c.Rows, c.Hidden, e32, red, c.variance())
 	case KernelLayerNormBackward:
-		dx32, dg32, db32 := make([]float32, n), make([]float32, c.Hidden), make([]float32, c.Hidden)
-		lnBwdEmu(a, dx32, dg32, db32, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
-		o.compareLayerNormBackward(c, dx32, dg32, db32, red, rowRed)
+		got.dx, got.dgamma, got.dbeta = f(n), f(c.Hidden), f(c.Hidden)
+		lnBwdEmu(a, got.dx, got.dgamma, got.dbeta, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
 	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
-		style, sign := RoPENeoX, float32(1)
-		if c.Kernel == KernelRoPEGPTJForward {
-			style = RoPEGPTJ
+		style, sign, in := c.rotation()
+		y := f(n)
+		ropeEmu(a, y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign))
+		if sign < 0 {
+			got.dx = y
+		} else {
+			got.y = y
 		}
-		if c.Kernel == KernelRoPENeoXBackward {
-			sign = -1
-		}
-		y32, y, t := make([]float32, n), make([]float64, n), make([]float64, n)
-		ropeEmu(a, y32, x32, c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, sign)
-		rope(y, c.X, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, float64(sign))
-		RoPETol(t, c.X, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, float64(sign))
-		o.compare("y", y32, y, t)
 	}
-	return o
+	return c.compare(got, red, rowRed)
 }
 
 // TestSoundnessKernelOrders checks every bound against the adversarial

@@ -13,23 +13,30 @@ func rmsOf(row []float64, eps float64) float64 {
 // rms = sqrt(mean(x²)+eps) and y = x/rms·γ. rms (length rows) may be nil.
 // y and x have length rows·hidden, gamma has length hidden.
 func RMSNormForward(y, rms []float64, x, gamma []float64, rows, hidden int, eps float64) {
-	mustShape(rows, hidden)
-	mustLen("y", y, rows*hidden)
-	mustLenOpt("rms", rms, rows)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
+	rmsNormRows(y, rms, x, gamma, rows, hidden, func(y, x []float64) float64 {
+		rr := rmsOf(x, eps)
+		normalizeRow(y, x, gamma, rr)
+		return rr
+	})
+}
+
+// rmsNormRows checks the arguments of an RMSNorm forward over T and calls
+// row with each row's y and x; row writes y and returns the row's rms,
+// which is stored when rms is not nil. The reference, its complex extension
+// and the float32 evaluation differ only in row.
+func rmsNormRows[T scalar](y, rms []T, x, gamma []T, rows, hidden int, row func(y, x []T) T) {
+	mustRMSNormForward(rmsNormOut, y, rms, x, gamma, rows, hidden)
 	for r := 0; r < rows; r++ {
-		row := x[r*hidden : (r+1)*hidden]
-		rr := rmsOf(row, eps)
+		lo, hi := r*hidden, (r+1)*hidden
+		rr := row(y[lo:hi], x[lo:hi])
 		if rms != nil {
 			rms[r] = rr
 		}
-		normalizeRow(y[r*hidden:(r+1)*hidden], row, gamma, rr)
 	}
 }
 
 // normalizeRow writes out_i = x_i/rms·γ_i.
-func normalizeRow(out, row, gamma []float64, rms float64) {
+func normalizeRow[T float64 | complex128](out, row, gamma []T, rms T) {
 	out, gamma = out[:len(row)], gamma[:len(row)]
 	for i, v := range row {
 		out[i] = v / rms * gamma[i]
@@ -85,12 +92,7 @@ func RMSNormRMSAlong(x, v []float64, t, eps float64) float64 {
 // with rms recomputed from x and eps. dx has the shape of x; dgamma has
 // length hidden and may be nil.
 func RMSNormBackward(dx, dgamma []float64, x, gamma, dy []float64, rows, hidden int, eps float64) {
-	mustShape(rows, hidden)
-	mustLen("dx", dx, rows*hidden)
-	mustLenOpt("dgamma", dgamma, hidden)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("dy", dy, rows*hidden)
+	mustNormBackward(gradOut, dx, dgamma, nil, x, gamma, dy, rows, hidden)
 	rmsBackward(dx, dgamma, nil, nil, nil, x, gamma, dy, rows, hidden, eps, SerialReduction(), SerialReduction())
 }
 
@@ -100,6 +102,13 @@ func RMSNormBackward(dx, dgamma []float64, x, gamma, dy []float64, rows, hidden 
 // float32(s) reproduces bit for bit (double rounding through binary64 is
 // innocuous for a sum of two float32 values).
 func FusedResidualRMSNorm(s, y, rms []float64, residual, x, gamma []float64, rows, hidden int, eps float64) {
+	residualSum(s, residual, x, rows, hidden)
+	RMSNormForward(y, rms, s, gamma, rows, hidden, eps)
+}
+
+// residualSum checks the arguments of a fused residual add and writes
+// s = residual + x, one rounding in T.
+func residualSum[T float32 | float64](s, residual, x []T, rows, hidden int) {
 	mustShape(rows, hidden)
 	mustLen("s", s, rows*hidden)
 	mustLen("residual", residual, rows*hidden)
@@ -107,7 +116,6 @@ func FusedResidualRMSNorm(s, y, rms []float64, residual, x, gamma []float64, row
 	for i := range s {
 		s[i] = residual[i] + x[i]
 	}
-	RMSNormForward(y, rms, s, gamma, rows, hidden, eps)
 }
 
 // PerHeadRMSNorm normalises each head of each row separately: x is

@@ -54,37 +54,46 @@ func RoPEAngles(dst []float64, pos float64, headDim int, theta float64) {
 	}
 }
 
-func mustRoPEShape(rows, heads, headDim int) {
-	if rows < 0 || heads < 1 || headDim < 2 || headDim%2 != 0 {
-		panic(fmt.Sprintf("oracle: bad RoPE shape rows=%d heads=%d headDim=%d (headDim must be even)", rows, heads, headDim))
-	}
-}
-
 // rope rotates every head of every row by R(sign·angle).
 func rope(y, x []float64, pos []float64, rows, heads, headDim int, theta float64, style RoPEStyle, sign float64) {
-	mustRoPEShape(rows, heads, headDim)
-	w := heads * headDim
-	mustLen("y", y, rows*w)
-	mustLen("x", x, rows*w)
-	mustLen("pos", pos, rows)
-	half := headDim / 2
+	ropeByAngles(y, x, pos, rows, heads, headDim, theta, style, func(a float64) (s, c float64) {
+		s, c = math.Sincos(a)
+		return s * sign, c
+	})
+}
+
+// ropeByAngles checks the arguments of a rotation over T and rotates every
+// head of every row by the angles RoPEAngles gives, whose sine and cosine
+// in T sincos returns. The reference and its complex extension differ only
+// in sincos.
+func ropeByAngles[T float64 | complex128](y, x []T, pos []float64, rows, heads, headDim int, theta float64, style RoPEStyle, sincos func(a float64) (s, c T)) {
+	mustRoPE(ropeOut, y, x, pos, rows, heads, headDim)
+	w, half := heads*headDim, headDim/2
 	ang := make([]float64, half)
-	sn := make([]float64, half)
-	cs := make([]float64, half)
+	sn := make([]T, half)
+	cs := make([]T, half)
 	for r := 0; r < rows; r++ {
 		RoPEAngles(ang, pos[r], headDim, theta)
 		for i, a := range ang {
-			sn[i], cs[i] = math.Sincos(a)
-			sn[i] *= sign
+			sn[i], cs[i] = sincos(a)
 		}
-		for h := 0; h < heads; h++ {
-			base := r*w + h*headDim
-			for i := 0; i < half; i++ {
-				ia, ib := style.pair(i, headDim)
-				x0, x1 := x[base+ia], x[base+ib]
-				y[base+ia] = x0*cs[i] - x1*sn[i]
-				y[base+ib] = x0*sn[i] + x1*cs[i]
-			}
+		rotateRow(y[r*w:(r+1)*w], x[r*w:(r+1)*w], sn, cs, headDim, style)
+	}
+}
+
+// rotateRow rotates each head of one row x (a multiple of headDim values)
+// into y: the pair (a, b) of frequency i becomes
+// (x_a·cos_i − x_b·sin_i, x_a·sin_i + x_b·cos_i) with the sines sn and
+// cosines cs of the row's angles. The reference, its complex extension and
+// the float32 evaluation differ only in how they form sn and cs.
+func rotateRow[T scalar](y, x, sn, cs []T, headDim int, style RoPEStyle) {
+	y = y[:len(x)]
+	for base := 0; base < len(x); base += headDim {
+		for i := range sn {
+			ia, ib := style.pair(i, headDim)
+			x0, x1 := x[base+ia], x[base+ib]
+			y[base+ia] = x0*cs[i] - x1*sn[i]
+			y[base+ib] = x0*sn[i] + x1*cs[i]
 		}
 	}
 }

@@ -195,44 +195,109 @@ func (o *Outcome) compare(name string, got []float32, want, tol []float64) {
 	}
 }
 
-// compareRMSNormBackward compares the RMSNorm gradients dx32, dgamma32 of c
-// with the float64 reference, within the bounds for reductions red, rowRed.
-func (o *Outcome) compareRMSNormBackward(c Case, dx32, dg32 []float32, red, rowRed Reduction) {
-	n := c.Rows * c.Hidden
-	dx, dg := make([]float64, n), make([]float64, c.Hidden)
-	RMSNormBackward(dx, dg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
-	tx, tg := make([]float64, n), make([]float64, c.Hidden)
-	RMSNormBackwardTol(tx, tg, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
-	o.compare("dx", dx32, dx, tx)
-	o.compare("dgamma", dg32, dg, tg)
+// outputs32 holds the float32 outputs a kernel computed for a Case and
+// outputs64 the reference or its bound; an output the kernel does not
+// produce is nil.
+type (
+	outputs32 struct{ s, y, rms, mean, rstd, dx, dgamma, dbeta []float32 }
+	outputs64 struct{ s, y, rms, mean, rstd, dx, dgamma, dbeta []float64 }
+)
+
+// normShape returns the rows and row length of c's normalisation: a
+// per-head RMSNorm normalises each head.
+func (c Case) normShape() (rows, hidden int) {
+	if c.Kernel == KernelPerHeadRMSNorm {
+		return c.Rows * c.Heads, c.HeadDim
+	}
+	return c.Rows, c.Hidden
 }
 
-// compareLayerNormForward compares the LayerNorm outputs y32, m32, r32 of c
-// with the float64 reference, within the bounds for reduction red and
-// variance algorithm alg.
-func (o *Outcome) compareLayerNormForward(c Case, y32, m32, r32 []float32, red Reduction, alg VarianceAlgorithm) {
-	n := c.Rows * c.Hidden
-	y, m, r := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
-	LayerNormForward(y, m, r, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
-	ty, tm, tr := make([]float64, n), make([]float64, c.Rows), make([]float64, c.Rows)
-	LayerNormForwardTol(ty, tm, tr, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, red, alg)
-	o.compare("y", y32, y, ty)
-	o.compare("mean", m32, m, tm)
-	o.compare("rstd", r32, r, tr)
+// variance returns the variance algorithm of c's LayerNorm forward.
+func (c Case) variance() VarianceAlgorithm {
+	if c.Kernel == KernelLayerNormForwardOnePass {
+		return OnePassVariance
+	}
+	return TwoPassVariance
 }
 
-// compareLayerNormBackward compares the LayerNorm gradients dx32, dg32,
-// db32 of c with the float64 reference, within the bounds for reductions
-// red, rowRed.
-func (o *Outcome) compareLayerNormBackward(c Case, dx32, dg32, db32 []float32, red, rowRed Reduction) {
+// rotation returns the pairing and direction of c's RoPE kernel and its
+// input: dy for the backward, x for the forwards.
+func (c Case) rotation() (style RoPEStyle, sign float64, in []float64) {
+	switch c.Kernel {
+	case KernelRoPEGPTJForward:
+		return RoPEGPTJ, 1, c.X
+	case KernelRoPENeoXBackward:
+		return RoPENeoX, -1, c.DY
+	}
+	return RoPENeoX, 1, c.X
+}
+
+// reference returns the float64 reference outputs of c's kernel and their
+// bounds for reductions red over a row and rowRed over rows.
+func (c Case) reference(red, rowRed Reduction) (want, tol outputs64) {
 	n := c.Rows * c.Hidden
-	dx, dg, db := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
-	LayerNormBackward(dx, dg, db, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
-	tx, tg, tb := make([]float64, n), make([]float64, c.Hidden), make([]float64, c.Hidden)
-	LayerNormBackwardTol(tx, tg, tb, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
-	o.compare("dx", dx32, dx, tx)
-	o.compare("dgamma", dg32, dg, tg)
-	o.compare("dbeta", db32, db, tb)
+	f := func(k int) []float64 { return make([]float64, k) }
+	switch c.Kernel {
+	case KernelRMSNormForward, KernelPerHeadRMSNorm:
+		rows, hid := c.normShape()
+		want.y, want.rms, tol.y, tol.rms = f(n), f(rows), f(n), f(rows)
+		RMSNormForwardWithTol(want.y, want.rms, tol.y, tol.rms, c.X, c.Gamma, rows, hid, c.Eps, red)
+	case KernelRMSNormBackward:
+		want.dx, want.dgamma, tol.dx, tol.dgamma = f(n), f(c.Hidden), f(n), f(c.Hidden)
+		RMSNormBackwardWithTol(want.dx, want.dgamma, tol.dx, tol.dgamma, nil, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+	case KernelFusedResidualRMSNorm:
+		want.s, want.y, want.rms, tol.s, tol.y, tol.rms = f(n), f(n), f(c.Rows), f(n), f(n), f(c.Rows)
+		FusedResidualRMSNorm(want.s, want.y, want.rms, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps)
+		FusedResidualRMSNormTol(tol.s, tol.y, tol.rms, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, red)
+	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
+		want.y, want.mean, want.rstd, tol.y, tol.mean, tol.rstd = f(n), f(c.Rows), f(c.Rows), f(n), f(c.Rows), f(c.Rows)
+		LayerNormForward(want.y, want.mean, want.rstd, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
+		LayerNormForwardTol(tol.y, tol.mean, tol.rstd, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, red, c.variance())
+	case KernelLayerNormBackward:
+		want.dx, want.dgamma, want.dbeta, tol.dx, tol.dgamma, tol.dbeta = f(n), f(c.Hidden), f(c.Hidden), f(n), f(c.Hidden), f(c.Hidden)
+		LayerNormBackward(want.dx, want.dgamma, want.dbeta, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+		LayerNormBackwardTol(tol.dx, tol.dgamma, tol.dbeta, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
+		style, sign, in := c.rotation()
+		y, t := f(n), f(n)
+		rope(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, sign)
+		RoPETol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, sign)
+		if sign < 0 {
+			want.dx, tol.dx = y, t
+		} else {
+			want.y, tol.y = y, t
+		}
+	default:
+		panic(fmt.Sprintf("oracle: unknown kernel %v", c.Kernel))
+	}
+	return want, tol
+}
+
+// compare compares the outputs got of a float32 evaluation of c's kernel
+// with the float64 reference, within the bounds for reductions red and
+// rowRed (see reference), and returns the worst element.
+func (c Case) compare(got outputs32, red, rowRed Reduction) Outcome {
+	want, tol := c.reference(red, rowRed)
+	var o Outcome
+	for _, out := range []struct {
+		name      string
+		got       []float32
+		want, tol []float64
+	}{
+		{"s", got.s, want.s, tol.s},
+		{"y", got.y, want.y, tol.y},
+		{"rms", got.rms, want.rms, tol.rms},
+		{"mean", got.mean, want.mean, tol.mean},
+		{"rstd", got.rstd, want.rstd, tol.rstd},
+		{"dx", got.dx, want.dx, tol.dx},
+		{"dgamma", got.dgamma, want.dgamma, tol.dgamma},
+		{"dbeta", got.dbeta, want.dbeta, tol.dbeta},
+	} {
+		if out.got != nil {
+			o.compare(out.name, out.got, out.want, out.tol)
+		}
+	}
+	return o
 }
 
 func to32(s []float64) []float32 {
@@ -248,88 +313,51 @@ func to32(s []float64) []float32 {
 // and returns the worst element. For the fused kernel, an s that is not
 // bit-identical to fl32(residual + x) yields ratio +Inf.
 func (c Case) Check() Outcome {
-	var o Outcome
+	var got outputs32
 	n := c.Rows * c.Hidden
-	ser := SerialReduction()
 	e32 := float32(c.Eps)
+	f := func(k int) []float32 { return make([]float32, k) }
 	switch c.Kernel {
 	case KernelRMSNormForward, KernelPerHeadRMSNorm:
-		rows, hid := c.Rows, c.Hidden
-		if c.Kernel == KernelPerHeadRMSNorm {
-			rows, hid = c.Rows*c.Heads, c.HeadDim
-		}
-		y32, r32 := make([]float32, n), make([]float32, rows)
-		RMSNormForward32Naive(y32, r32, to32(c.X), to32(c.Gamma), rows, hid, e32)
-		y, r := make([]float64, n), make([]float64, rows)
-		RMSNormForward(y, r, c.X, c.Gamma, rows, hid, c.Eps)
-		ty, tr := make([]float64, n), make([]float64, rows)
-		RMSNormForwardTol(ty, tr, c.X, c.Gamma, rows, hid, c.Eps, ser)
-		o.compare("y", y32, y, ty)
-		o.compare("rms", r32, r, tr)
+		rows, hid := c.normShape()
+		got.y, got.rms = f(n), f(rows)
+		RMSNormForward32Naive(got.y, got.rms, to32(c.X), to32(c.Gamma), rows, hid, e32)
 	case KernelRMSNormBackward:
-		dx32, dg32 := make([]float32, n), make([]float32, c.Hidden)
-		RMSNormBackward32Naive(dx32, dg32, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
-		o.compareRMSNormBackward(c, dx32, dg32, ser, ser)
+		got.dx, got.dgamma = f(n), f(c.Hidden)
+		RMSNormBackward32Naive(got.dx, got.dgamma, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
 	case KernelFusedResidualRMSNorm:
-		s32, y32, r32 := make([]float32, n), make([]float32, n), make([]float32, c.Rows)
+		got.s, got.y, got.rms = f(n), f(n), f(c.Rows)
 		res32, x32 := to32(c.Residual), to32(c.X)
-		FusedResidualRMSNorm32Naive(s32, y32, r32, res32, x32, to32(c.Gamma), c.Rows, c.Hidden, e32)
-		s, y, r := make([]float64, n), make([]float64, n), make([]float64, c.Rows)
-		FusedResidualRMSNorm(s, y, r, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps)
-		ts, ty, tr := make([]float64, n), make([]float64, n), make([]float64, c.Rows)
-		FusedResidualRMSNormTol(ts, ty, tr, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, ser)
-		o.compare("s", s32, s, ts)
-		for i := range s32 {
-			if s32[i] != float32(s[i]) || s32[i] != ResidualSum32(res32[i], x32[i]) {
-				return Outcome{MaxRatio: math.Inf(1), Output: "s(bit-exact)", Index: i, Got: float64(s32[i]), Want: s[i], Tol: 0, Elements: o.Elements}
+		FusedResidualRMSNorm32Naive(got.s, got.y, got.rms, res32, x32, to32(c.Gamma), c.Rows, c.Hidden, e32)
+		for i, v := range got.s {
+			if s := c.Residual[i] + c.X[i]; v != float32(s) || v != ResidualSum32(res32[i], x32[i]) {
+				return Outcome{MaxRatio: math.Inf(1), Output: "s(bit-exact)", Index: i, Got: float64(v), Want: s, Tol: 0, Elements: n}
 			}
 		}
-		o.compare("y", y32, y, ty)
-		o.compare("rms", r32, r, tr)
 	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
-		alg := TwoPassVariance
-		if c.Kernel == KernelLayerNormForwardOnePass {
-			alg = OnePassVariance
+		got.y, got.mean, got.rstd = f(n), f(c.Rows), f(c.Rows)
+		naive := LayerNormForward32Naive
+		if c.variance() == OnePassVariance {
+			naive = LayerNormForward32NaiveOnePass
 		}
-		y32, m32, r32 := make([]float32, n), make([]float32, c.Rows), make([]float32, c.Rows)
-		f := LayerNormForward32Naive
-		if alg == OnePassVariance {
-			f = LayerNormForward32NaiveOnePass
-		}
-		f(y32, m32, r32, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, e32)
-		o.compareLayerNormForward(c, y32, m32, r32, ser, alg)
+		naive(got.y, got.mean, got.rstd, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, e32)
 	case KernelLayerNormBackward:
-		dx32, dg32, db32 := make([]float32, n), make([]float32, c.Hidden), make([]float32, c.Hidden)
-		LayerNormBackward32Naive(dx32, dg32, db32, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
-		o.compareLayerNormBackward(c, dx32, dg32, db32, ser, ser)
+		got.dx, got.dgamma, got.dbeta = f(n), f(c.Hidden), f(c.Hidden)
+		LayerNormBackward32Naive(got.dx, got.dgamma, got.dbeta, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
 	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
-		th32 := float32(c.Theta)
-		in := c.X
-		y32, y, t := make([]float32, n), make([]float64, n), make([]float64, n)
-		switch c.Kernel {
-		case KernelRoPENeoXForward:
-			RoPENeoXForward32Naive(y32, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, th32)
-			RoPENeoXForward(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
-			RoPENeoXForwardTol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
-		case KernelRoPENeoXBackward:
-			in = c.DY
-			RoPENeoXBackward32Naive(y32, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, th32)
-			RoPENeoXBackward(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
-			RoPENeoXBackwardTol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
-		default:
-			RoPEGPTJForward32Naive(y32, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, th32)
-			RoPEGPTJForward(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
-			RoPEGPTJForwardTol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta)
+		style, sign, in := c.rotation()
+		y := f(n)
+		rope32(y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign))
+		if sign < 0 {
+			got.dx = y
+		} else {
+			got.y = y
 		}
-		name := "y"
-		if c.Kernel == KernelRoPENeoXBackward {
-			name = "dx"
-		}
-		o.compare(name, y32, y, t)
 	default:
 		panic(fmt.Sprintf("oracle: Check: unknown kernel %v", c.Kernel))
 	}
-	return o
+	ser := SerialReduction()
+	return c.compare(got, ser, ser)
 }
 
 // HiddenGrid is the edge grid of row lengths GenerateCase draws from before
@@ -407,9 +435,7 @@ func fillRows(ch Chooser, label string, dst []float64, rows, w int) {
 			if rng.IntN(2) == 0 {
 				v = -v
 			}
-			for i := range row {
-				row[i] = v
-			}
+			fill(row, v)
 		case "zero":
 			clear(row)
 		case "tiny":
@@ -442,9 +468,7 @@ func fillGamma(ch Chooser, label string, dst []float64) {
 	rng := rand.New(rand.NewPCG(ch.Uint64(label+".seed"), labelHash(label)))
 	switch kind {
 	case "ones":
-		for i := range dst {
-			dst[i] = 1
-		}
+		fill(dst, 1)
 	case "near-one":
 		for i := range dst {
 			dst[i] = 1 + 0.1*rng.NormFloat64()
@@ -463,12 +487,17 @@ func fillGamma(ch Chooser, label string, dst []float64) {
 			}
 		}
 	case "constant":
-		v := logUniform(ch, label+".scale", -3, 1)
-		for i := range dst {
-			dst[i] = v
-		}
+		fill(dst, logUniform(ch, label+".scale", -3, 1))
 	}
 	RoundToFloat32(dst)
+}
+
+// fill sets every element of dst to v and returns dst.
+func fill(dst []float64, v float64) []float64 {
+	for i := range dst {
+		dst[i] = v
+	}
+	return dst
 }
 
 func drawHidden(ch Chooser) int {

@@ -131,13 +131,7 @@ func maxRatio(got []float32, want, tol []float64) float64 {
 	return m
 }
 
-func constRow(n int, v float64) []float64 {
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = v
-	}
-	return x
-}
+func constRow(n int, v float64) []float64 { return fill(make([]float64, n), v) }
 
 // A serial Σx² over 4097 equal terms exceeds the bound derived for a
 // 256-thread tree: the bound depends on the reduction shape and a kernel

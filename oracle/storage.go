@@ -17,54 +17,47 @@ const (
 	StorageFloat16                 // IEEE binary16: 5-bit exponent, 11-bit significand (10 stored)
 )
 
+// storageFormat holds a format's constants: its name, its unit roundoff
+// u = 2^-p, η, half the spacing of its subnormals, and its largest finite
+// value.
+type storageFormat struct {
+	name        string
+	u, eta, max float64
+}
+
+var storageFormats = [...]storageFormat{
+	StorageFloat32:  {"float32", U32, 0x1p-150, math.MaxFloat32},
+	StorageBFloat16: {"bfloat16", 0x1p-8, 0x1p-134, float64(math.Float32frombits(0x7f7f0000))},
+	StorageFloat16:  {"float16", 0x1p-11, 0x1p-25, 65504},
+}
+
+// format returns the constants of s; an unknown Storage has float32's.
+func (s Storage) format() storageFormat {
+	if int(s) < len(storageFormats) {
+		return storageFormats[s]
+	}
+	return storageFormats[StorageFloat32]
+}
+
 func (s Storage) String() string {
-	switch s {
-	case StorageFloat32:
-		return "float32"
-	case StorageBFloat16:
-		return "bfloat16"
-	case StorageFloat16:
-		return "float16"
+	if int(s) < len(storageFormats) {
+		return storageFormats[s].name
 	}
 	return fmt.Sprintf("Storage(%d)", uint8(s))
 }
 
 // UnitRoundoff returns u of the format under round-to-nearest: 2^-p with p
 // the significand's precision (24, 8, 11 bits).
-func (s Storage) UnitRoundoff() float64 {
-	switch s {
-	case StorageBFloat16:
-		return 0x1p-8
-	case StorageFloat16:
-		return 0x1p-11
-	}
-	return U32
-}
+func (s Storage) UnitRoundoff() float64 { return s.format().u }
 
 // Eta returns half the spacing of the format's subnormals, the absolute
 // error of rounding a value below the normal range: 2^-150 (float32),
 // 2^-134 (bfloat16, which has float32's exponent range), 2^-25 (float16).
-func (s Storage) Eta() float64 {
-	switch s {
-	case StorageBFloat16:
-		return 0x1p-134
-	case StorageFloat16:
-		return 0x1p-25
-	}
-	return 0x1p-150
-}
+func (s Storage) Eta() float64 { return s.format().eta }
 
 // Max returns the largest finite value of the format; larger values round
 // to infinity.
-func (s Storage) Max() float64 {
-	switch s {
-	case StorageBFloat16:
-		return float64(math.Float32frombits(0x7f7f0000))
-	case StorageFloat16:
-		return 65504
-	}
-	return math.MaxFloat32
-}
+func (s Storage) Max() float64 { return s.format().max }
 
 // Bits returns the storage encoding of v rounded to nearest, ties to even
 // (the conversion cvt.rn.bf16.f32 / cvt.rn.f16.f32 performs): the low 16

@@ -124,13 +124,7 @@ func lnRow(x []float64, eps float64, red Reduction, alg VarianceAlgorithm) lnRow
 //
 // tolMean = e_μ and tolRstd = r·ρ.
 func LayerNormForwardTol(tolY, tolMean, tolRstd []float64, x, gamma, beta []float64, rows, hidden int, eps float64, red Reduction, alg VarianceAlgorithm) {
-	mustShape(rows, hidden)
-	mustLen("tolY", tolY, rows*hidden)
-	mustLenOpt("tolMean", tolMean, rows)
-	mustLenOpt("tolRstd", tolRstd, rows)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("beta", beta, hidden)
+	mustLayerNormForward(layerNormTol, tolY, tolMean, tolRstd, x, gamma, beta, rows, hidden)
 	for r := 0; r < rows; r++ {
 		b := lnRow(x[r*hidden:(r+1)*hidden], eps, red, alg)
 		if tolMean != nil {
@@ -178,13 +172,7 @@ func LayerNormForwardTol(tolY, tolMean, tolRstd []float64, x, gamma, beta []floa
 // dγ: per term |dy|h(1+u) + u|dy·x̂| + η, then depth d_r = rowRed.Depth(rows):
 // tol = Σ(term errors)(1+γ_{d_r}) + γ_{d_r}Σ|dy·x̂|. dβ: γ_{d_r}Σ|dy|.
 func LayerNormBackwardTol(tolDX, tolDGamma, tolDBeta []float64, x, gamma, dy []float64, rows, hidden int, eps float64, red, rowRed Reduction) {
-	mustShape(rows, hidden)
-	mustLen("tolDX", tolDX, rows*hidden)
-	mustLenOpt("tolDGamma", tolDGamma, hidden)
-	mustLenOpt("tolDBeta", tolDBeta, hidden)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("dy", dy, rows*hidden)
+	mustNormBackward(gradTolOut, tolDX, tolDGamma, tolDBeta, x, gamma, dy, rows, hidden)
 	nf := float64(hidden)
 	d := red.Depth(hidden)
 	dr := rowRed.Depth(rows)

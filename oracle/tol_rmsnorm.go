@@ -101,11 +101,7 @@ func rmsRowOf(ss float64, n int, eps float64, red Reduction) rmsRowBound {
 // First order: tolY ≈ |y_i|·((d+4)/2 + 7)·u. For rms: sqrtf(v̂) or
 // 1/rsqrtf(v̂): tolRMS = rms·((1+(1−(1−τ)^{1/2}))(1+5u)(1+u) − 1).
 func RMSNormForwardTol(tolY, tolRMS []float64, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
-	mustShape(rows, hidden)
-	mustLen("tolY", tolY, rows*hidden)
-	mustLenOpt("tolRMS", tolRMS, rows)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
+	mustRMSNormForward(rmsNormTolOut, tolY, tolRMS, x, gamma, rows, hidden)
 	rmsForwardTol(nil, nil, tolY, tolRMS, x, gamma, rows, hidden, eps, red)
 }
 
@@ -114,13 +110,8 @@ func RMSNormForwardTol(tolY, tolRMS []float64, x, gamma []float64, rows, hidden 
 // reference y, rms and their bounds tolY, tolRMS, which are bit for bit
 // what the two functions write. rms and tolRMS may be nil.
 func RMSNormForwardWithTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
-	mustShape(rows, hidden)
-	mustLen("y", y, rows*hidden)
-	mustLenOpt("rms", rms, rows)
-	mustLen("tolY", tolY, rows*hidden)
-	mustLenOpt("tolRMS", tolRMS, rows)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
+	mustRMSNormForward(rmsNormOut, y, rms, x, gamma, rows, hidden)
+	mustRMSNormForward(rmsNormTolOut, tolY, tolRMS, x, gamma, rows, hidden)
 	rmsForwardTol(y, rms, tolY, tolRMS, x, gamma, rows, hidden, eps, red)
 }
 
@@ -352,12 +343,7 @@ func rmsForwardTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hid
 // rows reduction of depth d_r = rowRed.Depth(rows):
 // tol = Σ_r |dy·x|·ri·((1+ρ_r)(1+γ_{2+d_r}) − 1) + η·Σ_r(ri + |dy| + 1)·(1+γ_{d_r+1}).
 func RMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, rows, hidden int, eps float64, red, rowRed Reduction) {
-	mustShape(rows, hidden)
-	mustLen("tolDX", tolDX, rows*hidden)
-	mustLenOpt("tolDGamma", tolDGamma, hidden)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("dy", dy, rows*hidden)
+	mustNormBackward(gradTolOut, tolDX, tolDGamma, nil, x, gamma, dy, rows, hidden)
 	rmsBackward(nil, nil, tolDX, tolDGamma, nil, x, gamma, dy, rows, hidden, eps, red, rowRed)
 }
 
@@ -368,15 +354,9 @@ func RMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, rows
 // nil, also receives the dx bound of RMSNormBackwardTol for
 // SerialReduction (valid for every summation order) from the same sums.
 func RMSNormBackwardWithTol(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, dy []float64, rows, hidden int, eps float64, red, rowRed Reduction) {
-	mustShape(rows, hidden)
-	mustLen("dx", dx, rows*hidden)
-	mustLenOpt("dgamma", dgamma, hidden)
-	mustLen("tolDX", tolDX, rows*hidden)
-	mustLenOpt("tolDGamma", tolDGamma, hidden)
+	mustNormBackward(gradOut, dx, dgamma, nil, x, gamma, dy, rows, hidden)
+	mustNormBackward(gradTolOut, tolDX, tolDGamma, nil, x, gamma, dy, rows, hidden)
 	mustLenOpt("serialTolDX", serialTolDX, rows*hidden)
-	mustLen("x", x, rows*hidden)
-	mustLen("gamma", gamma, hidden)
-	mustLen("dy", dy, rows*hidden)
 	rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX, x, gamma, dy, rows, hidden, eps, red, rowRed)
 }
 
@@ -534,26 +514,19 @@ func rmsBackwardTolRow(out, xr, gamma, dyr []float64, s, p, fs float64, b rmsRow
 func FusedResidualRMSNormTol(tolS, tolY, tolRMS []float64, residual, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
 	mustShape(rows, hidden)
 	mustLen("tolS", tolS, rows*hidden)
-	mustLen("residual", residual, rows*hidden)
-	mustLen("x", x, rows*hidden)
 	s := make([]float64, rows*hidden)
-	for i := range s {
-		s[i] = residual[i] + x[i]
-		tolS[i] = U32 * math.Abs(s[i])
+	residualSum(s, residual, x, rows, hidden)
+	for i, v := range s {
+		tolS[i] = U32 * math.Abs(v)
 	}
-	RMSNormForwardTol(tolY, tolRMS, s, gamma, rows, hidden, eps, red)
+	y, rms := make([]float64, rows*hidden), make([]float64, rows)
+	RMSNormForwardWithTol(y, rms, tolY, tolRMS, s, gamma, rows, hidden, eps, red)
 	u2 := 2 * U32 / (1 - U32)
-	for r := 0; r < rows; r++ {
-		sr := s[r*hidden : (r+1)*hidden]
-		rr := rmsOf(sr, eps)
-		for i, v := range sr {
-			k := r*hidden + i
-			y := math.Abs(v / rr * gamma[i])
-			tolY[k] = tolY[k]*(1+8*U32)*(1+u2) + y*u2
-		}
-		if tolRMS != nil {
-			tolRMS[r] = tolRMS[r]*(1+8*U32)*(1+U32) + U32*rr
-		}
+	for k, v := range y {
+		tolY[k] = tolY[k]*(1+8*U32)*(1+u2) + math.Abs(v)*u2
+	}
+	for r := range tolRMS {
+		tolRMS[r] = tolRMS[r]*(1+8*U32)*(1+U32) + U32*rms[r]
 	}
 }
 

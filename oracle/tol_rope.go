@@ -70,11 +70,8 @@ var sincosErr = ulpErr(2)
 // So tol ≈ (|in_p| + |in_q|)·(|A|·(5u·|ln f| + 11u) + 6u): the angle term
 // dominates at large positions, the sincos and arithmetic terms near 0.
 func RoPETol(tol, in []float64, pos []float64, rows, heads, headDim int, theta float64, style RoPEStyle, sign float64) {
-	mustRoPEShape(rows, heads, headDim)
+	mustRoPE(ropeTolOut, tol, in, pos, rows, heads, headDim)
 	w := heads * headDim
-	mustLen("tol", tol, rows*w)
-	mustLen("in", in, rows*w)
-	mustLen("pos", pos, rows)
 	half := headDim / 2
 	ang := make([]float64, half)
 	es := make([]float64, half)

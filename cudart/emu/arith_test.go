@@ -125,16 +125,34 @@ func TestKernelF64RoundingModes(t *testing.T) {
 	}
 }
 
+// roundIntRef rounds x to an integer in mode from its exact integer part
+// and the fraction left over, in math/big, rather than through the math
+// functions the emulator's roundInt calls. A zero result keeps x's sign, as
+// IEEE 754's roundToIntegral does.
 func roundIntRef(x float64, mode rmode) float64 {
-	switch mode {
-	case rz:
-		return math.Trunc(x)
-	case rm:
-		return math.Floor(x)
-	case rp:
-		return math.Ceil(x)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
 	}
-	return math.RoundToEven(x)
+	ex := exact(x)
+	i, _ := ex.Int(nil) // toward zero
+	frac := new(big.Float).Sub(ex, new(big.Float).SetInt(i))
+	away := false // one step further from zero than i
+	switch mode {
+	case rm:
+		away = frac.Sign() < 0
+	case rp:
+		away = frac.Sign() > 0
+	case rn:
+		twice := new(big.Float).Abs(frac)
+		twice.Mul(twice, big.NewFloat(2))
+		c := twice.Cmp(big.NewFloat(1))
+		away = c > 0 || c == 0 && i.Bit(0) == 1 // ties to even
+	}
+	if away {
+		i.Add(i, big.NewInt(int64(frac.Sign())))
+	}
+	r, _ := new(big.Float).SetInt(i).Float64()
+	return math.Copysign(r, x)
 }
 
 func satInt(x float64, lo, hi float64) float64 {

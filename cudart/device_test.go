@@ -451,6 +451,28 @@ func TestWatchReentrantLock(t *testing.T) {
 	}
 }
 
+// TestHostKind: every host slice Write takes has its Kind and length, and
+// any other value, a slice of an unsupported element type too, is invalid.
+func TestHostKind(t *testing.T) {
+	for _, c := range []struct {
+		host any
+		kind Kind
+		n    int
+	}{
+		{[]float32{1, 2, 3}, F32, 3}, {[]float64{1}, F64, 1}, {[]int32{}, I32, 0},
+		{[]uint32{1, 2}, U32, 2}, {[]int64{1, 2, 3, 4}, I64, 4}, {[]uint64{1}, U64, 1},
+	} {
+		if kind, n, err := HostKind(c.host); kind != c.kind || n != c.n || err != nil {
+			t.Errorf("HostKind(%T len %d) = %v, %d, %v; want %v, %d, nil", c.host, c.n, kind, n, err, c.kind, c.n)
+		}
+	}
+	for _, host := range []any{[]int16{1}, []byte{1}, float32(1), nil} {
+		if _, _, err := HostKind(host); !errors.Is(err, ErrInvalid) {
+			t.Errorf("HostKind(%T) error %v, want ErrInvalid", host, err)
+		}
+	}
+}
+
 func TestBadArguments(t *testing.T) {
 	d, m, x, _ := setup(t, scaleKernel(0))
 	if _, err := d.Alloc(F32, 0); !errors.Is(err, ErrInvalid) {

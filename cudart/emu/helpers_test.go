@@ -91,6 +91,13 @@ func (e *env) mustLaunch(entry string, grid, block int, params ...cudart.Param) 
 	}
 }
 
+// mustLaunchN launches entry over n threads, 128 a block, with params and
+// then n: the form of every kernel in arith.cu.
+func (e *env) mustLaunchN(entry string, n int, params ...cudart.Param) {
+	e.t.Helper()
+	e.mustLaunch(entry, (n+127)/128, 128, append(params, cudart.ScalarI32(int32(n)))...)
+}
+
 func (e *env) read(dst any, b cudart.Buffer) {
 	e.t.Helper()
 	if err := e.dev.Read(dst, b); err != nil {

@@ -201,6 +201,14 @@ func (d *device) Free(b Buffer) error {
 	return wrap("free", b.String(), gerr)
 }
 
+// HostKind returns the Kind and length of a host slice that Write and Read
+// take: []float32, []float64, []int32, []uint32, []int64 or []uint64. Any
+// other value is an ErrInvalid error.
+func HostKind(s any) (Kind, int, error) {
+	_, kind, n, err := hostBytes(s)
+	return kind, n, err
+}
+
 // hostBytes views a supported host slice as bytes, with its kind and length.
 func hostBytes(s any) ([]byte, Kind, int, error) {
 	switch v := s.(type) {

@@ -99,36 +99,6 @@ func TestCapsString(t *testing.T) {
 	}
 }
 
-// A launch that outlives the watchdog fails with a *TimeoutError at once,
-// and every later call of the Device it left unusable is a liveness
-// failure too.
-func TestTimeoutTyped(t *testing.T) {
-	mb := newMem()
-	mb.kernels["hang"] = func(*memBackend, [][]byte) error { return nil }
-	mb.block = make(chan struct{})
-	defer close(mb.block)
-	opts := DefaultOptions()
-	opts.Watchdog = 20 * time.Millisecond
-	d := New(mb, opts)
-	m, _ := d.Load("hang", []byte("x"))
-	start := time.Now()
-	err := d.Launch(m, "hang", Geometry{Grid: D1(3), Block: D1(1)})
-	var te *TimeoutError
-	if !errors.As(err, &te) || te.What != "hang" || te.Limit != opts.Watchdog || !strings.Contains(te.Detail, "grid=(3,1,1)") {
-		t.Fatalf("err = %v, want a *TimeoutError for hang within %v", err, opts.Watchdog)
-	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("the timeout took %v to report", took)
-	}
-	_, err = d.Alloc(F32, 1)
-	if !errors.Is(err, ErrPoisoned) || !errors.Is(err, ErrTimeout) {
-		t.Fatalf("after the timeout: %v, want ErrPoisoned and ErrTimeout", err)
-	}
-	if err := Watch(10*time.Millisecond, "launcher", func() error { select {} }); !errors.As(err, &te) || te.What != "launcher" {
-		t.Fatalf("Watch: %v, want a *TimeoutError", err)
-	}
-}
-
 // SetOptions changes the checks and the watchdog, not what the Device was
 // opened with.
 func TestSetOptionsKeepsOpen(t *testing.T) {

@@ -421,6 +421,9 @@ func TestModuleCacheKeyedByText(t *testing.T) {
 	}
 }
 
+// A launch that outlives the watchdog fails with a *TimeoutError at once,
+// and every later call of the Device it left unusable is a liveness
+// failure too.
 func TestWatchdog(t *testing.T) {
 	mb := newMem()
 	mb.kernels["hang"] = func(*memBackend, [][]byte) error { return nil }
@@ -430,12 +433,18 @@ func TestWatchdog(t *testing.T) {
 	opts.Watchdog = 50 * time.Millisecond
 	d := New(mb, opts)
 	m, _ := d.Load("hang", []byte("x"))
-	err := d.Launch(m, "hang", Geometry{Grid: D1(1), Block: D1(1)})
-	if !errors.Is(err, ErrTimeout) {
-		t.Fatalf("err = %v, want ErrTimeout", err)
+	start := time.Now()
+	err := d.Launch(m, "hang", Geometry{Grid: D1(3), Block: D1(1)})
+	var te *TimeoutError
+	if !errors.Is(err, ErrTimeout) || !errors.As(err, &te) || te.What != "hang" || te.Limit != opts.Watchdog || !strings.Contains(te.Detail, "grid=(3,1,1)") {
+		t.Fatalf("err = %v, want ErrTimeout as a *TimeoutError for hang within %v", err, opts.Watchdog)
 	}
-	if _, err := d.Alloc(F32, 1); !errors.Is(err, ErrPoisoned) {
-		t.Fatalf("after timeout: %v, want ErrPoisoned", err)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the timeout took %v to report", took)
+	}
+	_, err = d.Alloc(F32, 1)
+	if !errors.Is(err, ErrPoisoned) || !errors.Is(err, ErrTimeout) {
+		t.Fatalf("after the timeout: %v, want ErrPoisoned and ErrTimeout", err)
 	}
 }
 
@@ -446,8 +455,31 @@ func TestWatchReentrantLock(t *testing.T) {
 		mu.Lock() // the upstream self-deadlock
 		return nil
 	})
-	if !errors.Is(err, ErrTimeout) {
-		t.Fatalf("err = %v", err)
+	var te *TimeoutError
+	if !errors.Is(err, ErrTimeout) || !errors.As(err, &te) || te.What != "launcher" {
+		t.Fatalf("err = %v, want ErrTimeout as a *TimeoutError for launcher", err)
+	}
+}
+
+// TestHostKind: every host slice Write takes has its Kind and length, and
+// any other value, a slice of an unsupported element type too, is invalid.
+func TestHostKind(t *testing.T) {
+	for _, c := range []struct {
+		host any
+		kind Kind
+		n    int
+	}{
+		{[]float32{1, 2, 3}, F32, 3}, {[]float64{1}, F64, 1}, {[]int32{}, I32, 0},
+		{[]uint32{1, 2}, U32, 2}, {[]int64{1, 2, 3, 4}, I64, 4}, {[]uint64{1}, U64, 1},
+	} {
+		if kind, n, err := HostKind(c.host); kind != c.kind || n != c.n || err != nil {
+			t.Errorf("HostKind(%T len %d) = %v, %d, %v; want %v, %d, nil", c.host, c.n, kind, n, err, c.kind, c.n)
+		}
+	}
+	for _, host := range []any{[]int16{1}, []byte{1}, float32(1), nil} {
+		if _, _, err := HostKind(host); !errors.Is(err, ErrInvalid) {
+			t.Errorf("HostKind(%T) error %v, want ErrInvalid", host, err)
+		}
 	}
 }
 

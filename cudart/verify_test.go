@@ -1,26 +1,16 @@
 package cudart
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart/internal/ptxas"
 )
 
 // TestVerifyPTXAssembles checks ptxprop_verify with the toolkit's ptxas when
 // one is on PATH (the emulator runs it in cudart/emu's TestDeviceChecks).
 func TestVerifyPTXAssembles(t *testing.T) {
-	ptxas, err := exec.LookPath("ptxas")
-	if err != nil {
-		t.Skip("ptxas not on PATH")
-	}
-	dir := t.TempDir()
-	f := filepath.Join(dir, "verify.ptx")
-	if err := os.WriteFile(f, []byte(verifyPTX), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(ptxas, "-arch=sm_70", "-o", filepath.Join(dir, "verify.cubin"), f).CombinedOutput(); err != nil {
+	if out, err := ptxas.Assemble(t, "sm_70", "verify", verifyPTX); err != nil {
 		t.Fatalf("ptxas: %v\n%s", err, out)
 	}
 }

@@ -17,21 +17,29 @@ func ftzRef(x float64) float64 {
 	return x
 }
 
+// operands returns three n-element operand slices whose elements i draw(i)
+// returns together.
+func operands[T any](n int, draw func(i int) (T, T, T)) (a, b, c []T) {
+	a, b, c = make([]T, n), make([]T, n), make([]T, n)
+	for i := range a {
+		a[i], b[i], c[i] = draw(i)
+	}
+	return a, b, c
+}
+
 func TestKernelF32RoundingModes(t *testing.T) {
 	e := newEnv(t, "arith.ptx", Config{})
 	r := rand.New(rand.NewPCG(21, 22))
 	n := 3000
-	a, b, c := make([]float32, n), make([]float32, n), make([]float32, n)
-	for i := range a {
+	a, b, c := operands(n, func(i int) (float32, float32, float32) {
 		if i%4 == 0 {
-			a[i], b[i], c[i] = halfwayFMA(r)
-		} else {
-			a[i], b[i], c[i] = randF32(r), randF32(r), randF32(r)
+			return halfwayFMA(r)
 		}
-	}
+		return randF32(r), randF32(r), randF32(r)
+	})
 	const ops = 28
 	out := e.buf(cudart.F32, ops*n)
-	e.mustLaunch("f32_ops", (n+127)/128, 128, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.Out(out), cudart.ScalarI32(int32(n)))
+	e.mustLaunchN("f32_ops", n, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.Out(out))
 	got := e.f32s(out)
 	modes := []rmode{rn, rz, rm, rp}
 	for i := 0; i < n; i++ {
@@ -68,12 +76,9 @@ func TestKernelF32FlushToZero(t *testing.T) {
 	e := newEnv(t, "arith.ptx", Config{})
 	r := rand.New(rand.NewPCG(23, 24))
 	n := 2000
-	a, b, c := make([]float32, n), make([]float32, n), make([]float32, n)
-	for i := range a {
-		a[i], b[i], c[i] = randF32(r), randF32(r), randF32(r)
-	}
+	a, b, c := operands(n, func(int) (float32, float32, float32) { return randF32(r), randF32(r), randF32(r) })
 	out := e.buf(cudart.F32, 6*n)
-	e.mustLaunch("f32_ftz", (n+127)/128, 128, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.Out(out), cudart.ScalarI32(int32(n)))
+	e.mustLaunchN("f32_ftz", n, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.Out(out))
 	got := e.f32s(out)
 	sat := func(v float64) float64 {
 		if math.IsNaN(v) || v <= 0 {
@@ -103,13 +108,10 @@ func TestKernelF64RoundingModes(t *testing.T) {
 	e := newEnv(t, "arith.ptx", Config{})
 	r := rand.New(rand.NewPCG(25, 26))
 	n := 1000
-	a, b, c := make([]float64, n), make([]float64, n), make([]float64, n)
-	for i := range a {
-		a[i], b[i], c[i] = randF64(r), randF64(r), randF64(r)
-	}
+	a, b, c := operands(n, func(int) (float64, float64, float64) { return randF64(r), randF64(r), randF64(r) })
 	const ops = 20
 	out := e.buf(cudart.F64, ops*n)
-	e.mustLaunch("f64_ops", (n+127)/128, 128, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.Out(out), cudart.ScalarI32(int32(n)))
+	e.mustLaunchN("f64_ops", n, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.Out(out))
 	got := make([]float64, ops*n)
 	e.read(got, out)
 	modes := []rmode{rn, rz, rm, rp}
@@ -125,16 +127,34 @@ func TestKernelF64RoundingModes(t *testing.T) {
 	}
 }
 
+// roundIntRef rounds x to an integer in mode from its exact integer part
+// and the fraction left over, in math/big, rather than through the math
+// functions the emulator's roundInt calls. A zero result keeps x's sign, as
+// IEEE 754's roundToIntegral does.
 func roundIntRef(x float64, mode rmode) float64 {
-	switch mode {
-	case rz:
-		return math.Trunc(x)
-	case rm:
-		return math.Floor(x)
-	case rp:
-		return math.Ceil(x)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
 	}
-	return math.RoundToEven(x)
+	ex := exact(x)
+	i, _ := ex.Int(nil) // toward zero
+	frac := new(big.Float).Sub(ex, new(big.Float).SetInt(i))
+	away := false // one step further from zero than i
+	switch mode {
+	case rm:
+		away = frac.Sign() < 0
+	case rp:
+		away = frac.Sign() > 0
+	case rn:
+		twice := new(big.Float).Abs(frac)
+		twice.Mul(twice, big.NewFloat(2))
+		c := twice.Cmp(big.NewFloat(1))
+		away = c > 0 || c == 0 && i.Bit(0) == 1 // ties to even
+	}
+	if away {
+		i.Add(i, big.NewInt(int64(frac.Sign())))
+	}
+	r, _ := new(big.Float).SetInt(i).Float64()
+	return math.Copysign(r, x)
 }
 
 func satInt(x float64, lo, hi float64) float64 {
@@ -169,8 +189,8 @@ func TestKernelConversions(t *testing.T) {
 	}
 	oi, ol, of := e.buf(cudart.I32, 16*n), e.buf(cudart.I64, 8*n), e.buf(cudart.F32, 16*n)
 	od, oh := e.buf(cudart.F64, 4*n), e.buf(cudart.U32, 2*n)
-	e.mustLaunch("cvt_ops", (n+127)/128, 128, cudart.In(e.in(f)), cudart.In(e.in(d)), cudart.In(e.in(s)), cudart.In(e.in(u)),
-		cudart.Out(oi), cudart.Out(ol), cudart.Out(of), cudart.Out(od), cudart.Out(oh), cudart.ScalarI32(int32(n)))
+	e.mustLaunchN("cvt_ops", n, cudart.In(e.in(f)), cudart.In(e.in(d)), cudart.In(e.in(s)), cudart.In(e.in(u)),
+		cudart.Out(oi), cudart.Out(ol), cudart.Out(of), cudart.Out(od), cudart.Out(oh))
 	gi, gl, gf := e.i32s(oi), make([]int64, 8*n), e.f32s(of)
 	gd, gh := make([]float64, 4*n), e.u32s(oh)
 	e.read(gl, ol)
@@ -283,7 +303,7 @@ func TestKernelIntegerOps(t *testing.T) {
 		}
 	}
 	out := e.buf(cudart.I64, 16*n)
-	e.mustLaunch("int_ops", (n+127)/128, 128, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.In(e.in(d)), cudart.Out(out), cudart.ScalarI32(int32(n)))
+	e.mustLaunchN("int_ops", n, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.In(e.in(c)), cudart.In(e.in(d)), cudart.Out(out))
 	got := make([]int64, 16*n)
 	e.read(got, out)
 	for i := 0; i < n; i++ {
@@ -345,10 +365,9 @@ func TestKernelHalfArithmetic(t *testing.T) {
 	e := newEnv(t, "arith.ptx", Config{})
 	r := rand.New(rand.NewPCG(31, 32))
 	n := 3000
-	a, b, c := make([]uint32, n), make([]uint32, n), make([]uint32, n)
-	for i := range a {
-		a[i], b[i], c[i] = uint32(uint16(r.Uint32())), uint32(uint16(r.Uint32())), uint32(uint16(r.Uint32()))
-	}
+	a, b, c := operands(n, func(int) (uint32, uint32, uint32) {
+		return uint32(uint16(r.Uint32())), uint32(uint16(r.Uint32())), uint32(uint16(r.Uint32()))
+	})
 	// The kernel reads unsigned shorts: pack two per uint32.
 	pack := func(v []uint32) []uint32 {
 		p := make([]uint32, (len(v)+1)/2)
@@ -358,7 +377,7 @@ func TestKernelHalfArithmetic(t *testing.T) {
 		return p
 	}
 	out := e.buf(cudart.F32, 4*n)
-	e.mustLaunch("half_ops", (n+127)/128, 128, cudart.In(e.in(pack(a))), cudart.In(e.in(pack(b))), cudart.In(e.in(pack(c))), cudart.Out(out), cudart.ScalarI32(int32(n)))
+	e.mustLaunchN("half_ops", n, cudart.In(e.in(pack(a))), cudart.In(e.in(pack(b))), cudart.In(e.in(pack(c))), cudart.Out(out))
 	got := e.f32s(out)
 	f16 := refFormat{11, -14, 15, 0x1p-24}
 	for i := 0; i < n; i++ {
@@ -478,6 +497,6 @@ func runApprox(t *testing.T, cfg Config) ([]float32, []float32, []float32) {
 		b[i] = float32(math.Ldexp(r.Float64()+0.5, r.IntN(40)-20))
 	}
 	out := e.buf(cudart.F32, 8*n)
-	e.mustLaunch("approx_ops", (n+127)/128, 128, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.Out(out), cudart.ScalarI32(int32(n)))
+	e.mustLaunchN("approx_ops", n, cudart.In(e.in(a)), cudart.In(e.in(b)), cudart.Out(out))
 	return a, b, e.f32s(out)
 }

@@ -44,19 +44,10 @@ func TestOutOfBoundsReadBeforeBuffer(t *testing.T) {
 	err := e.launch("oob_read", 1, 64, cudart.In(in), cudart.Out(out), cudart.ScalarI32(64))
 	wantErr(t, err, cudart.ErrOutOfBounds, in.String(), "guard band before", "before the start", "threadIdx (0,0,0)")
 	// Without guard bands the read lands outside every allocation.
-	b := New(Config{})
 	opts := cudart.DefaultOptions()
 	opts.GuardBytes = 0
-	dev := cudart.New(b, opts)
-	defer dev.Close()
-	m, err := dev.Load("checks", mustRead(t, "testdata/checks.ptx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in2, _ := dev.Alloc(cudart.F32, 64)
-	dev.Write(in2, make([]float32, 64))
-	out2, _ := dev.Alloc(cudart.F32, 64)
-	err = dev.Launch(m, "oob_read", cudart.Geometry{Grid: cudart.D1(1), Block: cudart.D1(64)}, cudart.In(in2), cudart.Out(out2), cudart.ScalarI32(64))
+	e = newEnvOn(t, "checks", mustRead(t, "testdata/checks.ptx"), New(Config{}), opts)
+	err = e.launch("oob_read", 1, 64, cudart.In(e.in(make([]float32, 64))), cudart.Out(e.buf(cudart.F32, 64)), cudart.ScalarI32(64))
 	wantErr(t, err, cudart.ErrOutOfBounds, "outside every live allocation", "bytes before")
 }
 
@@ -134,20 +125,12 @@ func TestInstructionBudget(t *testing.T) {
 }
 
 func TestWatchdogAborts(t *testing.T) {
-	b := New(Config{})
 	opts := cudart.DefaultOptions()
 	opts.Watchdog = 200 * time.Millisecond
-	dev := cudart.New(b, opts)
-	defer dev.Close()
-	m, err := dev.Load("sched", mustRead(t, "testdata/sched.ptx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	flag, _ := dev.Alloc(cudart.I32, 1)
-	dev.Write(flag, []int32{0})
-	out, _ := dev.Alloc(cudart.I32, 32)
+	e := newEnvOn(t, "sched", mustRead(t, "testdata/sched.ptx"), New(Config{}), opts)
+	flag, out := e.in([]int32{0}), e.buf(cudart.I32, 32)
 	start := time.Now()
-	err = dev.Launch(m, "busy", cudart.Geometry{Grid: cudart.D1(1), Block: cudart.D1(32)}, cudart.In(flag), cudart.Out(out))
+	err := e.launch("busy", 1, 32, cudart.In(flag), cudart.Out(out))
 	if !errors.Is(err, cudart.ErrTimeout) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
@@ -155,7 +138,7 @@ func TestWatchdogAborts(t *testing.T) {
 		t.Fatalf("abort took %v", d)
 	}
 	// The device stays usable: the emulator honoured Abort.
-	if _, err := dev.Alloc(cudart.F32, 4); err != nil {
+	if _, err := e.dev.Alloc(cudart.F32, 4); err != nil {
 		t.Fatalf("device unusable after abort: %v", err)
 	}
 }

@@ -61,10 +61,7 @@ func (d *decoder) decodeSetp(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 	} else if in.d, err = d.predDst(sc, ops[0]); err != nil {
 		return in, err
 	}
-	if in.a, err = d.src(sc, ops[1], t); err != nil {
-		return in, err
-	}
-	if in.b, err = d.src(sc, ops[2], t); err != nil {
+	if err = d.sources(&in, sc, ops[:3], t, 1); err != nil {
 		return in, err
 	}
 	if len(ops) == 4 {
@@ -96,10 +93,7 @@ func (d *decoder) decodeSet(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 	if in.d, err = d.dst(sc, ops[0]); err != nil {
 		return in, err
 	}
-	if in.a, err = d.src(sc, ops[1], st); err != nil {
-		return in, err
-	}
-	if in.b, err = d.src(sc, ops[2], st); err != nil {
+	if err = d.sources(&in, sc, ops[:3], st, 1); err != nil {
 		return in, err
 	}
 	if len(ops) == 4 {
@@ -121,10 +115,7 @@ func (d *decoder) decodeSelp(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 	if err := d.dest(&in, sc, ops[0]); err != nil {
 		return in, err
 	}
-	if in.a, err = d.src(sc, ops[1], t); err != nil {
-		return in, err
-	}
-	if in.b, err = d.src(sc, ops[2], t); err != nil {
+	if err = d.sources(&in, sc, ops[:3], t, 1); err != nil {
 		return in, err
 	}
 	if in.c, in.cneg, err = d.predSrc(sc, ops[3]); err != nil {

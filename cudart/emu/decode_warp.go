@@ -93,19 +93,10 @@ func (d *decoder) decodeShfl(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 			in.sub = wsShflUp + uint8(i)
 		}
 	}
-	u32 := dtype{'b', 4}
-	var err error
-	if ops[0].Kind == ptx.Pair {
-		if in.d, err = d.dst(sc, ops[0].Elems[0]); err != nil {
-			return in, err
-		}
-		if in.d2, err = d.predDst(sc, ops[0].Elems[1]); err != nil {
-			return in, err
-		}
-	} else if err := d.dest(&in, sc, ops[0]); err != nil {
+	if err := d.destOrPair(&in, sc, ops[0]); err != nil {
 		return in, err
 	}
-	if err := d.sources(&in, sc, ops, u32, 1); err != nil {
+	if err := d.sources(&in, sc, ops, dtype{'b', 4}, 1); err != nil {
 		return in, err
 	}
 	in.sig = d.sig("shfl." + strings.Join(pin.Mods, "."))
@@ -151,6 +142,15 @@ func (d *decoder) pairDest(in *inst, sc *scope, op ptx.Operand) (err error) {
 	return err
 }
 
+// destOrPair decodes the destination operand op, a register or a d|p pair,
+// into in.d (and in.d2).
+func (d *decoder) destOrPair(in *inst, sc *scope, op ptx.Operand) error {
+	if op.Kind == ptx.Pair {
+		return d.pairDest(in, sc, op)
+	}
+	return d.dest(in, sc, op)
+}
+
 // valueAndMask decodes the value operand 1 of type t and the member mask
 // of a warp-wide op, and signs in as op with pin's modifiers.
 func (d *decoder) valueAndMask(in *inst, sc *scope, pin *ptx.Instruction, t dtype, op string) (err error) {
@@ -174,12 +174,7 @@ func (d *decoder) decodeMatch(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 	if pin.HasMod("all") {
 		in.sub = wsMatchAll
 	}
-	if ops[0].Kind == ptx.Pair {
-		err = d.pairDest(&in, sc, ops[0])
-	} else {
-		err = d.dest(&in, sc, ops[0])
-	}
-	if err != nil {
+	if err := d.destOrPair(&in, sc, ops[0]); err != nil {
 		return in, err
 	}
 	return in, d.valueAndMask(&in, sc, pin, t, "match")

@@ -84,40 +84,27 @@ func testDeviceChecks(t *testing.T, n int32) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%d/%s", n, c.name), func(t *testing.T) {
-			b := New(Config{})
 			opts := cudart.DefaultOptions()
 			opts.Watchdog = 0
-			dev := cudart.New(Checked{b}, opts)
-			defer dev.Close()
-			m, err := dev.Load("scale", []byte(scalePTX))
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, _ := dev.Alloc(cudart.F32, int(n))
-			y, _ := dev.Alloc(cudart.F32, int(n))
+			e := newEnvOn(t, "scale", []byte(scalePTX), Checked{New(Config{})}, opts)
 			host := make([]float32, int(n))
 			for i := range host {
 				host[i] = float32(i)
 			}
-			if err := dev.Write(x, host); err != nil {
-				t.Fatal(err)
-			}
-			g := cudart.Geometry{Grid: cudart.D1(int(n+4+255) / 256), Block: cudart.D1(256)}
-			err = dev.Launch(m, "scale", g, cudart.In(x), cudart.Out(y), cudart.ScalarI32(c.lo), cudart.ScalarI32(c.hi), cudart.ScalarU32(uint32(c.poke)))
+			x, y := e.in(host), e.buf(cudart.F32, int(n))
+			grid := int(n+4+255) / 256
+			err := e.launch("scale", grid, 256, cudart.In(x), cudart.Out(y), cudart.ScalarI32(c.lo), cudart.ScalarI32(c.hi), cudart.ScalarU32(uint32(c.poke)))
 			if c.want == nil {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := make([]float32, int(n))
-				if err := dev.Read(got, y); err != nil {
-					t.Fatal(err)
-				}
+				got := e.f32s(y)
 				for i := range got {
 					if got[i] != 2*float32(i) {
 						t.Fatalf("y[%d] = %g", i, got[i])
 					}
 				}
-				if k := b.Stats().Kernel; k != "ptxprop_verify" {
+				if k := e.b.Stats().Kernel; k != "ptxprop_verify" {
 					t.Errorf("last emulated kernel %q, want ptxprop_verify: the large buffers were not checked on the device", k)
 				}
 				// Again with new data and a shorter range: the write and the
@@ -125,16 +112,11 @@ func testDeviceChecks(t *testing.T, n int32) {
 				for i := range host {
 					host[i] = -float32(i)
 				}
-				if err := dev.Write(x, host); err != nil {
+				if err := e.dev.Write(x, host); err != nil {
 					t.Fatal(err)
 				}
-				err = dev.Launch(m, "scale", g, cudart.In(x), cudart.Out(y), cudart.ScalarI32(0), cudart.ScalarI32(n-1), cudart.ScalarU32(0))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := dev.Read(got, y); err != nil {
-					t.Fatal(err)
-				}
+				e.mustLaunch("scale", grid, 256, cudart.In(x), cudart.Out(y), cudart.ScalarI32(0), cudart.ScalarI32(n-1), cudart.ScalarU32(0))
+				got = e.f32s(y)
 				for i := range got[:n-1] {
 					if got[i] != -2*float32(i) {
 						t.Fatalf("second launch: y[%d] = %g", i, got[i])

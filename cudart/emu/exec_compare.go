@@ -19,24 +19,26 @@ func intCmp(op string, t dtype) func(a, b uint64) bool {
 		return eq
 	case "ne":
 		return func(a, b uint64) bool { return !eq(a, b) }
-	case "lt":
-		return lt
-	case "le":
-		return func(a, b uint64) bool { return !lt(b, a) }
-	case "gt":
-		return func(a, b uint64) bool { return lt(b, a) }
-	case "ge":
-		return func(a, b uint64) bool { return !lt(a, b) }
-	case "lo":
-		return ult
-	case "ls":
-		return func(a, b uint64) bool { return !ult(b, a) }
-	case "hi":
-		return func(a, b uint64) bool { return ult(b, a) }
-	case "hs":
-		return func(a, b uint64) bool { return !ult(a, b) }
+	case "lt", "le", "gt", "ge":
+		return ordered(lt, op[0] == 'g', op[1] == 'e')
+	case "lo", "ls", "hi", "hs":
+		return ordered(ult, op[0] == 'h', op[1] == 's')
 	}
 	return nil
+}
+
+// ordered derives a comparison from the strict order less: a < b, a <= b,
+// a > b or a >= b as greater and orEqual say.
+func ordered(less func(a, b uint64) bool, greater, orEqual bool) func(a, b uint64) bool {
+	switch {
+	case !greater && !orEqual:
+		return less
+	case !greater:
+		return func(a, b uint64) bool { return !less(b, a) }
+	case !orEqual:
+		return func(a, b uint64) bool { return less(b, a) }
+	}
+	return func(a, b uint64) bool { return !less(a, b) }
 }
 
 func floatCmp(op string, t dtype, ftz bool) func(a, b uint64) bool {

@@ -20,6 +20,9 @@ func (l *launch) laneOrder(m uint32) []int {
 	return p
 }
 
+// execLd loads each lane's element or vector. A strong load, or any load
+// once the launch communicates across CTAs, also hands each value to
+// loaded.
 func execLd(w *warp, in *inst, m uint32) {
 	base := w.r(in.a)
 	size := int(in.t.n)
@@ -28,36 +31,7 @@ func execLd(w *warp, in *inst, m uint32) {
 	if w.l.undefOn {
 		w.checkDefined(in, in.a, m, "loads from an address")
 	}
-	if in.mo != 0 || w.l.comm {
-		execLdOrdered(w, in, m)
-		return
-	}
-	for mm := m; mm != 0; mm &= mm - 1 {
-		l := bits.TrailingZeros32(mm)
-		addr := base[l] + uint64(in.off)
-		if n > 1 && addr%uint64(size*n) != 0 {
-			w.misaligned(in, l, in.space, addr, size*n)
-			return
-		}
-		for i, s := range in.vec {
-			v, ok, undef := w.load(in, l, in.space, addr+uint64(i*size), size)
-			if !ok {
-				return
-			}
-			w.regs[s*32+int32(l)] = t.ext(v)
-			if w.l.undefOn {
-				w.setUndef(s, l, undef)
-			}
-		}
-	}
-}
-
-// execLdOrdered is execLd for a strong load, or any load once the launch
-// communicates across CTAs: each value also goes to loaded.
-func execLdOrdered(w *warp, in *inst, m uint32) {
-	base := w.r(in.a)
-	size := int(in.t.n)
-	n := len(in.vec)
+	ordered := in.mo != 0 || w.l.comm
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
 		addr := base[l] + uint64(in.off)
@@ -71,8 +45,10 @@ func execLdOrdered(w *warp, in *inst, m uint32) {
 			if !ok {
 				return
 			}
-			w.loaded(in, in.space, a, v)
-			w.regs[s*32+int32(l)] = in.t.ext(v)
+			if ordered {
+				w.loaded(in, in.space, a, v)
+			}
+			w.regs[s*32+int32(l)] = t.ext(v)
 			if w.l.undefOn {
 				w.setUndef(s, l, undef)
 			}

@@ -30,10 +30,25 @@ func newEnv(t testing.TB, file string, cfg Config) *env {
 
 func newEnvSrc(t testing.TB, name string, src []byte, cfg Config) *env {
 	t.Helper()
-	b := New(cfg)
 	opts := cudart.DefaultOptions()
 	opts.Watchdog = 0
-	dev := cudart.New(b, opts)
+	return newEnvOn(t, name, src, New(cfg), opts)
+}
+
+// newEnvOn loads src on a Device with options opts over be: a *Backend, or
+// Checked over one.
+func newEnvOn(t testing.TB, name string, src []byte, be cudart.Backend, opts cudart.Options) *env {
+	t.Helper()
+	var b *Backend
+	switch x := be.(type) {
+	case *Backend:
+		b = x
+	case Checked:
+		b = x.b
+	default:
+		t.Fatalf("backend %T is not the emulator", be)
+	}
+	dev := cudart.New(be, opts)
 	t.Cleanup(func() { dev.Close() })
 	m, err := dev.Load(name, src)
 	if err != nil {
@@ -54,23 +69,11 @@ func (e *env) buf(kind cudart.Kind, n int) cudart.Buffer {
 // in allocates and fills a buffer from a host slice.
 func (e *env) in(host any) cudart.Buffer {
 	e.t.Helper()
-	var b cudart.Buffer
-	switch h := host.(type) {
-	case []float32:
-		b = e.buf(cudart.F32, len(h))
-	case []float64:
-		b = e.buf(cudart.F64, len(h))
-	case []int32:
-		b = e.buf(cudart.I32, len(h))
-	case []uint32:
-		b = e.buf(cudart.U32, len(h))
-	case []int64:
-		b = e.buf(cudart.I64, len(h))
-	case []uint64:
-		b = e.buf(cudart.U64, len(h))
-	default:
-		e.t.Fatalf("unsupported host slice %T", host)
+	kind, n, err := cudart.HostKind(host)
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	b := e.buf(kind, n)
 	if err := e.dev.Write(b, host); err != nil {
 		e.t.Fatal(err)
 	}
@@ -86,6 +89,13 @@ func (e *env) mustLaunch(entry string, grid, block int, params ...cudart.Param) 
 	if err := e.launch(entry, grid, block, params...); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// mustLaunchN launches entry over n threads, 128 a block, with params and
+// then n: the form of every kernel in arith.cu.
+func (e *env) mustLaunchN(entry string, n int, params ...cudart.Param) {
+	e.t.Helper()
+	e.mustLaunch(entry, (n+127)/128, 128, append(params, cudart.ScalarI32(int32(n)))...)
 }
 
 func (e *env) read(dst any, b cudart.Buffer) {

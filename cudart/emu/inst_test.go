@@ -117,22 +117,22 @@ func TestSetpComparisons(t *testing.T) {
 }
 
 func TestBitFieldOps(t *testing.T) {
+	// bfe extracts by shift and mask, where the emulator follows the PTX
+	// ISA's bit loop: the bits of a from pos up, len of them but none past
+	// bit nb-1, then, for a signed type, copies of the field's last bit
+	// (bit nb-1 of a when the field runs past it) above them.
 	bfe := func(a uint64, pos, ln uint64, nb uint, signed bool) uint64 {
 		pos, ln = pos&0xFF, ln&0xFF
-		msb := uint64(nb - 1)
-		var sbit uint64
-		if signed && ln != 0 {
-			sbit = a >> min(pos+ln-1, msb) & 1
+		if ln == 0 {
+			return 0
 		}
-		var d uint64
-		for i := uint64(0); i <= msb; i++ {
-			bit := sbit
-			if i < ln && pos+i <= msb {
-				bit = a >> (pos + i) & 1
-			}
-			d |= bit << i
+		w := uint64(nb)
+		taken := min(ln, w-min(pos, w))    // bits of a in the field
+		field := a >> pos & (1<<taken - 1) // a >> 64 and 1<<64 are 0 in Go
+		if signed && a>>min(pos+ln-1, w-1)&1 == 1 {
+			field |= (1<<w - 1) &^ (1<<taken - 1)
 		}
-		return d
+		return field
 	}
 	small := func(r *rand.Rand) [3]uint64 {
 		return [3]uint64{r.Uint64(), uint64(r.IntN(70)), uint64(r.IntN(70))}

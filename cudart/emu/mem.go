@@ -355,19 +355,24 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 		}
 		return getBits(l.cta.lmem[off:], size), true, undef
 	case spConst:
-		if addr+uint64(size) > uint64(len(l.m.constBank)) {
-			return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spConst, addr, size,
-				fmt.Sprintf("%s at const address %#x beyond the module's %d bytes of constants", accessName(in, accRead, size), addr, len(l.m.constBank))), false
-		}
-		return getBits(l.m.constBank[addr:], size), true, false
+		v, ok := w.loadBank(in, lane, spConst, addr, size, l.m.constBank, "the module's %d bytes of constants")
+		return v, ok, false
 	case spParam:
-		if addr+uint64(size) > uint64(len(l.params)) {
-			return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, spParam, addr, size,
-				fmt.Sprintf("%s at param address %#x beyond the kernel's %d bytes of parameters", accessName(in, accRead, size), addr, len(l.params))), false
-		}
-		return getBits(l.params[addr:], size), true, false
+		v, ok := w.loadBank(in, lane, spParam, addr, size, l.params, "the kernel's %d bytes of parameters")
+		return v, ok, false
 	}
 	return 0, false, false
+}
+
+// loadBank reads size bytes at addr of bank, all of a read-only space
+// (constants or parameters). Out of bounds it faults, saying what the bank
+// holds through holds, a format with one %d for its length.
+func (w *warp) loadBank(in *inst, lane int, space uint8, addr uint64, size int, bank []byte, holds string) (uint64, bool) {
+	if addr+uint64(size) > uint64(len(bank)) {
+		return 0, w.memFault(cudart.ErrOutOfBounds, in, lane, space, addr, size,
+			fmt.Sprintf("%s at %s address %#x beyond "+holds, accessName(in, accRead, size), spaceNames[space], addr, len(bank)))
+	}
+	return getBits(bank[addr:], size), true
 }
 
 // loaded follows a load by ld (in) of v at addr in space, when the

@@ -14,15 +14,10 @@ import (
 func TestOutOfBoundsExact(t *testing.T) {
 	src := mustRead(t, "testdata/oob.ptx")
 	for _, guard := range []int{0, 256, 1024} {
-		b := New(Config{})
 		opts := cudart.DefaultOptions()
 		opts.Watchdog, opts.GuardBytes = 0, guard
-		dev := cudart.New(b, opts)
-		t.Cleanup(func() { dev.Close() })
-		m, err := dev.Load("oob", src)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := newEnvOn(t, "oob", src, New(Config{}), opts)
+		dev, m := e.dev, e.mod
 		one := cudart.Geometry{Grid: cudart.D1(1), Block: cudart.D1(1)}
 		sink, _ := dev.Alloc(cudart.F32, 1)
 		for _, n := range []int{1, 2, 64, 1001} {

@@ -123,6 +123,15 @@ func (w *warp) shadow(in *inst, m uint32) {
 		}
 		return u
 	}
+	// compared: setp's and set's comparison of a and b, combined with
+	// predicate c by .and, .or or .xor.
+	compared := func() uint32 {
+		u := src(in.a, in.b)
+		if in.bop != 0 {
+			u |= w.pundef[in.c]
+		}
+		return u
+	}
 	set := func(dst []uint32, d int32, u uint32) {
 		if d >= 0 {
 			dst[d] = dst[d]&^m | u&m | g
@@ -143,10 +152,7 @@ func (w *warp) shadow(in *inst, m uint32) {
 		u := w.pundef[in.c] | w.undef[in.a]&p | w.undef[in.b]&^p
 		set(w.undef, in.d, u)
 	case shPredDst:
-		u := src(in.a, in.b)
-		if in.bop != 0 {
-			u |= w.pundef[in.c]
-		}
+		u := compared()
 		set(w.pundef, in.d, u)
 		set(w.pundef, in.d2, u)
 	case shPredOnly:
@@ -156,11 +162,7 @@ func (w *warp) shadow(in *inst, m uint32) {
 		}
 		set(w.pundef, in.d, u)
 	case shSet:
-		u := src(in.a, in.b)
-		if in.bop != 0 {
-			u |= w.pundef[in.c]
-		}
-		set(w.undef, in.d, u)
+		set(w.undef, in.d, compared())
 	case shPack:
 		set(w.undef, in.d, src(in.vec...))
 	case shUnpack:

@@ -4,11 +4,10 @@ package gpu
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart/internal/ptxas"
 )
 
 // The test kernels, hand-written PTX. sm_80 is the oldest target every
@@ -231,21 +230,12 @@ const badPTX = ptxHeader + `.visible .entry bad()
 // TestPTXAssembles checks the test kernels with the toolkit's ptxas when one
 // is on PATH; it needs no GPU, so it runs on a build machine too.
 func TestPTXAssembles(t *testing.T) {
-	ptxas, err := exec.LookPath("ptxas")
-	if err != nil {
-		t.Skip("ptxas not on PATH")
-	}
-	dir := t.TempDir()
 	texts := map[string]string{
 		"echo": echoPTX, "fill": fillPTX, "addk": addkPTX, "spin": spinPTX, "store": storePTX,
 		"shm": shmPTX, "hold": holdPTX, "konst1": konstPTX(1111), "konst2": konstPTX(2222), "bad": badPTX,
 	}
 	for name, text := range texts {
-		f := filepath.Join(dir, name+".ptx")
-		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(ptxas, "-arch=sm_80", "-o", filepath.Join(dir, name+".cubin"), f).CombinedOutput()
+		out, err := ptxas.Assemble(t, "sm_80", name, text)
 		if name == "bad" {
 			if err == nil {
 				t.Errorf("ptxas accepted bad PTX")

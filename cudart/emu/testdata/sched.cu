@@ -33,9 +33,19 @@ __device__ __forceinline__ int ld_relaxed(const int* p) {
   return v;
 }
 
-// Block b adds its row of x into partial row b % groups under that group's
-// spin lock (acquire CAS, release exchange); the first block of a group
-// stores instead of adding, as counts[g] says.
+// add_row adds block blockIdx.x's row of x into partial row g, or stores it
+// there when counts[g] says the row holds nothing yet: the work of every
+// *_accum kernel, inside its lock or without one.
+__device__ __forceinline__ void add_row(const int* counts, float* partial, const float* x, int n, int g) {
+  int first = counts[g] == 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    float v = x[blockIdx.x * n + i];
+    partial[g * n + i] = first ? v : partial[g * n + i] + v;
+  }
+}
+
+// Block b adds its row of x into partial row b % groups (add_row) under that
+// group's spin lock (acquire CAS, release exchange).
 extern "C" __global__ void lock_accum(int* locks, int* counts, float* partial, const float* x, int n, int groups) {
   int g = blockIdx.x % groups;
   if (threadIdx.x == 0) {
@@ -43,11 +53,7 @@ extern "C" __global__ void lock_accum(int* locks, int* counts, float* partial, c
     }
   }
   __syncthreads();
-  int first = counts[g] == 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    float v = x[blockIdx.x * n + i];
-    partial[g * n + i] = first ? v : partial[g * n + i] + v;
-  }
+  add_row(counts, partial, x, n, g);
   __syncthreads();
   if (threadIdx.x == 0) {
     counts[g] = 1;
@@ -64,11 +70,7 @@ extern "C" __global__ void lock_fence_accum(int* locks, int* counts, float* part
     __threadfence();
   }
   __syncthreads();
-  int first = counts[g] == 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    float v = x[blockIdx.x * n + i];
-    partial[g * n + i] = first ? v : partial[g * n + i] + v;
-  }
+  add_row(counts, partial, x, n, g);
   __syncthreads();
   if (threadIdx.x == 0) {
     counts[g] = 1;
@@ -80,11 +82,7 @@ extern "C" __global__ void lock_fence_accum(int* locks, int* counts, float* part
 // lock_accum without the lock: a cross-block race.
 extern "C" __global__ void nolock_accum(int* locks, int* counts, float* partial, const float* x, int n, int groups) {
   int g = blockIdx.x % groups;
-  int first = counts[g] == 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    float v = x[blockIdx.x * n + i];
-    partial[g * n + i] = first ? v : partial[g * n + i] + v;
-  }
+  add_row(counts, partial, x, n, g);
   __syncthreads();
   if (threadIdx.x == 0) {
     atomicExch(&counts[g], 1);
@@ -100,11 +98,7 @@ extern "C" __global__ void lock_relaxed_accum(int* locks, int* counts, float* pa
     }
   }
   __syncthreads();
-  int first = counts[g] == 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    float v = x[blockIdx.x * n + i];
-    partial[g * n + i] = first ? v : partial[g * n + i] + v;
-  }
+  add_row(counts, partial, x, n, g);
   __syncthreads();
   if (threadIdx.x == 0) {
     counts[g] = 1;
@@ -212,11 +206,7 @@ __device__ void lock_block(int* lock) {
 extern "C" __global__ void lock_block_accum(int* locks, int* counts, float* partial, const float* x, int n, int groups) {
   int g = blockIdx.x % groups;
   lock_block(&locks[g]);
-  int first = counts[g] == 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    float v = x[blockIdx.x * n + i];
-    partial[g * n + i] = first ? v : partial[g * n + i] + v;
-  }
+  add_row(counts, partial, x, n, g);
   __syncthreads();
   if (threadIdx.x == 0) {
     counts[g] = 1;
@@ -240,11 +230,7 @@ extern "C" __global__ void lock_cta_accum(int* locks, int* counts, float* partia
     } while (old != 0);
   }
   __syncthreads();
-  int first = counts[g] == 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    float v = x[blockIdx.x * n + i];
-    partial[g * n + i] = first ? v : partial[g * n + i] + v;
-  }
+  add_row(counts, partial, x, n, g);
   __syncthreads();
   if (threadIdx.x == 0) {
     counts[g] = 1;

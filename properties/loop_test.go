@@ -12,6 +12,8 @@ import (
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/gen"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
@@ -57,7 +59,7 @@ func (l launcher) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) er
 // runContract runs f on the emulator with checks rapid checks (no fail
 // files), a base seed and the given watchdog, and returns the outcome of
 // prediction id and the time it took.
-func runContract(t *testing.T, id string, checks int, watchdog time.Duration, f func(properties.TB)) (properties.Outcome, time.Duration) {
+func runContract(t *testing.T, id string, checks int, watchdog time.Duration, f func(properties.TB)) (outcome.Outcome, time.Duration) {
 	t.Helper()
 	c := suite.Default()
 	c.Backend, c.Watchdog = "emu", watchdog
@@ -67,7 +69,7 @@ func runContract(t *testing.T, id string, checks int, watchdog time.Duration, f 
 	}
 	defer dev.Close()
 	cfg := suite.ContractConfig(c, dev)
-	cfg.Recorder, cfg.Seed = &properties.Recorder{}, 12345
+	cfg.Recorder, cfg.Seed = &outcome.Recorder{}, 12345
 	defer suite.SetRapid(suite.Rapid{Checks: checks, NoFailFile: true})()
 	start := time.Now()
 	properties.RunQuiet(t.Name(), cfg, f)
@@ -87,7 +89,7 @@ func TestLivenessEndsTheRunAtOnce(t *testing.T) {
 	o, took := runContract(t, properties.RMSFwd, 100, wd, func(tb properties.TB) {
 		properties.RMSNormForwardContract(tb, launcher{name: "spin", text: spinPTX, entry: "spin"})
 	})
-	if o.Status != properties.Falsified || !strings.HasPrefix(o.Reason, "liveness: ") || !strings.Contains(o.Reason, "did not complete within 300ms") {
+	if o.Status != outcome.Falsified || !strings.HasPrefix(o.Reason, "liveness: ") || !strings.Contains(o.Reason, "did not complete within 300ms") {
 		t.Errorf("status %s, reason %q: want falsified, liveness", o.Status, o.Reason)
 	}
 	if o.Checks != 1 || o.Failed != 1 {
@@ -133,7 +135,7 @@ func TestSetupFailuresAreErrors(t *testing.T) {
 			o, _ := runContract(t, properties.RMSFwd, 100, 0, func(tb properties.TB) {
 				properties.RMSNormForwardContract(tb, c.impl)
 			})
-			if o.Status != properties.Errored || !strings.Contains(o.Reason, c.want) {
+			if o.Status != outcome.Errored || !strings.Contains(o.Reason, c.want) {
 				t.Errorf("status %s, reason %q: want error, %q", o.Status, o.Reason, c.want)
 			}
 			if o.Checks != 1 || len(o.Counterexample) != 1 {
@@ -157,7 +159,7 @@ func TestPoisonedDeviceIsAnError(t *testing.T) {
 	o, _ := runContract(t, properties.RMSFwd, 100, 0, func(tb properties.TB) {
 		properties.RMSNormForwardContract(tb, failing{err})
 	})
-	if o.Status != properties.Errored || strings.Contains(o.Reason, "liveness") || o.Checks != 1 {
+	if o.Status != outcome.Errored || strings.Contains(o.Reason, "liveness") || o.Checks != 1 {
 		t.Errorf("status %s after %d checks, reason %q: want an error at once", o.Status, o.Checks, o.Reason)
 	}
 }
@@ -173,7 +175,7 @@ func TestContractStatistics(t *testing.T) {
 	fd, _ := runContract(t, properties.BRMSBackFD, checks, 0, func(tb properties.TB) {
 		properties.RMSNormBackwardFDContract(tb, kernels.RMSNormBwdWarp)
 	})
-	if s := fd.Stats; fd.Status != properties.Discharged || s.Compared != 0 || s.MaxAbs != 0 || s.RelCompared != 0 || s.Scalars == 0 || !(s.MaxRatio > 0) {
+	if s := fd.Stats; fd.Status != outcome.Discharged || s.Compared != 0 || s.MaxAbs != 0 || s.RelCompared != 0 || s.Scalars == 0 || !(s.MaxRatio > 0) {
 		t.Errorf("%s: %s, stats %+v: want only ratios", properties.BRMSBackFD, fd.Status, s)
 	}
 	// In the report: the ratio, no element statistics, and the command
@@ -193,7 +195,7 @@ func TestContractStatistics(t *testing.T) {
 	rope, _ := runContract(t, properties.RoPEBasis, checks, 0, func(tb properties.TB) {
 		properties.RoPEBasisContract(tb, kernels.RoPEFwdBatched, properties.PerRowPositions, kernels.RoPEBwd)
 	})
-	if s := rope.Stats; rope.Status != properties.Discharged || s.Compared == 0 || s.RelCompared == 0 || s.MaxRel > 0.5 || s.MaxULP > 1<<24 {
+	if s := rope.Stats; rope.Status != outcome.Discharged || s.Compared == 0 || s.RelCompared == 0 || s.MaxRel > 0.5 || s.MaxULP > 1<<24 {
 		t.Errorf("%s: %s, stats %+v", properties.RoPEBasis, rope.Status, s)
 	}
 }
@@ -208,22 +210,22 @@ func TestEmulatorDrawsChunkedRowCounts(t *testing.T) {
 		t.Fatalf("the chunk no longer grows at %d rows: update EdgeRows", step+1)
 	}
 	for _, r := range []int{step, step + 1} {
-		if !slices.Contains(properties.EdgeRows, r) {
-			t.Errorf("EdgeRows %v lacks %d", properties.EdgeRows, r)
+		if !slices.Contains(gen.EdgeRows, r) {
+			t.Errorf("EdgeRows %v lacks %d", gen.EdgeRows, r)
 		}
 	}
 	cfg := properties.Config{} // no device: the emulator's limits
 	lim := cfg.Limits()
-	if lim != properties.EmuLimits {
+	if lim != gen.EmuLimits {
 		t.Fatalf("limits without a device = %+v, want EmuLimits", lim)
 	}
 	// Beyond RandomRows rows come rarely (the emulator runs a block a
 	// row): about one draw in WideOdds.
 	const draws = 2000
-	gen := properties.Rows(lim, 2)
+	rows := gen.Rows(lim, 2)
 	most, wide := 0, 0
 	for seed := range draws {
-		r := gen.Example(seed)
+		r := rows.Example(seed)
 		most = max(most, r)
 		if r > lim.RandomRows {
 			wide++
@@ -232,12 +234,12 @@ func TestEmulatorDrawsChunkedRowCounts(t *testing.T) {
 	if most <= step {
 		t.Errorf("rows of hidden 2 drawn under the emulator's limits reach %d, want past %d", most, step)
 	}
-	if f := float64(wide) / draws; f < 0.5/properties.WideOdds || f > 2.0/properties.WideOdds {
-		t.Errorf("%d of %d draws beyond %d rows, want about 1 in %d", wide, draws, lim.RandomRows, properties.WideOdds)
+	if f := float64(wide) / draws; f < 0.5/gen.WideOdds || f > 2.0/gen.WideOdds {
+		t.Errorf("%d of %d draws beyond %d rows, want about 1 in %d", wide, draws, lim.RandomRows, gen.WideOdds)
 	}
 	// Where the elements allow no more than RandomRows, nothing changes.
 	for seed := range 200 {
-		if r := properties.Rows(lim, 1024).Example(seed); r > lim.MaxElements/1024 {
+		if r := gen.Rows(lim, 1024).Example(seed); r > lim.MaxElements/1024 {
 			t.Fatalf("hidden 1024: %d rows", r)
 		}
 	}

@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/kernels"
 )
 
 // refFillTensor is FillTensor written over math/rand/v2's Rand methods
@@ -355,4 +358,45 @@ func TestHiddenMultiple(t *testing.T) {
 			rt.Fatalf("hidden %d", h)
 		}
 	})
+}
+
+// The emulator draws the row counts a GPU does: its limits cap elements,
+// not rows, so a chunked backward's chunk grows past kernels.ChunkMinRows
+// (at 2049 rows of a small hidden size) on the CPU as well, and the edge
+// rows sit on both sides of that step.
+func TestEmulatorDrawsChunkedRowCounts(t *testing.T) {
+	step := kernels.ChunkMinRows * kernels.ChunkTargetBlocks
+	if kernels.ChunkRows(step) != kernels.ChunkMinRows || kernels.ChunkRows(step+1) == kernels.ChunkMinRows {
+		t.Fatalf("the chunk no longer grows at %d rows: update EdgeRows", step+1)
+	}
+	for _, r := range []int{step, step + 1} {
+		if !slices.Contains(EdgeRows, r) {
+			t.Errorf("EdgeRows %v lacks %d", EdgeRows, r)
+		}
+	}
+	lim := EmuLimits
+	// Beyond RandomRows rows come rarely (the emulator runs a block a
+	// row): about one draw in WideOdds.
+	const draws = 2000
+	rows := Rows(lim, 2)
+	most, wide := 0, 0
+	for seed := range draws {
+		r := rows.Example(seed)
+		most = max(most, r)
+		if r > lim.RandomRows {
+			wide++
+		}
+	}
+	if most <= step {
+		t.Errorf("rows of hidden 2 drawn under the emulator's limits reach %d, want past %d", most, step)
+	}
+	if f := float64(wide) / draws; f < 0.5/WideOdds || f > 2.0/WideOdds {
+		t.Errorf("%d of %d draws beyond %d rows, want about 1 in %d", wide, draws, lim.RandomRows, WideOdds)
+	}
+	// Where the elements allow no more than RandomRows, nothing changes.
+	for seed := range 200 {
+		if r := Rows(lim, 1024).Example(seed); r > lim.MaxElements/1024 {
+			t.Fatalf("hidden 1024: %d rows", r)
+		}
+	}
 }

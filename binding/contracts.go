@@ -4,6 +4,7 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // Job is one prediction to run against a binding: its ID and the contract
@@ -144,7 +145,7 @@ func (b *Binding) prepared(t properties.TB, id string) bool {
 			continue
 		}
 		if err := x.Prepare(cfg.Device); err != nil {
-			cfg.Recorder.Record(properties.Outcome{ID: id, Status: properties.Errored, Reason: err.Error(), Runs: []string{t.Name()}})
+			cfg.Recorder.Record(outcome.Outcome{ID: id, Status: outcome.Errored, Reason: err.Error(), Runs: []string{t.Name()}})
 			t.Fatalf("%s: %v", id, err)
 			return false
 		}

@@ -11,6 +11,8 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/gen"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // TestStorage16RMSNormForward runs bfloat16- and float16-storage kernels
@@ -60,7 +62,7 @@ func checkStorage16(t *testing.T, path string, st oracle.Storage) {
 		}
 		want, rms := make([]float64, len(x)), make([]float64, rows)
 		tol, tolRMS := make([]float64, len(x)), make([]float64, rows)
-		oracle.RMSNormForwardWithTol(want, rms, tol, tolRMS, properties.F64(x), properties.F64(gamma), rows, hidden, float64(eps), oracle.SerialReduction())
+		oracle.RMSNormForwardWithTol(want, rms, tol, tolRMS, gen.F64(x), gen.F64(gamma), rows, hidden, float64(eps), oracle.SerialReduction())
 		for i, y := range a.Y {
 			bound := tol[i] + oracle.StorageTol(st, want[i], tol[i])
 			if e := math.Abs(float64(y) - want[i]); !(e <= bound) {
@@ -168,16 +170,16 @@ func TestStorage16Contracts(t *testing.T) {
 		for _, j := range binding.Jobs(b) {
 			t.Run(b.Name+"/"+j.ID, func(t *testing.T) {
 				c := cfg
-				c.Recorder = &properties.Recorder{}
+				c.Recorder = &outcome.Recorder{}
 				q := properties.RunQuiet(t.Name(), c, j.Contract)
 				o := c.Recorder.Outcomes()[j.ID]
 				if j.ID == properties.Parity && c.Device.Info().Backend != "gpu" {
-					if o.Status != properties.Skipped {
+					if o.Status != outcome.Skipped {
 						t.Errorf("%s without a GPU: %s, want skipped", j.ID, o.Status)
 					}
 					return
 				}
-				if o.Status != properties.Discharged || o.Checks == 0 {
+				if o.Status != outcome.Discharged || o.Checks == 0 {
 					t.Errorf("%s after %d checks: %s\n%s", o.Status, o.Checks, o.Reason, strings.Join(q.Logs(), "\n"))
 				}
 			})

@@ -12,6 +12,7 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
@@ -137,7 +138,7 @@ func Record(path string, results []Result, replace reports.MutantKind, devices [
 			if strings.HasPrefix(p.ID, "TEST-") || strings.HasPrefix(p.ID, "BENCH-") || r.Prediction(p.ID) != nil {
 				continue
 			}
-			rp := suite.PredictionReport(p, properties.Outcome{}, false,
+			rp := suite.PredictionReport(p, outcome.Outcome{}, false,
 				"not run by the process that recorded the mutants (falsify runs contracts on mutants only)")
 			rp.Status = reports.NotRun
 			r.UpsertPrediction(rp)

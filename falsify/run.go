@@ -9,6 +9,7 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
@@ -58,7 +59,7 @@ type Options struct {
 
 // BudgetRows caps the rows contracts draw on a device with an instruction
 // budget (Options.MaxInstructions): the emulator's wide row counts (up to
-// properties.EmuLimits.MaxRows) make launches of the originals larger
+// gen.EmuLimits.MaxRows) make launches of the originals larger
 // than the budget, which would then kill them as hung.
 const BudgetRows = 64
 
@@ -76,7 +77,7 @@ func DefaultOptions() Options {
 type ProbeRun struct {
 	Prediction string
 	Contract   string
-	Status     properties.Status
+	Status     outcome.Status
 	Checks     int
 	Duration   time.Duration
 }
@@ -242,15 +243,15 @@ func (s *Session) Run(m Mutant) (r Result) {
 		pr, o := s.probe(m, p, e, i)
 		r.Runs = append(r.Runs, pr)
 		switch o.Status {
-		case properties.Falsified, properties.Inconclusive:
+		case outcome.Falsified, outcome.Inconclusive:
 			r.Status, r.KilledBy, r.Contract, r.Checks = reports.MutantKilled, p.id, p.name, o.Checks
 			r.Counterexample, r.Failure = o.Counterexample, o.Reason
-			if o.Status == properties.Inconclusive {
+			if o.Status == outcome.Inconclusive {
 				r.Reason = "the failure did not reproduce on replay: " + o.NonDeterministic
 			}
 			r.Launches, _, _, _, _ = tr.snapshot()
 			return r
-		case properties.Errored:
+		case outcome.Errored:
 			errored = append(errored, fmt.Sprintf("%s: %s", p.name, o.Reason))
 		}
 	}
@@ -352,7 +353,7 @@ func (s *Session) budgetText(m Mutant, runs int) string {
 }
 
 // probe runs one contract on the mutant and returns its outcome.
-func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, properties.Outcome) {
+func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, outcome.Outcome) {
 	checks, shrink := s.budget(m, i)
 	// rapid writes no fail files for mutants: their failures are expected
 	// and the kill matrix is the record.
@@ -365,9 +366,9 @@ func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, properties.
 	q := properties.RunQuiet("falsify/"+m.String()+"/"+p.name, s.cfg, func(t properties.TB) { p.run(t, e) })
 	o, ok := q.Outcomes()[p.id]
 	if !ok {
-		o = properties.Outcome{ID: p.id, Status: properties.Errored, Reason: "the contract recorded no outcome"}
+		o = outcome.Outcome{ID: p.id, Status: outcome.Errored, Reason: "the contract recorded no outcome"}
 		if q.Skipped() {
-			o.Status, o.Reason = properties.Skipped, strings.Join(q.Logs(), "; ")
+			o.Status, o.Reason = outcome.Skipped, strings.Join(q.Logs(), "; ")
 		} else if q.Failed() {
 			o.Reason = strings.Join(q.Logs(), "; ")
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/kernels"
-	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // An unmodified copy of a kernel, run as a mutant is (differential mode,
@@ -32,7 +32,7 @@ func TestOriginalSurvives(t *testing.T) {
 			for i, p := range kernelProbes(name) {
 				pr, o := s.probe(m, p, e, i)
 				switch o.Status {
-				case properties.Falsified, properties.Inconclusive, properties.Errored:
+				case outcome.Falsified, outcome.Inconclusive, outcome.Errored:
 					t.Errorf("%s (%s) on an unmodified %s: %s after %d checks: %s", p.id, p.name, name, o.Status, pr.Checks, firstLine(o.Reason))
 				}
 			}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // TB is what a contract needs from its test: rapid's TB, and the Config of
@@ -40,7 +42,7 @@ type Config struct {
 	// cudart.DefaultOptions.
 	Open func(backend string) (cudart.Device, error)
 	// MaxElements caps the elements of one generated tensor (0: the
-	// backend's limits, EmuLimits or GPULimits).
+	// backend's limits, gen.EmuLimits or gen.GPULimits).
 	MaxElements int
 	// MaxRows and MaxHidden narrow the rows and row length generators draw
 	// (0: the backend's limits), and HiddenMultiple makes every row length a
@@ -51,7 +53,7 @@ type Config struct {
 	// each role (the op table's names: x, gamma, dy, y, rms, …; absent:
 	// float32), computing in float32: a bfloat16 or float16 kernel. The
 	// contracts round drawn inputs of a 16-bit role to it before the oracle
-	// sees them (Limits.Values), and the bound of a 16-bit output adds
+	// sees them (gen.Limits.Values), and the bound of a 16-bit output adds
 	// oracle.StorageTol (Obs.Within): the one further rounding of the result.
 	Storage map[string]oracle.Storage
 	// Watchdog bounds a launcher call before a contract calls it a liveness
@@ -63,7 +65,7 @@ type Config struct {
 	Seed uint64
 	// Recorder receives every contract run's progress and outcome (nil:
 	// outcomes are dropped).
-	Recorder *Recorder
+	Recorder *outcome.Recorder
 	// Context ends the run when done (a deadline, Ctrl-C): a contract run
 	// in progress stops before its next check and is recorded inconclusive
 	// with the checks it passed; one not yet started is skipped. The reason
@@ -80,10 +82,10 @@ func (c *Config) stopped() error {
 }
 
 // Limits returns the generator limits for the configured device.
-func (c *Config) Limits() Limits {
-	lim := GPULimits
+func (c *Config) Limits() gen.Limits {
+	lim := gen.GPULimits
 	if c.Device == nil || c.Device.Info().Backend == "emu" {
-		lim = EmuLimits
+		lim = gen.EmuLimits
 	}
 	if c.MaxElements > 0 {
 		lim = lim.Cap(c.MaxElements)
@@ -97,11 +99,7 @@ func (c *Config) Limits() Limits {
 	if c.HiddenMultiple > 1 {
 		lim.HiddenMultiple = c.HiddenMultiple
 	}
-	if c.Storage != nil {
-		m := c.Storage
-		lim.storage = &m
-	}
-	return lim
+	return lim.WithStorage(c.Storage)
 }
 
 // WatchdogLimit returns the configured watchdog, or two minutes.
@@ -120,9 +118,23 @@ func (c *Config) open(backend string) (cudart.Device, error) {
 	return cudart.Open(backend, cudart.DefaultOptions())
 }
 
-// DeviceFor returns t's device, or skips prediction id with the reason when
+// openPrivate opens a fresh device of backend for prediction id alone, or
+// records the error as id's outcome and ends t (returning nil, for a TB
+// whose Fatalf returns).
+func openPrivate(t TB, id, backend string) cudart.Device {
+	t.Helper()
+	d, err := t.Config().open(backend)
+	if err != nil {
+		t.Config().Recorder.Record(outcome.Outcome{ID: id, Status: outcome.Errored, Reason: err.Error(), Runs: []string{t.Name()}})
+		t.Fatalf("%s: opening a private device: %v", id, err)
+		return nil
+	}
+	return d
+}
+
+// deviceFor returns t's device, or skips prediction id with the reason when
 // the run has none.
-func DeviceFor(t TB, id string) cudart.Device {
+func deviceFor(t TB, id string) cudart.Device {
 	t.Helper()
 	cfg := t.Config()
 	if cfg.Device == nil {
@@ -130,11 +142,16 @@ func DeviceFor(t TB, id string) cudart.Device {
 		if why == "" {
 			why = "the run has no device"
 		}
-		Skip(t, id, fmt.Sprintf("no device backend: %s", why))
+		skip(t, id, fmt.Sprintf("no device backend: %s", why))
 		return nil
 	}
 	return cfg.Device
 }
 
-// ShapeLimits are the generator limits of t's run.
-func ShapeLimits(t TB) Limits { return t.Config().Limits() }
+// onDevice returns t's device and the generator limits of its run, or
+// skips prediction id (as deviceFor does) when the run has no device.
+func onDevice(t TB, id string) (cudart.Device, gen.Limits) {
+	t.Helper()
+	dev := deviceFor(t, id)
+	return dev, t.Config().Limits()
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/gen"
 	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
@@ -64,9 +65,9 @@ func BenchmarkHarness(b *testing.B) {
 			runChecks(b, func(t properties.TB) { properties.FixedShapeGradientCheck(t, cpuBackward{}, rows, hidden) })
 		})
 		b.Run(fmt.Sprintf("fake/value/%dx%d", rows, hidden), func(b *testing.B) {
-			x := properties.MakeTensor(properties.Normal, 0, 1, rows, hidden).Data
+			x := gen.MakeTensor(gen.Normal, 0, 1, rows, hidden).Data
 			a := &op.RMSNormForwardArgs{Rows: rows, Hidden: hidden, Eps: 1e-5, X: x,
-				Gamma: properties.MakeTensor(properties.Normal, 0, 2, 1, hidden).Data,
+				Gamma: gen.MakeTensor(gen.Normal, 0, 2, 1, hidden).Data,
 				Y:     make([]float32, rows*hidden), RMS: make([]float32, rows)}
 			for b.Loop() {
 				cpuForward{}.RMSNormForward(nil, a)
@@ -74,10 +75,10 @@ func BenchmarkHarness(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("fake/gradient/%dx%d", rows, hidden), func(b *testing.B) {
 			a := &op.RMSNormBackwardArgs{Rows: rows, Hidden: hidden,
-				X:     properties.MakeTensor(properties.Normal, 0, 1, rows, hidden).Data,
-				Gamma: properties.MakeTensor(properties.Normal, 0, 2, 1, hidden).Data,
+				X:     gen.MakeTensor(gen.Normal, 0, 1, rows, hidden).Data,
+				Gamma: gen.MakeTensor(gen.Normal, 0, 2, 1, hidden).Data,
 				RMS:   make([]float32, rows),
-				DY:    properties.MakeTensor(properties.Normal, 0, 3, rows, hidden).Data,
+				DY:    gen.MakeTensor(gen.Normal, 0, 3, rows, hidden).Data,
 				DX:    make([]float32, rows*hidden), DGamma: make([]float32, hidden)}
 			for i := range a.RMS {
 				a.RMS[i] = float32(math.Sqrt(float64(hidden)))

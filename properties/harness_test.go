@@ -10,6 +10,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 func init() {
@@ -35,7 +37,7 @@ func setRapid(t *testing.T, name, v string) {
 // and the command that reproduces it — and must not report a pass as one.
 func TestHarnessRecordsOutcomes(t *testing.T) {
 	noFailFile(t)
-	rec := &Recorder{}
+	rec := &outcome.Recorder{}
 	cfg := Config{Recorder: rec}
 	pass := RunQuiet("TestPass", cfg, func(tb TB) {
 		Check(tb, "TEST-HARNESS-PASS", func(rt *rapid.T, o *Obs) {
@@ -60,10 +62,10 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 	}
 	out := rec.Outcomes()
 	p, f := out["TEST-HARNESS-PASS"], out["TEST-HARNESS-FAIL"]
-	if p.Status != Discharged || p.Checks == 0 || p.Stats.Compared != p.Checks {
+	if p.Status != outcome.Discharged || p.Checks == 0 || p.Stats.Compared != p.Checks {
 		t.Errorf("pass outcome = %+v", p)
 	}
-	if f.Status != Falsified {
+	if f.Status != outcome.Falsified {
 		t.Fatalf("fail outcome status = %q, reason %q", f.Status, f.Reason)
 	}
 	if len(f.Counterexample) != 1 || f.Counterexample[0] != "n: 1000" {
@@ -87,14 +89,14 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 // to be recorded DISCHARGED with 0 checks.
 func TestHarnessPanicAndZeroChecks(t *testing.T) {
 	noFailFile(t)
-	rec := &Recorder{}
+	rec := &outcome.Recorder{}
 	cfg := Config{Recorder: rec}
 	q := RunQuiet("TestPanicky", cfg, func(tb TB) {
 		Check(&panickyTB{TB: tb}, "TEST-HARNESS-PANIC", func(rt *rapid.T, o *Obs) {
 			o.Within("x", []float32{1}, []float64{1}, []float64{0})
 		})
 	})
-	if o := rec.Outcomes()["TEST-HARNESS-PANIC"]; o.Status != Errored || !strings.Contains(o.Reason, "harness panicked: testing: Short called") {
+	if o := rec.Outcomes()["TEST-HARNESS-PANIC"]; o.Status != outcome.Errored || !strings.Contains(o.Reason, "harness panicked: testing: Short called") {
 		t.Errorf("panicking harness: %s (%q), want error naming the panic", o.Status, o.Reason)
 	}
 	if !q.Failed() {
@@ -106,7 +108,7 @@ func TestHarnessPanicAndZeroChecks(t *testing.T) {
 			o.Within("x", []float32{1}, []float64{1}, []float64{0})
 		})
 	})
-	if o := rec.Outcomes()["TEST-HARNESS-ZERO"]; o.Status == Discharged || o.Checks != 0 {
+	if o := rec.Outcomes()["TEST-HARNESS-ZERO"]; o.Status == outcome.Discharged || o.Checks != 0 {
 		t.Errorf("zero checks: %s after %d checks (%q), want not discharged", o.Status, o.Checks, o.Reason)
 	}
 }
@@ -130,7 +132,7 @@ func (p *panickyTB) Helper() {
 // and only the first failing run).
 func TestHarnessKeepsFailingRatio(t *testing.T) {
 	noFailFile(t)
-	rec := &Recorder{}
+	rec := &outcome.Recorder{}
 	cfg := Config{Recorder: rec}
 	for _, name := range []string{"TestRatioA", "TestRatioB"} {
 		RunQuiet(name, cfg, func(tb TB) {
@@ -141,7 +143,7 @@ func TestHarnessKeepsFailingRatio(t *testing.T) {
 		})
 	}
 	o := rec.Outcomes()["TEST-HARNESS-RATIO"]
-	if o.Status != Falsified || len(o.Failures) != 2 || o.Failed != 2 {
+	if o.Status != outcome.Falsified || len(o.Failures) != 2 || o.Failed != 2 {
 		t.Fatalf("outcome = %+v, want falsified by both runs", o)
 	}
 	for _, f := range o.Failures {
@@ -159,7 +161,7 @@ func TestHarnessKeepsFailingRatio(t *testing.T) {
 // statistics; one that starts afterwards is skipped.
 func TestHarnessStopsOnContext(t *testing.T) {
 	setRapid(t, "checks", "100")
-	rec := &Recorder{}
+	rec := &outcome.Recorder{}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cfg := Config{Recorder: rec, Context: ctx}
 	reached, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -194,7 +196,7 @@ func TestHarnessStopsOnContext(t *testing.T) {
 	close(release)
 	<-done
 	o := rec.Outcomes()["TEST-HARNESS-PASS"]
-	if o.Status != Inconclusive || o.Checks != 3 || o.Stats.Compared != 3 || !strings.Contains(o.Reason, "cut short (TestLive had passed 3 checks)") {
+	if o.Status != outcome.Inconclusive || o.Checks != 3 || o.Stats.Compared != 3 || !strings.Contains(o.Reason, "cut short (TestLive had passed 3 checks)") {
 		t.Errorf("outcome after the stop = %+v", o)
 	}
 	if !q.Failed() || len(rec.Live()) != 0 {
@@ -203,7 +205,7 @@ func TestHarnessStopsOnContext(t *testing.T) {
 	late := RunQuiet("TestLate", cfg, func(tb TB) {
 		Check(tb, "TEST-HARNESS-FAIL", func(rt *rapid.T, o *Obs) { t.Error("a check ran after the stop") })
 	})
-	if lo := rec.Outcomes()["TEST-HARNESS-FAIL"]; !late.Skipped() || lo.Status != NotRun || !strings.Contains(lo.Reason, "cut short") {
+	if lo := rec.Outcomes()["TEST-HARNESS-FAIL"]; !late.Skipped() || lo.Status != outcome.NotRun || !strings.Contains(lo.Reason, "cut short") {
 		t.Errorf("run started after the stop: skipped %v, outcome %+v", late.Skipped(), lo)
 	}
 }
@@ -235,15 +237,15 @@ func init() {
 // bit for bit is compared with the rounded value; other roles are not.
 func TestHarnessStorage(t *testing.T) {
 	noFailFile(t)
-	cfg := Config{Recorder: &Recorder{}, Storage: map[string]oracle.Storage{"x": oracle.StorageBFloat16, "y": oracle.StorageBFloat16, "residual_out": oracle.StorageFloat16}}
+	cfg := Config{Recorder: &outcome.Recorder{}, Storage: map[string]oracle.Storage{"x": oracle.StorageBFloat16, "y": oracle.StorageBFloat16, "residual_out": oracle.StorageFloat16}}
 	lim := cfg.Limits()
-	run := func(prop func(rt *rapid.T, o *Obs)) Outcome {
-		cfg.Recorder = &Recorder{}
+	run := func(prop func(rt *rapid.T, o *Obs)) outcome.Outcome {
+		cfg.Recorder = &outcome.Recorder{}
 		RunQuiet("TestStorage", cfg, func(tb TB) { Check(tb, "TEST-HARNESS-STORAGE", prop) })
 		return cfg.Recorder.Outcomes()["TEST-HARNESS-STORAGE"]
 	}
 	o := run(func(rt *rapid.T, o *Obs) {
-		x := lim.Values(rt, "x", 2, 8, Normal)
+		x := lim.Values(rt, "x", 2, 8, gen.Normal)
 		for _, v := range x.Data {
 			if oracle.StorageBFloat16.Round(v) != v {
 				o.Fatalf("x = %g is not a bfloat16", v)
@@ -254,14 +256,14 @@ func TestHarnessStorage(t *testing.T) {
 		o.Within("y", []float32{y}, []float64{w}, []float64{0})
 		o.Identical("residual_out", []float32{oracle.StorageFloat16.Round(float32(w))}, []float32{float32(w)})
 	})
-	if o.Status != Discharged {
+	if o.Status != outcome.Discharged {
 		t.Errorf("16-bit roles: %s (%s), want discharged", o.Status, o.Reason)
 	}
 	o = run(func(rt *rapid.T, o *Obs) {
 		w := rapid.Float64Range(1, 2).Draw(rt, "w")
 		o.Within("rms", []float32{oracle.StorageBFloat16.Round(float32(w))}, []float64{w}, []float64{0})
 	})
-	if o.Status != Falsified {
+	if o.Status != outcome.Falsified {
 		t.Errorf("a float32 role allowed 16-bit rounding: %s", o.Status)
 	}
 }

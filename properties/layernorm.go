@@ -10,50 +10,15 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
-
-// Prediction IDs of LayerNorm and per-head RMSNorm.
-const (
-	LNForward   = "LN-FWD-001"
-	LNBackward  = "LN-BWD-001"
-	LNShift     = "LN-SHIFT-001"
-	LNMoments   = "LN-MOMENTS-001"
-	QKNForward  = "QKN-FWD-001"
-	QKNHeads    = "QKN-HEAD-001"
-	lnTolNote   = "oracle.LayerNormForwardTol (two-pass variance; bounds in Σ|x|, not in the mean, so cancellation is covered)"
-	lnBwdNote   = "oracle.LayerNormBackwardTol"
-	qknTolNote  = "oracle.PerHeadRMSNormTol (RMSNormForwardTol per head)"
-	lnShiftNote = "tolY(x) + tolY(x+c), with x+c exact in float32"
-	lnMomNote   = "Σ tolY/n for the mean; (2Σ|y|·tolY + Σ tolY²)/n for the variance, against the exact var/(var+ε)"
-)
-
-func init() {
-	Register(Prediction{ID: LNForward, Title: "LayerNorm forward matches the float64 oracle",
-		Statement: "y = (x−μ)·rstd·γ + β, μ and rstd agree with the float64 oracle within the derived bound",
-		Kernels:   []string{"layernorm_fwd", "layernorm_fwd_stats"}, Tolerance: lnTolNote, Device: true})
-	Register(Prediction{ID: LNBackward, Title: "LayerNorm backward matches the analytic gradient",
-		Statement: "dx, dγ and dβ agree with the float64 analytic gradient within the derived bound",
-		Kernels:   []string{"layernorm_bwd_chunk", "colsum_f32"}, Tolerance: lnBwdNote, Device: true})
-	Register(Prediction{ID: LNShift, Title: "LayerNorm is shift invariant",
-		Statement: "LN(x + c) = LN(x) for a constant c (x + c exact in float32), within the two inputs' bounds",
-		Kernels:   []string{"layernorm_fwd"}, Tolerance: lnShiftNote, Device: true})
-	Register(Prediction{ID: LNMoments, Title: "LayerNorm output is standardised",
-		Statement: "with γ = 1, β = 0 each output row has mean 0 and variance var/(var+ε) (1 when var ≫ ε), within the bound",
-		Kernels:   []string{"layernorm_fwd"}, Tolerance: lnMomNote, Device: true})
-	Register(Prediction{ID: QKNForward, Title: "per-head RMSNorm matches the oracle",
-		Statement: "each head of head_dim values is RMS-normalised with the shared γ[head_dim], within the derived bound",
-		Kernels:   []string{"per_head_rmsnorm"}, Tolerance: qknTolNote, Device: true})
-	Register(Prediction{ID: QKNHeads, Title: "per-head RMSNorm heads are independent",
-		Statement: "changing one head's input leaves every other head's output bit-identical",
-		Kernels:   []string{"per_head_rmsnorm"}, Tolerance: "bit-exact", Device: true})
-}
 
 type lnCase struct {
 	rmsCase
 	beta []float32
 }
 
-func drawLNCase(rt *rapid.T, lim Limits, dists ...Dist) lnCase {
+func drawLNCase(rt *rapid.T, lim gen.Limits, dists ...gen.Dist) lnCase {
 	c := lnCase{rmsCase: drawRMSCase(rt, lim, dists...)}
 	c.beta = lim.Gamma(rt, "beta", c.hidden)
 	return c
@@ -71,7 +36,7 @@ func runLN(o *Obs, dev cudart.Device, impl LayerNormForwarder, c lnCase, x []flo
 }
 
 func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tolRstd []float64) {
-	xf, g, b := F64(x), F64(c.gamma), F64(c.beta)
+	xf, g, b := gen.F64(x), gen.F64(c.gamma), gen.F64(c.beta)
 	n := len(xf)
 	want, mean, rstd = make([]float64, n), make([]float64, c.rows), make([]float64, c.rows)
 	tol, tolMean, tolRstd = make([]float64, n), make([]float64, c.rows), make([]float64, c.rows)
@@ -84,8 +49,7 @@ func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tol
 // LayerNormForwardContract checks LN-FWD-001.
 func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
-	dev := DeviceFor(t, LNForward)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, LNForward)
 	Check(t, LNForward, func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim)
 		o.Context(c.hidden, "%v", c.rmsCase)
@@ -105,10 +69,9 @@ func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 // float32 and the exact LayerNorm of both inputs is the same.
 func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
-	dev := DeviceFor(t, LNShift)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, LNShift)
 	Check(t, LNShift, func(rt *rapid.T, o *Obs) {
-		c := drawLNCase(rt, lim, Normal, MixedScale, Constant)
+		c := drawLNCase(rt, lim, gen.Normal, gen.MixedScale, gen.Constant)
 		e := rapid.IntRange(-30, 10).Draw(rt, "grid.exp")
 		m := rapid.IntRange(-(1<<11)+1, 1<<11-1).Draw(rt, "shift.k")
 		ulp := math.Ldexp(1, e)
@@ -129,7 +92,7 @@ func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 			tol[i] = tolA[i] + tolB[i]
 		}
 		o.Within("LN(x)", a.Y, want, tolA)
-		o.Within("LN(x+c) − LN(x)", b.Y, F64(a.Y), tol)
+		o.Within("LN(x+c) − LN(x)", b.Y, gen.F64(a.Y), tol)
 	})
 }
 
@@ -144,10 +107,9 @@ func maxAbs(x []float32) float64 {
 // LayerNormMomentsContract checks LN-MOMENTS-001.
 func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
-	dev := DeviceFor(t, LNMoments)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, LNMoments)
 	Check(t, LNMoments, func(rt *rapid.T, o *Obs) {
-		c := drawLNCase(rt, lim, Normal, MixedScale)
+		c := drawLNCase(rt, lim, gen.Normal, gen.MixedScale)
 		for i := range c.gamma {
 			c.gamma[i], c.beta[i] = 1, 0
 		}
@@ -161,7 +123,7 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 			// The moments of the kernel's output row, with compensated sums
 			// (gonum floats.SumCompensated) so that their own error stays far
 			// below the bounds they are compared with.
-			xr := F64(c.x.Data[lo:hi])
+			xr := gen.F64(c.x.Data[lo:hi])
 			mu := floats.SumCompensated(xr) / n
 			ys, absY, sqs, tols, sqTols, dev2 := make([]float64, c.hidden), make([]float64, c.hidden),
 				make([]float64, c.hidden), tol[lo:hi], make([]float64, c.hidden), make([]float64, c.hidden)
@@ -189,14 +151,13 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 // LayerNormBackwardContract checks LN-BWD-001.
 func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 	t.Helper()
-	dev := DeviceFor(t, LNBackward)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, LNBackward)
 	Check(t, LNBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
-		dyT := lim.Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+		dyT := values(rt, lim, "dy", c.rows, c.hidden, gen.Normal, gen.MixedScale)
 		o.Context(c.hidden, "%v dy=%v", c, dyT)
 		n := c.rows * c.hidden
-		x, g, dy := F64(c.x.Data), F64(c.gamma), F64(dyT.Data)
+		x, g, dy := gen.F64(c.x.Data), gen.F64(c.gamma), gen.F64(dyT.Data)
 		// The forward's statistics, as a forward kernel stores them.
 		mean, rstd := make([]float64, c.rows), make([]float64, c.rows)
 		oracle.LayerNormForward(make([]float64, n), mean, rstd, x, g, make([]float64, c.hidden), c.rows, c.hidden, float64(c.eps))
@@ -222,16 +183,16 @@ func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 type qknCase struct {
 	rows, heads, headDim int
 	eps                  float32
-	x                    Tensor
+	x                    gen.Tensor
 	gamma                []float32
 }
 
-func drawQKN(rt *rapid.T, lim Limits) qknCase {
+func drawQKN(rt *rapid.T, lim gen.Limits) qknCase {
 	headDim := rapid.OneOf(rapid.SampledFrom([]int{1, 31, 32, 33, 64, 128, 256}), rapid.IntRange(1, 512)).Draw(rt, "head_dim")
 	heads := rapid.IntRange(1, max(1, min(32, lim.MaxHidden/headDim))).Draw(rt, "heads")
-	rows := Rows(lim, heads*headDim).Draw(rt, "rows")
-	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: Eps().Draw(rt, "eps"),
-		x: lim.Values(rt, "x", rows, heads*headDim), gamma: lim.Gamma(rt, "gamma", headDim)}
+	rows := gen.Rows(lim, heads*headDim).Draw(rt, "rows")
+	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: gen.Eps().Draw(rt, "eps"),
+		x: values(rt, lim, "x", rows, heads*headDim), gamma: lim.Gamma(rt, "gamma", headDim)}
 }
 
 func (c qknCase) String() string {
@@ -249,8 +210,7 @@ func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []flo
 // PerHeadRMSNormContract checks QKN-FWD-001.
 func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
-	dev := DeviceFor(t, QKNForward)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, QKNForward)
 	Check(t, QKNForward, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		o.Context(c.heads*c.headDim, "%v", c)
@@ -274,8 +234,7 @@ func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 // redrawn; every other head's output must keep its bits.
 func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
-	dev := DeviceFor(t, QKNHeads)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, QKNHeads)
 	Check(t, QKNHeads, func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		r := rapid.IntRange(0, c.rows-1).Draw(rt, "row")
@@ -283,7 +242,7 @@ func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 		o.Context(c.heads*c.headDim, "%v changed row %d head %d", c, r, h)
 		y1 := runQKN(o, dev, impl, c, c.x.Data)
 		x2 := append([]float32(nil), c.x.Data...)
-		other := lim.Values(rt, "x.head", 1, c.headDim)
+		other := values(rt, lim, "x.head", 1, c.headDim)
 		copy(x2[(r*c.heads+h)*c.headDim:], other.Data)
 		y2 := runQKN(o, dev, impl, c, x2)
 		lo, hi := (r*c.heads+h)*c.headDim, (r*c.heads+h+1)*c.headDim

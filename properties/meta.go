@@ -13,52 +13,14 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
 	"github.com/ptxprop/ptxprop/ptx"
 )
-
-// Prediction IDs of the metamorphic, determinism, dimension, robustness and
-// parity predictions.
-const (
-	BatchIndependence = "META-BATCH-001"
-	RowPermutation    = "META-PERM-001"
-	ScaleInvariance   = "META-SCALE-001"
-	Determinism       = "FALSIFY-GPUTRAIN-006"
-	DimIndependence   = "FALSIFY-DIM-001"
-	Robustness        = "ROBUST-001"
-	Parity            = "PARITY-001"
-)
-
-func init() {
-	Register(Prediction{ID: BatchIndependence, Title: "row-wise kernels are batch independent",
-		Statement: "a row's row-wise outputs are bit-identical whether it is computed alone or inside any batch, for every row-wise kernel (forwards, per-head, RoPE, and the dx of the backwards)",
-		Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk"},
-		Tolerance: "bit-exact", Device: true})
-	Register(Prediction{ID: RowPermutation, Title: "row-wise kernels commute with row permutations",
-		Statement: "permuting the input rows permutes the row-wise outputs, bit for bit",
-		Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk"},
-		Tolerance: "bit-exact", Device: true})
-	Register(Prediction{ID: ScaleInvariance, Title: "RMSNorm is scale invariant up to ε",
-		Statement: "y(αx) = y(x)·(exact ε effect) for α a power of two: |y(αx) − y(x)| ≤ tol(x) + tol(αx) + |y*(αx) − y*(x)| with y* the float64 oracle",
-		Kernels:   []string{"rmsnorm_fwd_rms"}, Tolerance: "tol(x) + tol(αx) + oracle difference (the part ε explains)", Device: true})
-	Register(Prediction{ID: Determinism, Title: "backward results are bit-reproducible",
-		Statement: "dx and dγ are bit-identical across repeated launches, with other launches interleaved, under another schedule (emulator seed), and on a freshly loaded module; statically, no float atomic appears in the backward PTX",
-		Kernels:   []string{"rmsnorm_bwd_rowwarp", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk", "colsum_f32"}, Tolerance: "bit-exact", Device: true})
-	Register(Prediction{ID: DimIndependence, Title: "one module serves every shape",
-		Statement: "the shapes drawn in a check launch every entry from the same module (the same PTX text) as the first shape, and each matches the oracle; every declared .param is read by its entry",
-		Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: rmsFwdTolNote, Device: true})
-	Register(Prediction{ID: Robustness, Title: "RMSNorm handles zeros, subnormals, huge values and IEEE specials",
-		Statement: "zero rows give finite output and gradients when ε > 0; subnormal rows match the oracle; for magnitudes near float32 overflow and for ±Inf/NaN inputs the output is finite exactly where the float64 oracle's is, NaN where it is NaN and infinite where it is infinite",
-		Kernels:   []string{"rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote + " for zero/subnormal rows; class equality otherwise", Device: true})
-	Register(Prediction{ID: Parity, Title: "the emulator reproduces the GPU",
-		Statement: "on the same inputs every kernel gives bit-identical outputs on the GPU and on the PTX emulator when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's ex2.approx)",
-		Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol", Device: true})
-}
 
 // BatchIndependenceContract checks META-BATCH-001 over every family in im.
 func BatchIndependenceContract(t TB, im Impls) {
 	t.Helper()
-	dev := DeviceFor(t, BatchIndependence)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, BatchIndependence)
 	Check(t, BatchIndependence, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		r := rapid.IntRange(0, p.rows-1).Draw(rt, "row")
@@ -74,8 +36,7 @@ func BatchIndependenceContract(t TB, im Impls) {
 // RowPermutationContract checks META-PERM-001 over every family in im.
 func RowPermutationContract(t TB, im Impls) {
 	t.Helper()
-	dev := DeviceFor(t, RowPermutation)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, RowPermutation)
 	Check(t, RowPermutation, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		perm := rapid.Permutation(seq(p.rows)).Draw(rt, "perm")
@@ -103,10 +64,9 @@ func seq(n int) []int {
 // ScaleInvarianceContract checks META-SCALE-001.
 func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
-	dev := DeviceFor(t, ScaleInvariance)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, ScaleInvariance)
 	Check(t, ScaleInvariance, func(rt *rapid.T, o *Obs) {
-		c := drawRMSCase(rt, lim, Normal, MixedScale, Constant)
+		c := drawRMSCase(rt, lim, gen.Normal, gen.MixedScale, gen.Constant)
 		k := rapid.IntRange(-20, 20).Draw(rt, "log2(alpha)")
 		alpha := math.Ldexp(1, k)
 		cs := c
@@ -126,7 +86,7 @@ func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 		for i := range tol {
 			tol[i] = f1.tol[i] + f2.tol[i] + math.Abs(f2.want[i]-f1.want[i])
 		}
-		o.Within("y(αx) vs y(x)", f2.y, F64(f1.y), tol)
+		o.Within("y(αx) vs y(x)", f2.y, gen.F64(f1.y), tol)
 	})
 }
 
@@ -135,7 +95,7 @@ func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 // a fresh device (so a freshly loaded module) must all give the same bits.
 func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
-	shared := DeviceFor(t, Determinism)
+	shared := deviceFor(t, Determinism)
 	if shared == nil {
 		return
 	}
@@ -146,16 +106,14 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	// another context on it would time-slice every launch of the run.
 	dev := shared
 	if shared.Capabilities().Has(cudart.CapSchedule) {
-		d, err := t.Config().open(shared.Info().Backend)
-		if err != nil {
-			t.Config().Recorder.Record(Outcome{ID: Determinism, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
-			t.Fatalf("%s: opening a private device: %v", Determinism, err)
+		d := openPrivate(t, Determinism, shared.Info().Backend)
+		if d == nil {
 			return
 		}
 		defer d.Close()
 		dev = d
 	}
-	lim := ShapeLimits(t)
+	lim := t.Config().Limits()
 	fresh := freshDevice(dev)
 	static := staticNoFloatAtomics(impl) // a fact of the PTX: read once, reported by the first check
 	Check(t, Determinism, func(rt *rapid.T, o *Obs) {
@@ -287,20 +245,18 @@ func staticParamsRead(impl any) error {
 // to four shapes per check; after the first, no module is loaded.
 func DimIndependenceContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
-	shared := DeviceFor(t, DimIndependence)
+	shared := deviceFor(t, DimIndependence)
 	if shared == nil {
 		return
 	}
 	// A private device: its module count moves only with this contract's
 	// launches, whatever runs in parallel.
-	dev, err := t.Config().open(shared.Info().Backend)
-	if err != nil {
-		t.Config().Recorder.Record(Outcome{ID: DimIndependence, Status: Errored, Reason: err.Error(), Runs: []string{t.Name()}})
-		t.Fatalf("%s: opening a private device: %v", DimIndependence, err)
+	dev := openPrivate(t, DimIndependence, shared.Info().Backend)
+	if dev == nil {
 		return
 	}
 	defer dev.Close()
-	lim := ShapeLimits(t)
+	lim := t.Config().Limits()
 	static := staticParamsRead(impl) // a fact of the PTX: read once, reported by the first check
 	Check(t, DimIndependence, func(rt *rapid.T, o *Obs) {
 		if static != nil {
@@ -312,7 +268,7 @@ func DimIndependenceContract(t TB, impl RMSNormForwarder) {
 		rec := &launchRecorder{Device: dev, first: map[string]string{}}
 		var shapes []string
 		for i := 0; i < n; i++ {
-			c := drawRMSCase(rt, lim, Normal, MixedScale)
+			c := drawRMSCase(rt, lim, gen.Normal, gen.MixedScale)
 			shapes = append(shapes, fmt.Sprintf("%dx%d", c.rows, c.hidden))
 			o.Context(c.hidden, "shape %d of %v: %v", i, shapes, c)
 			checkRMSForward(o, rec, impl, c)
@@ -353,19 +309,18 @@ func (r *launchRecorder) differs() string {
 // RobustnessContract checks ROBUST-001 with the forward and a backward.
 func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 	t.Helper()
-	dev := DeviceFor(t, Robustness)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, Robustness)
 	Check(t, Robustness, func(rt *rapid.T, o *Obs) {
-		c := drawRMSCase(rt, lim, Zero, Subnormal, Huge, Special, Constant)
+		c := drawRMSCase(rt, lim, gen.Zero, gen.Subnormal, gen.Huge, gen.Special, gen.Constant)
 		o.Context(c.hidden, "%v", c)
 		a := &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
 			Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}
 		o.Check("rmsnorm forward", fwd.RMSNormForward(dev, a))
-		x, g := F64(c.x.Data), F64(c.gamma)
+		x, g := gen.F64(c.x.Data), gen.F64(c.gamma)
 		want, rms := make([]float64, len(x)), make([]float64, c.rows)
 		oracle.RMSNormForward(want, rms, x, g, c.rows, c.hidden, float64(c.eps))
 		switch c.x.Dist {
-		case Zero, Subnormal, Constant:
+		case gen.Zero, gen.Subnormal, gen.Constant:
 			tol := make([]float64, len(x))
 			row, _ := reductions(fwd, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 			oracle.RMSNormForwardTol(tol, nil, x, g, c.rows, c.hidden, float64(c.eps), row)
@@ -373,9 +328,9 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 		default:
 			sameClass(o, "y", a.Y, want)
 		}
-		if c.x.Dist == Zero || c.x.Dist == Subnormal {
+		if c.x.Dist == gen.Zero || c.x.Dist == gen.Subnormal {
 			// Gradients at a zero (or subnormal) row are finite: 1/rms ≤ 1/sqrt(ε).
-			dy := lim.Values(rt, "dy", c.rows, c.hidden, Normal)
+			dy := values(rt, lim, "dy", c.rows, c.hidden, gen.Normal)
 			rms32 := make([]float32, c.rows)
 			for i, v := range rms {
 				rms32[i] = float32(v)
@@ -419,21 +374,21 @@ func sameClass(o *Obs, name string, got []float32, want []float64) {
 // unless the current device is a GPU and the emulator is available.
 func ParityContract(t TB, im Impls) {
 	t.Helper()
-	dev := DeviceFor(t, Parity)
+	dev := deviceFor(t, Parity)
 	if dev == nil {
 		return
 	}
 	if dev.Info().Backend != "gpu" {
-		Skip(t, Parity, "needs a GPU to compare the emulator with (this run's backend is "+dev.Info().Backend+")")
+		skip(t, Parity, "needs a GPU to compare the emulator with (this run's backend is "+dev.Info().Backend+")")
 		return
 	}
 	emu, err := t.Config().open("emu")
 	if err != nil {
-		Skip(t, Parity, fmt.Sprintf("emulator unavailable: %v", err))
+		skip(t, Parity, fmt.Sprintf("emulator unavailable: %v", err))
 		return
 	}
 	defer emu.Close()
-	lim := EmuLimits
+	lim := gen.EmuLimits
 	Check(t, Parity, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		o.Context(p.outCols, "%v", p)
@@ -446,7 +401,7 @@ func ParityContract(t TB, im Impls) {
 			o.Identical("emulator vs gpu", e, g)
 			return
 		}
-		o.Within("emulator vs gpu", e, F64(g), p.approxTol())
+		o.Within("emulator vs gpu", e, gen.F64(g), p.approxTol())
 	})
 }
 

@@ -6,17 +6,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
-
-// MultiDeviceParity is the ID of the prediction that the devices of one run
-// agree with each other.
-const MultiDeviceParity = "MULTI-DEVICE-PARITY-001"
-
-func init() {
-	Register(Prediction{ID: MultiDeviceParity, Title: "every device of a run computes the same bits",
-		Statement: "on the same inputs every kernel gives bit-identical outputs on each device of the run as on its first, when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's ex2.approx, which the PTX ISA bounds but does not pin)",
-		Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol", Device: true})
-}
 
 // DeviceParityContract checks MULTI-DEVICE-PARITY-001: every family of im
 // on each device of the run (Config.Devices), same inputs, compared with
@@ -24,15 +15,15 @@ func init() {
 // than two devices.
 func DeviceParityContract(t TB, im Impls) {
 	t.Helper()
-	if DeviceFor(t, MultiDeviceParity) == nil {
+	if deviceFor(t, MultiDeviceParity) == nil {
 		return
 	}
 	devs := t.Config().Devices
 	if len(devs) < 2 {
-		Skip(t, MultiDeviceParity, fmt.Sprintf("needs two devices (this run has %d; -ptxprop.devices selects them)", max(len(devs), 1)))
+		skip(t, MultiDeviceParity, fmt.Sprintf("needs two devices (this run has %d; -ptxprop.devices selects them)", max(len(devs), 1)))
 		return
 	}
-	lim := ShapeLimits(t)
+	lim := t.Config().Limits()
 	Check(t, MultiDeviceParity, func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		o.Context(p.outCols, "%v", p)
@@ -46,7 +37,7 @@ func DeviceParityContract(t TB, im Impls) {
 				o.Identical(what, got, ref)
 				continue
 			}
-			o.Within(what, got, F64(ref), p.approxTol())
+			o.Within(what, got, gen.F64(ref), p.approxTol())
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // offDevice is a device whose float results come back with their first
@@ -38,18 +39,18 @@ func TestDeviceParityCatchesADisagreeingDevice(t *testing.T) {
 	impls := properties.Impls{kernels.RMSNormFwd, kernels.LayerNormFwd}
 	for name, c := range map[string]struct {
 		second cudart.Device
-		want   properties.Status
+		want   outcome.Status
 	}{
-		"agreeing":    {open(), properties.Discharged},
-		"disagreeing": {offDevice{open()}, properties.Falsified},
+		"agreeing":    {open(), outcome.Discharged},
+		"disagreeing": {offDevice{open()}, outcome.Falsified},
 	} {
 		t.Run(name, func(t *testing.T) {
 			first := open()
 			cfg := properties.Config{Device: first, Devices: []cudart.Device{first, c.second}, MaxElements: 64,
-				Recorder: &properties.Recorder{}}
+				Recorder: &outcome.Recorder{}}
 			q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeviceParityContract(tb, impls) })
 			o := q.Outcomes()[properties.MultiDeviceParity]
-			if o.Status != c.want || (c.want == properties.Falsified && !strings.Contains(o.Reason, "vs")) {
+			if o.Status != c.want || (c.want == outcome.Falsified && !strings.Contains(o.Reason, "vs")) {
 				t.Fatalf("outcome %s (%s), want %s", o.Status, o.Reason, c.want)
 			}
 		})

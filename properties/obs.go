@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // Obs is handed to every check of a property: it compares kernel output with
@@ -18,14 +19,14 @@ type Obs struct {
 	rt    *rapid.T
 	ctx   string
 	cols  int
-	stats ErrorStats
+	stats errorStats
 	// failRatio is |err|/tol of the comparison that failed the check.
 	failRatio float64
 	// storage is Config.Storage: outputs compared under a 16-bit role's
 	// name get that format's rounding added to their bound.
 	storage map[string]oracle.Storage
 	// abort ends the contract run with a verdict, without shrinking (end).
-	abort func(status Status, reason string)
+	abort func(status outcome.Status, reason string)
 	// note, when set, is called on a failure of this check and its result
 	// appended to the message (what may explain it). It is called only
 	// then: a note can cost more to compute than the check.
@@ -77,11 +78,11 @@ func (o *Obs) Check(what string, err error) {
 		o.rt.Skipf("%s: %v", what, err) // an invalid draw: rapid draws another
 	case errors.Is(err, cudart.ErrPoisoned):
 		// Matches ErrTimeout too: the timeout was an earlier launch's.
-		o.end(Errored, fmt.Sprintf("%s: %v", what, err))
+		o.end(outcome.Errored, fmt.Sprintf("%s: %v", what, err))
 	case errors.Is(err, cudart.ErrTimeout):
-		o.end(Falsified, fmt.Sprintf("liveness: %s: %v", what, err))
+		o.end(outcome.Falsified, fmt.Sprintf("liveness: %s: %v", what, err))
 	case cudart.Setup(err):
-		o.end(Errored, fmt.Sprintf("%s: %v", what, err))
+		o.end(outcome.Errored, fmt.Sprintf("%s: %v", what, err))
 	}
 	o.Fatalf("%s: %v", what, err)
 }
@@ -89,7 +90,7 @@ func (o *Obs) Check(what string, err error) {
 // end ends the contract run with status and reason through the function
 // Check gave the Obs; it does not return. An Obs made elsewhere fails the
 // check instead.
-func (o *Obs) end(status Status, reason string) {
+func (o *Obs) end(status outcome.Status, reason string) {
 	o.rt.Helper()
 	if o.abort != nil {
 		o.abort(status, reason)
@@ -110,7 +111,7 @@ func (o *Obs) where(i int) string {
 // ±Inf by the same infinity); a finite oracle value must be matched by a
 // finite result. It records the abs and err/tol
 // statistics of every element, and the rel and ULP statistics of those
-// whose bound is at most half |want| (Scaled).
+// whose bound is at most half |want| (outcome.Scaled).
 func (o *Obs) Within(name string, got []float32, want, tol []float64) {
 	o.rt.Helper()
 	if len(got) != len(want) || len(tol) != len(want) {
@@ -172,12 +173,16 @@ func (o *Obs) withinNaive(name string, got, naive []float32, want, tol []float64
 	}
 }
 
+// errorStats is the statistics an Obs accumulates, with the methods that
+// record comparisons.
+type errorStats outcome.ErrorStats
+
 // withinRun records the statistics of the leading elements whose oracle
 // value and result are finite and within the bound, and returns how many
 // there were; when naive is not nil it also records Naive's statistic of
 // naive[off:] over those elements. Kept free of calls that fail the check,
 // so that the compiler holds the loop in registers.
-func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off int) int {
+func (s *errorStats) withinRun(got, naive []float32, want, tol []float64, off int) int {
 	// note, by hand, on locals: a call per element would keep them in memory.
 	// An element with err = 0 changes no maximum, so it needs no test of
 	// its own.
@@ -207,7 +212,7 @@ func (s *ErrorStats) withinRun(got, naive []float32, want, tol []float64, off in
 		if err > maxAbs {
 			maxAbs = err
 		}
-		if aw := math.Abs(w); 2*t <= aw && w != 0 { // Scaled(w, t)
+		if aw := math.Abs(w); 2*t <= aw && w != 0 { // outcome.Scaled(w, t)
 			nRel++
 			if mayExceed(err, aw, maxRel) {
 				if r := err / aw; r > maxRel {
@@ -260,9 +265,9 @@ func ulpSteps(a, b float32) int64 {
 // handling is not needed (and costs). The two quotients are only formed
 // when they may exceed the current maximum (mayExceed), so the maxima are
 // those of dividing at every element.
-func (s *ErrorStats) note(got float32, w, err, t float64) {
+func (s *errorStats) note(got float32, w, err, t float64) {
 	s.Compared++
-	scaled := Scaled(w, t)
+	scaled := outcome.Scaled(w, t)
 	if scaled {
 		s.RelCompared++
 	}

@@ -7,18 +7,19 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
 
 // BenchmarkObsWithin measures Within and Naive on a 64×1024 forward: the
 // naive float32 result against the oracle and its bound.
 func BenchmarkObsWithin(b *testing.B) {
 	rows, hidden := 64, 1024
-	x := MakeTensor(Normal, 0, 1, rows, hidden).Data
-	g := MakeTensor(Normal, 0, 2, 1, hidden).Data
+	x := gen.MakeTensor(gen.Normal, 0, 1, rows, hidden).Data
+	g := gen.MakeTensor(gen.Normal, 0, 2, 1, hidden).Data
 	got := make([]float32, len(x))
 	oracle.RMSNormForward32Naive(got, nil, x, g, rows, hidden, 1e-5)
 	want, tol := make([]float64, len(x)), make([]float64, len(x))
-	oracle.RMSNormForwardWithTol(want, nil, tol, nil, F64(x), F64(g), rows, hidden, 1e-5, oracle.SerialReduction())
+	oracle.RMSNormForwardWithTol(want, nil, tol, nil, gen.F64(x), gen.F64(g), rows, hidden, 1e-5, oracle.SerialReduction())
 	old := flag.Lookup("rapid.checks").Value.String()
 	defer flag.Set("rapid.checks", old)
 	flag.Set("rapid.checks", "1")

@@ -10,13 +10,14 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // refWithin is Obs.Within written plainly (as before the division-free
 // statistics of commit 4e1ad7d, with the ULP distance of the reference copy
 // of ULPDistance32, and the relative and ULP statistics over Scaled
 // elements only), on stats, returning the failure message instead of failing.
-func refWithin(s *ErrorStats, cols int, name string, got []float32, want, tol []float64) string {
+func refWithin(s *outcome.ErrorStats, cols int, name string, got []float32, want, tol []float64) string {
 	where := func(i int) string {
 		if cols > 0 {
 			return fmt.Sprintf("element %d (row %d, col %d)", i, i/cols, i%cols)
@@ -43,7 +44,7 @@ func refWithin(s *ErrorStats, cols int, name string, got []float32, want, tol []
 				name, where(i), g, w, err, tol[i], err/tol[i])
 		}
 		s.Compared++
-		if Scaled(w, tol[i]) {
+		if outcome.Scaled(w, tol[i]) {
 			s.RelCompared++
 		}
 		if err == 0 {
@@ -52,7 +53,7 @@ func refWithin(s *ErrorStats, cols int, name string, got []float32, want, tol []
 		if err > s.MaxAbs {
 			s.MaxAbs = err
 		}
-		if Scaled(w, tol[i]) {
+		if outcome.Scaled(w, tol[i]) {
 			if r := err / math.Abs(w); r > s.MaxRel {
 				s.MaxRel = r
 			}
@@ -70,7 +71,7 @@ func refWithin(s *ErrorStats, cols int, name string, got []float32, want, tol []
 }
 
 // refNaive is Obs.Naive as it was.
-func refNaive(s *ErrorStats, naive []float32, want, tol []float64) {
+func refNaive(s *outcome.ErrorStats, naive []float32, want, tol []float64) {
 	for i, w := range want {
 		if math.IsNaN(w) || math.IsInf(w, 0) || tol[i] <= 0 {
 			continue
@@ -144,7 +145,7 @@ func drawObsCase(t *rapid.T) (got, naive []float32, want, tol []float64) {
 	return
 }
 
-func sameStats(a, b ErrorStats) bool {
+func sameStats(a, b outcome.ErrorStats) bool {
 	f := math.Float64bits
 	return a.Compared == b.Compared && a.RelCompared == b.RelCompared && a.Scalars == b.Scalars && f(a.MaxAbs) == f(b.MaxAbs) && f(a.MaxRel) == f(b.MaxRel) &&
 		f(a.MaxULP) == f(b.MaxULP) && f(a.MaxRatio) == f(b.MaxRatio) && f(a.NaiveMaxRatio) == f(b.NaiveMaxRatio)
@@ -161,17 +162,17 @@ func TestWithinMatchesReference(t *testing.T) {
 	}
 	flag.Set("rapid.nofailfile", "true")
 	type result struct {
-		stats ErrorStats
+		stats outcome.ErrorStats
 		fail  string
 	}
 	// run compares on a fresh Obs inside a quiet rapid run of identical
 	// checks (5: at least one under -short, which divides by 5).
-	run := func(start ErrorStats, cols int, got, naive []float32, want, tol []float64, onePass bool) result {
+	run := func(start outcome.ErrorStats, cols int, got, naive []float32, want, tol []float64, onePass bool) result {
 		flag.Set("rapid.checks", "5")
 		var r result
 		q := RunQuiet("within", Config{}, func(tb TB) {
 			rapid.Check(tb, func(rt *rapid.T) {
-				o := &Obs{rt: rt, stats: start}
+				o := &Obs{rt: rt, stats: errorStats(start)}
 				o.Context(cols, "ctx")
 				if onePass {
 					o.withinNaive("y", got, naive, want, tol, 0)
@@ -179,7 +180,7 @@ func TestWithinMatchesReference(t *testing.T) {
 					o.Within("y", got, want, tol)
 					o.Naive(naive, want, tol)
 				}
-				r.stats = o.stats
+				r.stats = outcome.ErrorStats(o.stats)
 			})
 		})
 		if q.Failed() {
@@ -195,7 +196,7 @@ func TestWithinMatchesReference(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		got, naive, want, tol := drawObsCase(t)
 		cols := rapid.IntRange(0, 5).Draw(t, "cols")
-		var start ErrorStats
+		var start outcome.ErrorStats
 		if rapid.Bool().Draw(t, "earlier") { // statistics of earlier comparisons
 			g0, _, w0, t0 := drawObsCase(t)
 			refWithin(&start, 0, "x", g0, w0, t0)
@@ -324,9 +325,9 @@ func TestStatisticsMeanWhatTheySay(t *testing.T) {
 		if s := o.stats; s.Compared != 4 || s.MaxULP != 1 {
 			t.Fatalf("after Identical: %+v", s)
 		}
-		var m ErrorStats
-		m.merge(o.stats)
-		m.merge(o.stats)
+		var m outcome.ErrorStats
+		m.Merge(outcome.ErrorStats(o.stats))
+		m.Merge(outcome.ErrorStats(o.stats))
 		if m.Compared != 8 || m.RelCompared != 2 || m.Scalars != 2 || m.MaxULP != 1 {
 			t.Fatalf("merged: %+v", m)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
 
 // The contract interfaces: one per operation of package op, each with the
@@ -58,7 +59,7 @@ type Operation[A, I any] struct {
 	// Call runs impl on a: I's one method.
 	Call  func(impl I, dev cudart.Device, a *A) error
 	adapt func(f fn[A]) I
-	draw  func(rt *rapid.T, lim Limits) drawn[A]
+	draw  func(rt *rapid.T, lim gen.Limits) drawn[A]
 }
 
 // Func returns run as an implementation of I. Kernels and Reductions
@@ -163,13 +164,13 @@ type Impls []any
 type family interface {
 	// family returns the problem generator for impl, or false when impl
 	// does not implement the operation's interface.
-	family(impl any, lim Limits) (func(rt *rapid.T) problem, bool)
+	family(impl any, lim gen.Limits) (func(rt *rapid.T) problem, bool)
 	operation() op.Operation
 }
 
 func (o *Operation[A, I]) operation() op.Operation { return o.Op }
 
-func (o *Operation[A, I]) family(impl any, lim Limits) (func(rt *rapid.T) problem, bool) {
+func (o *Operation[A, I]) family(impl any, lim gen.Limits) (func(rt *rapid.T) problem, bool) {
 	i, ok := impl.(I)
 	if !ok {
 		return nil, false
@@ -226,7 +227,7 @@ func newProblem[A, I any](o *Operation[A, I], impl I, a *A, d drawn[A]) problem 
 }
 
 // families lists the families of im's implementations.
-func (im Impls) families(lim Limits) ([]func(rt *rapid.T) problem, error) {
+func (im Impls) families(lim gen.Limits) ([]func(rt *rapid.T) problem, error) {
 	var fs []func(rt *rapid.T) problem
 	for _, impl := range im {
 		n := len(fs)
@@ -243,7 +244,7 @@ func (im Impls) families(lim Limits) ([]func(rt *rapid.T) problem, error) {
 }
 
 // drawProblem draws a family of im and a problem from it.
-func drawProblem(rt *rapid.T, im Impls, lim Limits) problem {
+func drawProblem(rt *rapid.T, im Impls, lim gen.Limits) problem {
 	fs, err := im.families(lim)
 	if err != nil {
 		rt.Fatalf("%v", err)
@@ -255,49 +256,49 @@ func drawProblem(rt *rapid.T, im Impls, lim Limits) problem {
 	return fs[i](rt)
 }
 
-func drawRMSForwardFamily(rt *rapid.T, lim Limits) drawn[op.RMSNormForwardArgs] {
+func drawRMSForwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RMSNormForwardArgs] {
 	c := drawRMSCase(rt, lim)
 	return drawn[op.RMSNormForwardArgs]{desc: c.String(), args: &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden,
 		Eps: c.eps, X: c.x.Data, Gamma: c.gamma, Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}}
 }
 
-func drawFusedFamily(rt *rapid.T, lim Limits) drawn[op.FusedResidualRMSNormArgs] {
+func drawFusedFamily(rt *rapid.T, lim gen.Limits) drawn[op.FusedResidualRMSNormArgs] {
 	c := drawRMSCase(rt, lim)
-	res := lim.Values(rt, "residual", c.rows, c.hidden)
+	res := values(rt, lim, "residual", c.rows, c.hidden)
 	alias := rapid.Bool().Draw(rt, "alias")
 	return drawn[op.FusedResidualRMSNormArgs]{desc: fmt.Sprintf("%v alias=%v", c, alias),
 		args: &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
 			Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, c.rows*c.hidden), Y: make([]float32, c.rows*c.hidden)}}
 }
 
-func drawLNForwardFamily(rt *rapid.T, lim Limits) drawn[op.LayerNormForwardArgs] {
+func drawLNForwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.LayerNormForwardArgs] {
 	c := drawLNCase(rt, lim)
 	return drawn[op.LayerNormForwardArgs]{desc: c.rmsCase.String(), args: &op.LayerNormForwardArgs{Rows: c.rows,
 		Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma, Beta: c.beta, Y: make([]float32, c.rows*c.hidden),
 		Mean: make([]float32, c.rows), Rstd: make([]float32, c.rows)}}
 }
 
-func drawPerHeadFamily(rt *rapid.T, lim Limits) drawn[op.PerHeadRMSNormArgs] {
+func drawPerHeadFamily(rt *rapid.T, lim gen.Limits) drawn[op.PerHeadRMSNormArgs] {
 	c := drawQKN(rt, lim)
 	return drawn[op.PerHeadRMSNormArgs]{desc: c.String(), args: &op.PerHeadRMSNormArgs{Rows: c.rows, Heads: c.heads,
 		HeadDim: c.headDim, Eps: c.eps, X: c.x.Data, Gamma: c.gamma, Y: make([]float32, c.rows*c.heads*c.headDim)}}
 }
 
-func drawRoPEForwardFamily(rt *rapid.T, lim Limits) drawn[op.RoPEForwardArgs] {
+func drawRoPEForwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RoPEForwardArgs] {
 	c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
 	return drawn[op.RoPEForwardArgs]{desc: c.String(), args: &op.RoPEForwardArgs{Rows: c.rows, Heads: c.heads,
 		HeadDim: c.headDim, Theta: c.theta, Positions: c.pos, X: c.x.Data, Y: make([]float32, len(c.x.Data))},
 		approxTol: func(a *op.RoPEForwardArgs) []float64 { return ropeParityTol(a.X, a.Positions, c, 1) }}
 }
 
-func drawRoPEBackwardFamily(rt *rapid.T, lim Limits) drawn[op.RoPEBackwardArgs] {
+func drawRoPEBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RoPEBackwardArgs] {
 	c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
 	return drawn[op.RoPEBackwardArgs]{desc: c.String(), args: &op.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads,
 		HeadDim: c.headDim, Theta: c.theta, Positions: c.pos, DY: c.x.Data, DX: make([]float32, len(c.x.Data))},
 		approxTol: func(a *op.RoPEBackwardArgs) []float64 { return ropeParityTol(a.DY, a.Positions, c, -1) }}
 }
 
-func drawRMSBackwardFamily(rt *rapid.T, lim Limits) drawn[op.RMSNormBackwardArgs] {
+func drawRMSBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RMSNormBackwardArgs] {
 	c := drawBwdCase(rt, lim)
 	rms := make([]float32, len(c.rms32))
 	copy(rms, c.rms32)
@@ -306,13 +307,13 @@ func drawRMSBackwardFamily(rt *rapid.T, lim Limits) drawn[op.RMSNormBackwardArgs
 			DY: c.dy.Data, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden)}}
 }
 
-func drawLNBackwardFamily(rt *rapid.T, lim Limits) drawn[op.LayerNormBackwardArgs] {
+func drawLNBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.LayerNormBackwardArgs] {
 	c := drawRMSCase(rt, lim)
-	dy := lim.Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+	dy := values(rt, lim, "dy", c.rows, c.hidden, gen.Normal, gen.MixedScale)
 	mean, rstd := make([]float32, c.rows), make([]float32, c.rows)
 	for r := 0; r < c.rows; r++ {
 		m, v := 0.0, 0.0
-		row := F64(c.x.Data[r*c.hidden : (r+1)*c.hidden])
+		row := gen.F64(c.x.Data[r*c.hidden : (r+1)*c.hidden])
 		for _, x := range row {
 			m += x
 		}
@@ -336,7 +337,7 @@ func ropeParityTol(x []float32, pos []uint32, c ropeCase, sign float64) []float6
 		p[i] = float64(v)
 	}
 	tol := make([]float64, len(x))
-	oracle.RoPETol(tol, F64(x), p, len(pos), c.heads, c.headDim, float64(c.theta), oracle.RoPENeoX, sign)
+	oracle.RoPETol(tol, gen.F64(x), p, len(pos), c.heads, c.headDim, float64(c.theta), oracle.RoPENeoX, sign)
 	for i := range tol {
 		tol[i] *= 2
 	}

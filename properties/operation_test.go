@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
 
 // TestEveryOperationBound checks that the row-wise families bind every
@@ -35,7 +36,7 @@ func TestFuncJoinsOneFamily(t *testing.T) {
 	impl := RMSNormBackwardOp.Func(func(cudart.Device, *op.RMSNormBackwardArgs) error { return errRun }, nil)
 	var joined []string
 	for _, f := range operations {
-		if _, ok := f.family(impl, EmuLimits); ok {
+		if _, ok := f.family(impl, gen.EmuLimits); ok {
 			joined = append(joined, f.operation().Name())
 		}
 	}
@@ -48,7 +49,7 @@ func TestFuncJoinsOneFamily(t *testing.T) {
 	if k, r := impl.(KernelLister).Kernels(), impl.(ReductionDescriber).Reductions(op.Shape{}); k != nil || r != nil {
 		t.Errorf("Kernels, Reductions without a describer = %v, %v; want nil", k, r)
 	}
-	if _, err := (Impls{42}).families(EmuLimits); err == nil || !strings.Contains(err.Error(), "int implements no operation") {
+	if _, err := (Impls{42}).families(gen.EmuLimits); err == nil || !strings.Contains(err.Error(), "int implements no operation") {
 		t.Errorf("families of an int: %v", err)
 	}
 }

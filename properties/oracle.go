@@ -7,24 +7,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
-
-// Prediction IDs of the oracle's own claims: they run on the CPU alone and
-// are the first evidence that the tolerances every other prediction uses
-// are sound.
-const (
-	OracleSound    = "ORACLE-SOUND-001"
-	OracleGradient = "ORACLE-GRAD-001"
-)
-
-func init() {
-	Register(Prediction{ID: OracleSound, Title: "the derived bounds hold for a naive float32 evaluation",
-		Statement: "for every kernel formula, a float32 CPU evaluation in naive serial order stays within the tolerance derived by forward error analysis (serial-order reduction) over generated shapes, magnitudes, ε, θ and positions",
-		Tolerance: "each kernel's oracle.*Tol with oracle.SerialReduction()"})
-	Register(Prediction{ID: OracleGradient, Title: "analytic gradients agree with complex step and finite differences",
-		Statement: "⟨∇L, v⟩ from the oracle's analytic backward agrees with the complex-step derivative to 1e-11 of the gradient's term scale and with Richardson finite differences within their error estimate, for RMSNorm, per-head RMSNorm, LayerNorm and RoPE",
-		Tolerance: "complex step: 1e-11·Scale; FD: its own error estimate + 1e-11·Scale"})
-}
 
 // rapidChooser adapts a rapid.T to oracle.Chooser, labelling every draw.
 type rapidChooser struct{ t *rapid.T }
@@ -43,10 +28,10 @@ func (c rapidChooser) SampleFloat64(label string, v []float64) float64 {
 }
 func (c rapidChooser) Uint64(label string) uint64 { return rapid.Uint64().Draw(c.t, label) }
 
-// OracleSoundnessContract checks ORACLE-SOUND-001: each check draws a kernel
+// oracleSoundnessContract checks ORACLE-SOUND-001: each check draws a kernel
 // formula and a case; the naive float32 evaluation must stay within the
 // bound. Per-kernel maxima are kept in the outcome's notes.
-func OracleSoundnessContract(t TB) {
+func oracleSoundnessContract(t TB) {
 	t.Helper()
 	worst := map[oracle.Kernel]float64{}
 	Check(t, OracleSound, func(rt *rapid.T, o *Obs) {
@@ -64,21 +49,21 @@ func OracleSoundnessContract(t TB) {
 			notes = append(notes, fmt.Sprintf("%v: worst naive-float32 error/bound %.4g", k, r))
 		}
 	}
-	t.Config().Recorder.Record(Outcome{ID: OracleSound, Notes: notes})
+	t.Config().Recorder.Record(outcome.Outcome{ID: OracleSound, Notes: notes})
 }
 
-// OracleGradientContract checks ORACLE-GRAD-001.
-func OracleGradientContract(t TB) {
+// oracleGradientContract checks ORACLE-GRAD-001.
+func oracleGradientContract(t TB) {
 	t.Helper()
 	Check(t, OracleGradient, func(rt *rapid.T, o *Obs) {
 		kind := rapid.SampledFrom([]string{"rmsnorm", "per-head", "layernorm", "rope"}).Draw(rt, "kernel")
 		rows := rapid.IntRange(1, 3).Draw(rt, "rows")
 		hidden := rapid.OneOf(rapid.SampledFrom([]int{1, 2, 31, 32, 33, 256}), rapid.IntRange(1, 300)).Draw(rt, "hidden")
-		eps := float64(Eps().Draw(rt, "eps"))
-		x := F64(Values(rt, "x", rows, hidden, Normal, MixedScale, Constant).Data)
-		w := F64(Values(rt, "w", rows, hidden, Normal).Data)
-		vx := F64(Values(rt, "vx", rows, hidden, Normal).Data)
-		g, vg := F64(Gamma(rt, "gamma", hidden)), F64(Values(rt, "vgamma", 1, hidden, Normal).Data)
+		eps := float64(gen.Eps().Draw(rt, "eps"))
+		x := gen.F64(gen.Values(rt, "x", rows, hidden, gen.Normal, gen.MixedScale, gen.Constant).Data)
+		w := gen.F64(gen.Values(rt, "w", rows, hidden, gen.Normal).Data)
+		vx := gen.F64(gen.Values(rt, "vx", rows, hidden, gen.Normal).Data)
+		g, vg := gen.F64(gen.Gamma(rt, "gamma", hidden)), gen.F64(gen.Values(rt, "vgamma", 1, hidden, gen.Normal).Data)
 		o.Context(0, "%s rows=%d hidden=%d eps=%g", kind, rows, hidden, eps)
 		var d oracle.Directional
 		switch kind {
@@ -87,7 +72,7 @@ func OracleGradientContract(t TB) {
 		case "per-head":
 			d = oracle.PerHeadRMSNormDirectional(x, g, w, vx, vg, rows, 1, hidden, eps)
 		case "layernorm":
-			b, vb := F64(Gamma(rt, "beta", hidden)), F64(Values(rt, "vbeta", 1, hidden, Normal).Data)
+			b, vb := gen.F64(gen.Gamma(rt, "beta", hidden)), gen.F64(gen.Values(rt, "vbeta", 1, hidden, gen.Normal).Data)
 			d = oracle.LayerNormDirectional(x, g, b, w, vx, vg, vb, rows, hidden, eps)
 		case "rope":
 			if hidden%2 == 1 {
@@ -96,9 +81,9 @@ func OracleGradientContract(t TB) {
 			}
 			pos := make([]float64, rows)
 			for i := range pos {
-				pos[i] = float64(Position().Draw(rt, "pos"))
+				pos[i] = float64(gen.Position().Draw(rt, "pos"))
 			}
-			theta := float64(Theta().Draw(rt, "theta"))
+			theta := float64(gen.Theta().Draw(rt, "theta"))
 			d = oracle.RoPENeoXDirectional(x, w, vx, pos, rows, 1, hidden, theta)
 		}
 		o.Ratio("analytic vs complex step", math.Abs(d.Analytic-d.ComplexStep), 1e-11*d.Scale+1e-300)

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 func init() {
@@ -60,14 +61,14 @@ func TestParityNamesApproximations(t *testing.T) {
 	}
 	// The note ends the failure message the report keeps.
 	noFailFile(t)
-	rec := &Recorder{}
+	rec := &outcome.Recorder{}
 	RunQuiet("TestParityNote", Config{Recorder: rec}, func(tb TB) {
 		Check(tb, "TEST-PARITY-NOTE", func(rt *rapid.T, o *Obs) {
 			o.note = func() string { return note }
 			o.Identical("emulator vs gpu", []float32{1}, []float32{2})
 		})
 	})
-	if o := rec.Outcomes()["TEST-PARITY-NOTE"]; o.Status != Falsified || !strings.HasSuffix(o.Reason, note) {
+	if o := rec.Outcomes()["TEST-PARITY-NOTE"]; o.Status != outcome.Falsified || !strings.HasSuffix(o.Reason, note) {
 		t.Errorf("outcome %s, reason %q: want falsified, ending with the note", o.Status, o.Reason)
 	}
 }

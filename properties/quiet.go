@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // QuietTB is a TB that records failures instead of failing a real test. It
@@ -26,7 +28,7 @@ type QuietTB struct {
 // cfg.Recorder is nil, the TB gets a Recorder of its own (QuietTB.Outcomes).
 func RunQuiet(name string, cfg Config, f func(t TB)) *QuietTB {
 	if cfg.Recorder == nil {
-		cfg.Recorder = &Recorder{}
+		cfg.Recorder = &outcome.Recorder{}
 	}
 	q := &QuietTB{name: name, cfg: &cfg}
 	done := make(chan struct{})
@@ -50,7 +52,7 @@ func RunQuiet(name string, cfg Config, f func(t TB)) *QuietTB {
 func (q *QuietTB) Config() *Config { return q.cfg }
 
 // Outcomes returns the outcomes recorded by the run's Recorder.
-func (q *QuietTB) Outcomes() map[string]Outcome { return q.cfg.Recorder.Outcomes() }
+func (q *QuietTB) Outcomes() map[string]outcome.Outcome { return q.cfg.Recorder.Outcomes() }
 
 // Helper is a no-op.
 func (q *QuietTB) Helper() {}

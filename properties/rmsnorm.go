@@ -9,49 +9,14 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
-
-// Prediction IDs of the RMSNorm family.
-const (
-	RMSFwd        = "RMS-FWD-001"
-	RMSBackWarp   = "P-RMS-BACK-001"
-	BRMSBack      = "P-BRMS-BACK-001"
-	BRMSBackFD    = "C-BRMS-BACK-001"
-	EpsParity     = "FALSIFY-CUDA-RMSNORM-EPS-PARITY-001"
-	FusedRMSNorm  = "FALSIFY-CUDA-FUSED-RMSNORM-DEADLOCK-001"
-	fdTolNote     = "Σ_i |v_i|·tolDX_i + FD error estimate (Richardson, oracle.DirectionalDerivativeFD)"
-	rmsFwdTolNote = "oracle.RMSNormForwardTol: |y|·((d+4)/2+7)·u to first order, d = Σx² reduction depth"
-	rmsBwdTolNote = "oracle.RMSNormBackwardTol: path errors of γ·dy·ri and x·ri³·S/n with S's error γ_{d+3}·Σ|γ·dy·x|"
-	fusedTolNote  = "residual_out bit-exact (one float32 add); y: oracle.FusedResidualRMSNormTol"
-	epsParityNote = "oracle.RMSNormForwardTol at the drawn ε; the ε'=10ε oracle must lie outside it"
-)
-
-func init() {
-	Register(Prediction{ID: RMSFwd, Title: "RMSNorm forward matches the float64 oracle",
-		Statement: "y = x/rms·γ and rms = sqrt(mean(x²)+ε) agree with the float64 oracle within the derived per-element bound for every shape, ε and value distribution; every output element is written",
-		Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: rmsFwdTolNote, Device: true})
-	Register(Prediction{ID: RMSBackWarp, Title: "single-warp RMSNorm backward matches finite differences",
-		Statement: "for hidden ≤ 32, ⟨dx, v⟩ equals the Richardson finite difference of L(x) = ⟨RMSNorm(x), dy⟩ along random v, and dx, dγ match the analytic float64 gradient, within the derived bound; the rms input already includes ε and ε is not added again",
-		Kernels:   []string{"rmsnorm_bwd_warp32", "colsum_f32"}, Tolerance: rmsBwdTolNote + "; " + fdTolNote, Device: true})
-	Register(Prediction{ID: BRMSBack, Title: "batched RMSNorm backward matches the analytic gradient",
-		Statement: "for every hidden (1..16384) and rows, dx and dγ of both deterministic designs agree with the float64 analytic gradient within the derived bound",
-		Kernels:   []string{"rmsnorm_bwd_rowwarp", "rmsnorm_bwd_chunk", "colsum_f32"}, Tolerance: rmsBwdTolNote, Device: true})
-	Register(Prediction{ID: BRMSBackFD, Title: "batched RMSNorm backward matches finite differences",
-		Statement: "⟨dx, v⟩ and ⟨dγ, w⟩ of both batched designs equal Richardson finite differences of the float64 forward loss along random directions",
-		Kernels:   []string{"rmsnorm_bwd_rowwarp", "rmsnorm_bwd_chunk", "colsum_f32"}, Tolerance: fdTolNote, Device: true})
-	Register(Prediction{ID: EpsParity, Title: "RMSNorm forward honours ε",
-		Statement: "with ε drawn over [1e-8, 1e-2] and rows where mean(x²) is comparable to ε, the forward matches the oracle at that ε and not the oracle at 10ε (which tells ε=1e-5 from 1e-6)",
-		Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: epsParityNote, Device: true})
-	Register(Prediction{ID: FusedRMSNorm, Title: "fused residual + RMSNorm completes and is correct, aliased or not",
-		Statement: "with a distinct and with an aliased residual_out the launcher returns within the watchdog, residual_out == residual + x bit for bit, y matches the oracle, and every row is written",
-		Kernels:   []string{"fused_residual_rmsnorm"}, Tolerance: fusedTolNote, Device: true})
-}
 
 // rmsCase is one drawn RMSNorm problem.
 type rmsCase struct {
 	rows, hidden int
 	eps          float32
-	x            Tensor
+	x            gen.Tensor
 	gamma        []float32
 	// keep says the caller uses the case's data and checkRMSForward's
 	// results after it returns. Otherwise the check ends the case: it returns
@@ -60,11 +25,11 @@ type rmsCase struct {
 	keep bool
 }
 
-func drawRMSCase(rt *rapid.T, lim Limits, dists ...Dist) rmsCase {
-	hidden := Hidden(lim).Draw(rt, "hidden")
-	rows := Rows(lim, hidden).Draw(rt, "rows")
-	return rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
-		x: lim.Values(rt, "x", rows, hidden, dists...), gamma: lim.Gamma(rt, "gamma", hidden)}
+func drawRMSCase(rt *rapid.T, lim gen.Limits, dists ...gen.Dist) rmsCase {
+	hidden := gen.Hidden(lim).Draw(rt, "hidden")
+	rows := gen.Rows(lim, hidden).Draw(rt, "rows")
+	return rmsCase{rows: rows, hidden: hidden, eps: gen.Eps().Draw(rt, "eps"),
+		x: values(rt, lim, "x", rows, hidden, dists...), gamma: lim.Gamma(rt, "gamma", hidden)}
 }
 
 func (c rmsCase) String() string {
@@ -146,8 +111,7 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 // RMSNormForwardContract checks RMS-FWD-001 on impl.
 func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
-	dev := DeviceFor(t, RMSFwd)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, RMSFwd)
 	Check(t, RMSFwd, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		o.Context(c.hidden, "%v", c)
@@ -160,15 +124,14 @@ func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 // more than the bound.
 func EpsParityContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
-	dev := DeviceFor(t, EpsParity)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, EpsParity)
 	Check(t, EpsParity, func(rt *rapid.T, o *Obs) {
-		hidden := Hidden(lim).Draw(rt, "hidden")
-		rows := Rows(lim, hidden).Draw(rt, "rows")
-		eps := Eps().Draw(rt, "eps")
+		hidden := gen.Hidden(lim).Draw(rt, "hidden")
+		rows := gen.Rows(lim, hidden).Draw(rt, "rows")
+		eps := gen.Eps().Draw(rt, "eps")
 		k := rapid.Float64Range(-1, 1).Draw(rt, "log10(mean(x²)/eps)")
 		seed := rapid.Uint64().Draw(rt, "x.seed")
-		x := MakeTensor(Normal, 0, seed, rows, hidden)
+		x := gen.MakeTensor(gen.Normal, 0, seed, rows, hidden)
 		for r := 0; r < rows; r++ { // scale each row to mean(x²) = ε·10^k
 			row := x.Data[r*hidden : (r+1)*hidden]
 			ss := 0.0
@@ -189,9 +152,9 @@ func EpsParityContract(t TB, impl RMSNormForwarder) {
 		f := checkRMSForward(o, dev, impl, c)
 		// Teeth: the oracle at 10ε must be refuted by the same bound, else the
 		// property could not tell ε from 10ε (1e-5 from 1e-6).
-		g := F64(c.gamma)
+		g := gen.F64(c.gamma)
 		other := make([]float64, len(f.want))
-		oracle.RMSNormForward(other, nil, F64(x.Data), g, rows, hidden, 10*float64(eps))
+		oracle.RMSNormForward(other, nil, gen.F64(x.Data), g, rows, hidden, 10*float64(eps))
 		worst := refutedBy(f.y, other, f.tol)
 		if worst <= 1 && hasNonzero(g) {
 			o.Fatalf("the output is also within the bound of the oracle at ε'=10ε (max ratio %.3g): the check cannot tell ε from 10ε", worst)
@@ -215,7 +178,7 @@ func hasNonzero(x []float64) bool {
 type bwdCase struct {
 	rmsCase
 	rms32              []float32
-	dy                 Tensor
+	dy                 gen.Tensor
 	x64, gamma64, dy64 []float64
 	// fd, when not nil, says a checkDirectional of this case follows and
 	// ends it: it carries what checkRMSBackward hands over, and
@@ -242,16 +205,16 @@ func (c bwdCase) release() {
 	}
 }
 
-func drawBwdCase(rt *rapid.T, lim Limits) bwdCase {
-	hidden := Hidden(lim).Draw(rt, "hidden")
-	return drawBwdCaseAt(rt, lim, Rows(lim, hidden).Draw(rt, "rows"), hidden)
+func drawBwdCase(rt *rapid.T, lim gen.Limits) bwdCase {
+	hidden := gen.Hidden(lim).Draw(rt, "hidden")
+	return drawBwdCaseAt(rt, lim, gen.Rows(lim, hidden).Draw(rt, "rows"), hidden)
 }
 
 // drawBwdCaseAt draws a backward problem of a given shape.
-func drawBwdCaseAt(rt *rapid.T, lim Limits, rows, hidden int) bwdCase {
-	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
-		x: lim.Values(rt, "x", rows, hidden), gamma: lim.Gamma(rt, "gamma", hidden)}, fd: &bwdFD{}}
-	c.dy = lim.Values(rt, "dy", c.rows, c.hidden, Normal, MixedScale)
+func drawBwdCaseAt(rt *rapid.T, lim gen.Limits, rows, hidden int) bwdCase {
+	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: gen.Eps().Draw(rt, "eps"),
+		x: values(rt, lim, "x", rows, hidden), gamma: lim.Gamma(rt, "gamma", hidden)}, fd: &bwdFD{}}
+	c.dy = values(rt, lim, "dy", c.rows, c.hidden, gen.Normal, gen.MixedScale)
 	c.x64, c.gamma64, c.dy64 = scratchWiden(c.x.Data), scratchWiden(c.gamma), scratchWiden(c.dy.Data)
 	rms := make([]float64, c.rows)
 	oracle.RMSNormRMS(rms, c.x64, c.rows, c.hidden, float64(c.eps))
@@ -310,8 +273,7 @@ func meanSquare(x []float64) float64 {
 // forward along a random direction, and dx, dγ against the analytic oracle.
 func RMSNormBackwardWarpContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
-	dev := DeviceFor(t, RMSBackWarp)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, RMSBackWarp)
 	lim.MaxHidden = 32
 	Check(t, RMSBackWarp, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
@@ -331,7 +293,7 @@ func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 	o.rt.Helper()
 	vseed := rapid.Uint64().Draw(rt, "v.seed")
 	v32 := scratch32.get(c.rows * c.hidden)
-	fillTensor(v32, Normal, 0, vseed, c.rows, c.hidden)
+	gen.FillTensor(v32, gen.Normal, 0, vseed, c.rows, c.hidden)
 	v := scratchWiden(v32)
 	scratch32.put(v32)
 	x, g, dy := c.x64, c.gamma64, c.dy64
@@ -387,8 +349,7 @@ func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 // RMSNormBackwardContract checks P-BRMS-BACK-001 on a batched backward.
 func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
-	dev := DeviceFor(t, BRMSBack)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, BRMSBack)
 	Check(t, BRMSBack, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
 		c.fd = nil // no finite differences follow
@@ -401,8 +362,7 @@ func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 // its dx against finite differences of the float64 forward.
 func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
-	dev := DeviceFor(t, BRMSBackFD)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, BRMSBackFD)
 	lim.MaxElements = min(lim.MaxElements, 1<<14) // FD costs 10 forwards a row
 	Check(t, BRMSBackFD, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
@@ -418,11 +378,10 @@ func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 // FusedResidualRMSNormContract checks FALSIFY-CUDA-FUSED-RMSNORM-DEADLOCK-001.
 func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 	t.Helper()
-	dev := DeviceFor(t, FusedRMSNorm)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, FusedRMSNorm)
 	Check(t, FusedRMSNorm, func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
-		res := lim.Values(rt, "residual", c.rows, c.hidden)
+		res := values(rt, lim, "residual", c.rows, c.hidden)
 		alias := rapid.Bool().Draw(rt, "alias")
 		o.Context(c.hidden, "%v residual=%v alias=%v", c, res, alias)
 		n := c.rows * c.hidden
@@ -435,7 +394,7 @@ func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 			sum[i] = oracle.ResidualSum32(res.Data[i], c.x.Data[i])
 		}
 		o.Identical("residual_out", a.ResidualOut, sum)
-		r, x, g := F64(res.Data), F64(c.x.Data), F64(c.gamma)
+		r, x, g := gen.F64(res.Data), gen.F64(c.x.Data), gen.F64(c.gamma)
 		s, y := make([]float64, n), make([]float64, n)
 		oracle.FusedResidualRMSNorm(s, y, nil, r, x, g, c.rows, c.hidden, float64(c.eps))
 		tolS, tolY := make([]float64, n), make([]float64, n)

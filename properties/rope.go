@@ -9,6 +9,8 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // Positions says how a RoPE forward takes its positions.
@@ -21,32 +23,12 @@ const (
 	PerRowPositions
 )
 
-// Prediction IDs of the RoPE family.
-const (
-	RoPEThetaCache = "FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001"
-	RoPEBasis      = "FALSIFY-CUDA-NF4-TRAIN-LOSS-PARITY-001"
-	RoPEBackward   = "ROPE-BWD-001"
-	ropeTolNote    = "oracle.RoPETol: (|x_p|+|x_q|)·(|A|·(5u·|ln f|+11u) + 6u) to first order, A = pos·freq (the float32 angle error dominates at large positions)"
-)
-
-func init() {
-	Register(Prediction{ID: RoPEThetaCache, Title: "RoPE never runs with a stale θ",
-		Statement: "calling the forward with θ alternating between 1e4, 5e5, 1e6 and random values in one process, every call matches the NeoX oracle at its own θ (and the oracles at the other θ are refuted by the same bound)",
-		Kernels:   []string{"rope_neox_fwd", "rope_neox_fwd_batched"}, Tolerance: ropeTolNote, Device: true})
-	Register(Prediction{ID: RoPEBasis, Title: "RoPE is NeoX split-half, not GPT-J, and its backward is the adjoint",
-		Statement: "the forward matches the NeoX oracle (pairs (i, i+d/2)) and is refuted as GPT-J (pairs (2i, 2i+1)) on the same inputs; the backward is the adjoint of the forward as computed: ⟨R̂ x, w⟩ = ⟨x, R̂ᵀ w⟩ up to the rounding of the rotation alone (both turn by the same float32 angles), and R̂ᵀ(R̂ x) = x element by element; position 0 is the identity; each pair's norm is preserved — all within the derived bound",
-		Kernels:   []string{"rope_neox_fwd_batched", "rope_neox_bwd_batched"}, Tolerance: ropeTolNote, Device: true})
-	Register(Prediction{ID: RoPEBackward, Title: "RoPE backward is the transpose rotation",
-		Statement: "the backward matches R(−angle)·dy from the float64 oracle within the derived bound",
-		Kernels:   []string{"rope_neox_bwd_batched"}, Tolerance: ropeTolNote, Device: true})
-}
-
 // ropeCase is one drawn RoPE problem.
 type ropeCase struct {
 	rows, heads, headDim int
 	theta                float32
 	pos                  []uint32
-	x                    Tensor
+	x                    gen.Tensor
 }
 
 func (c ropeCase) String() string {
@@ -59,25 +41,25 @@ func (c ropeCase) String() string {
 
 // drawRoPECase draws a RoPE problem; minDim and minPos let a property ask for
 // inputs where rotations differ (head_dim ≥ 4, position ≥ 1).
-func drawRoPECase(rt *rapid.T, lim Limits, mode Positions, minDim, minPos int, dists ...Dist) ropeCase {
+func drawRoPECase(rt *rapid.T, lim gen.Limits, mode Positions, minDim, minPos int, dists ...gen.Dist) ropeCase {
 	headDim := 2 * rapid.OneOf(rapid.SampledFrom([]int{1, 2, 16, 32, 64}), rapid.IntRange(1, 128)).
 		Filter(func(h int) bool { return 2*h >= minDim }).Draw(rt, "head_dim/2")
 	heads := rapid.IntRange(1, max(1, min(16, lim.MaxHidden/headDim))).Draw(rt, "heads")
-	rows := Rows(lim, heads*headDim).Draw(rt, "rows")
-	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
+	rows := gen.Rows(lim, heads*headDim).Draw(rt, "rows")
+	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: gen.Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
 	if mode == SharedPosition {
-		p := max(minPos, Position().Draw(rt, "pos"))
+		p := max(minPos, gen.Position().Draw(rt, "pos"))
 		for i := range c.pos {
 			c.pos[i] = uint32(p)
 		}
 	} else {
-		base := Position().Draw(rt, "pos0")
+		base := gen.Position().Draw(rt, "pos0")
 		step := rapid.IntRange(0, 4096).Draw(rt, "pos.step")
 		for i := range c.pos {
 			c.pos[i] = uint32(max(minPos, (base+i*step)%131073))
 		}
 	}
-	c.x = lim.Values(rt, "x", rows, heads*headDim, dists...)
+	c.x = values(rt, lim, "x", rows, heads*headDim, dists...)
 	return c
 }
 
@@ -105,7 +87,7 @@ func runRoPE(o *Obs, dev cudart.Device, impl RoPEForwarder, mode Positions, c ro
 
 // ropeOracle returns the NeoX (or GPT-J) oracle output and bound at theta.
 func ropeOracle(c ropeCase, theta float32, style oracle.RoPEStyle) (want, tol []float64) {
-	x := F64(c.x.Data)
+	x := gen.F64(c.x.Data)
 	want, tol = make([]float64, len(x)), make([]float64, len(x))
 	th := float64(theta)
 	if style == oracle.RoPENeoX {
@@ -133,12 +115,12 @@ func refutedBy[T float32 | float64](got []T, want, tol []float64) float64 {
 // RoPEThetaCacheContract checks FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001.
 func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 	t.Helper()
-	dev := DeviceFor(t, RoPEThetaCache)
-	lim := ShapeLimits(t).Cap(1 << 16) // seven launches and oracles a check
+	dev, lim := onDevice(t, RoPEThetaCache)
+	lim = lim.Cap(1 << 16) // seven launches and oracles a check
 	inseparable := 0
 	Check(t, RoPEThetaCache, func(rt *rapid.T, o *Obs) {
-		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
-		thetas := []float32{1e4, 5e5, 1e6, 1e4, Theta().Draw(rt, "theta.random"), 1e6, 5e5}
+		c := drawRoPECase(rt, lim, mode, 4, 1, gen.Normal, gen.MixedScale)
+		thetas := []float32{1e4, 5e5, 1e6, 1e4, gen.Theta().Draw(rt, "theta.random"), 1e6, 5e5}
 		start := rapid.IntRange(0, len(thetas)-1).Draw(rt, "theta.start")
 		thetas = append(thetas[start:], thetas[:start]...)
 		o.Context(c.heads*c.headDim, "%v thetas=%v", c, thetas)
@@ -155,7 +137,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 			// no kernel is to blame: such calls are counted, not failed.
 			if prev := thetas[(k+len(thetas)-1)%len(thetas)]; prev != th {
 				w2 := make([]float64, len(want))
-				oracle.RoPENeoXForward(w2, F64(c.x.Data), c.posF64(), c.rows, c.heads, c.headDim, float64(prev))
+				oracle.RoPENeoXForward(w2, gen.F64(c.x.Data), c.posF64(), c.rows, c.heads, c.headDim, float64(prev))
 				if refutedBy(want, w2, tol) <= 2 { // the two oracles are within 2·tol
 					inseparable++
 				}
@@ -163,7 +145,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 		}
 	})
 	if n := inseparable; n > 0 {
-		t.Config().Recorder.Record(Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
+		t.Config().Recorder.Record(outcome.Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
 	}
 }
 
@@ -171,10 +153,10 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 // batched forward and the backward.
 func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackwarder) {
 	t.Helper()
-	dev := DeviceFor(t, RoPEBasis)
-	lim := ShapeLimits(t).Cap(1 << 16) // four launches and oracles a check
+	dev, lim := onDevice(t, RoPEBasis)
+	lim = lim.Cap(1 << 16) // four launches and oracles a check
 	Check(t, RoPEBasis, func(rt *rapid.T, o *Obs) {
-		c := drawRoPECase(rt, lim, mode, 4, 1, Normal, MixedScale)
+		c := drawRoPECase(rt, lim, mode, 4, 1, gen.Normal, gen.MixedScale)
 		o.Context(c.heads*c.headDim, "%v", c)
 		y := runRoPE(o, dev, fwd, mode, c, c.theta)
 		want, tol := ropeOracle(c, c.theta, oracle.RoPENeoX)
@@ -198,7 +180,7 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 		zero := c
 		zero.pos = make([]uint32, c.rows)
 		y0 := runRoPE(o, dev, fwd, mode, zero, c.theta)
-		o.Within("y at position 0 (identity)", y0, F64(c.x.Data), make([]float64, len(y0)))
+		o.Within("y at position 0 (identity)", y0, gen.F64(c.x.Data), make([]float64, len(y0)))
 		// The backward is the adjoint of the forward as computed: ⟨ŷ, w⟩ =
 		// ⟨x, d̂x⟩ up to the rounding of the rotation itself. A gradient must
 		// be the transpose of the function the forward actually evaluated,
@@ -209,7 +191,7 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 		//   |⟨ŷ, w⟩ − ⟨x, d̂x⟩| ≤ 2γ₂·Σ_pairs (|x_p| + |x_q|)·(|w_p| + |w_q|)
 		// plus the float64 dot products' own error. The float32 angle error,
 		// which dominates the oracle bound at large positions, does not enter.
-		w := Values(rt, "w", c.rows, c.heads*c.headDim, Normal)
+		w := gen.Values(rt, "w", c.rows, c.heads*c.headDim, gen.Normal)
 		lim.Round("dy", w.Data) // the backward's dy
 		dx := runRoPEBackward(o, dev, bwd, c, w.Data)
 		lhs, rhs, dotErr := 0.0, 0.0, 0.0
@@ -245,7 +227,7 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 				tolZ[q] = tolZ[p]
 			}
 		}
-		o.Within("R̂ᵀ(R̂ x) vs x", z, F64(c.x.Data), tolZ)
+		o.Within("R̂ᵀ(R̂ x) vs x", z, gen.F64(c.x.Data), tolZ)
 	})
 }
 
@@ -258,7 +240,7 @@ func runRoPEBackward(o *Obs, dev cudart.Device, bwd RoPEBackwarder, c ropeCase, 
 }
 
 func ropeBackwardOracle(c ropeCase, dy []float32) (want, tol []float64) {
-	d := F64(dy)
+	d := gen.F64(dy)
 	want, tol = make([]float64, len(d)), make([]float64, len(d))
 	oracle.RoPENeoXBackward(want, d, c.posF64(), c.rows, c.heads, c.headDim, float64(c.theta))
 	oracle.RoPENeoXBackwardTol(tol, d, c.posF64(), c.rows, c.heads, c.headDim, float64(c.theta))
@@ -268,8 +250,7 @@ func ropeBackwardOracle(c ropeCase, dy []float32) (want, tol []float64) {
 // RoPEBackwardContract checks ROPE-BWD-001.
 func RoPEBackwardContract(t TB, bwd RoPEBackwarder) {
 	t.Helper()
-	dev := DeviceFor(t, RoPEBackward)
-	lim := ShapeLimits(t)
+	dev, lim := onDevice(t, RoPEBackward)
 	Check(t, RoPEBackward, func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
 		o.Context(c.heads*c.headDim, "%v", c)

@@ -2,26 +2,18 @@ package properties
 
 import (
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
-
-// Throughput is the prediction the fixed-shape benchmarks record into; it is
-// registered so their checks are reported like any other.
-const Throughput = "BENCH-THROUGHPUT"
-
-func init() {
-	Register(Prediction{ID: Throughput, Title: "fixed-shape check throughput (benchmark)",
-		Statement: "RMSNorm forward value checks and backward gradient checks at fixed shapes pass (run by BenchmarkThroughput only)",
-		Kernels:   []string{"rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote, Device: true})
-}
 
 // FixedShapeValueCheck runs value checks of impl at one shape: random data
 // and ε, the forward on the device, the oracle comparison.
 func FixedShapeValueCheck(t TB, impl RMSNormForwarder, rows, hidden int) {
 	t.Helper()
-	dev := DeviceFor(t, Throughput)
+	dev := deviceFor(t, Throughput)
 	Check(t, Throughput, func(rt *rapid.T, o *Obs) {
-		c := rmsCase{rows: rows, hidden: hidden, eps: Eps().Draw(rt, "eps"),
-			x: Values(rt, "x", rows, hidden, Normal), gamma: Gamma(rt, "gamma", hidden)}
+		c := rmsCase{rows: rows, hidden: hidden, eps: gen.Eps().Draw(rt, "eps"),
+			x: values(rt, gen.Limits{}, "x", rows, hidden, gen.Normal), gamma: gen.Gamma(rt, "gamma", hidden)}
 		o.Context(hidden, "%v", c)
 		checkRMSForward(o, dev, impl, c)
 	})
@@ -32,8 +24,8 @@ func FixedShapeValueCheck(t TB, impl RMSNormForwarder, rows, hidden int) {
 // difference along a random direction.
 func FixedShapeGradientCheck(t TB, impl RMSNormBackwarder, rows, hidden int) {
 	t.Helper()
-	dev := DeviceFor(t, Throughput)
-	lim := Limits{MaxRows: rows, MaxHidden: hidden}
+	dev := deviceFor(t, Throughput)
+	lim := gen.Limits{MaxRows: rows, MaxHidden: hidden}
 	Check(t, Throughput, func(rt *rapid.T, o *Obs) {
 		c := drawBwdCaseAt(rt, lim, rows, hidden)
 		o.Context(hidden, "%v", c.rmsCase)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
 // progressOutput picks where progress lines go and how often: with
@@ -68,7 +68,7 @@ func (r *runner) progress(w io.Writer, every time.Duration) (stop func()) {
 // "ptxprop 1m5s: 12 predictions done, 2 contract runs running (of 1000 checks each): TestA 310, TestB 12",
 // with the launches on each device when there are several.
 func (r *runner) progressLine() string {
-	done, live := 0, []*properties.LiveRun(nil)
+	done, live := 0, []*outcome.LiveRun(nil)
 	for _, rec := range r.recorders() {
 		done += len(rec.Outcomes())
 		live = append(live, rec.Live()...)

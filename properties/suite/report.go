@@ -13,6 +13,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -98,7 +99,7 @@ func NewRun(info cudart.Info, start time.Time) reports.Run {
 
 // PredictionReport converts the registered prediction p and its outcome (ok
 // false when it never ran) into the report's form.
-func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, notRun string) reports.Prediction {
+func PredictionReport(p *properties.Prediction, o outcome.Outcome, ok bool, notRun string) reports.Prediction {
 	rp := reports.Prediction{ID: p.ID, Title: p.Title, Statement: p.Statement, Kernels: p.Kernels}
 	if !ok {
 		rp.Status = reports.NotRun
@@ -156,7 +157,7 @@ func PredictionReport(p *properties.Prediction, o properties.Outcome, ok bool, n
 	return rp
 }
 
-func failureText(f properties.Failure) string {
+func failureText(f outcome.Failure) string {
 	s := f.Run + ": " + f.Reason
 	if f.Ratio > 0 && !strings.Contains(f.Reason, "ratio") {
 		s += fmt.Sprintf(" (err/tol %.4g)", f.Ratio)
@@ -168,7 +169,7 @@ func failureText(f properties.Failure) string {
 // run or not (notRun is the reason for those that did not run), except the
 // harness's self-tests and benchmarks that did not run. rerun, when not
 // nil, gives the command that reruns the named contract runs.
-func buildReport(run reports.Run, out map[string]properties.Outcome, notRun string, rerun func(runs []string) string) *reports.Report {
+func buildReport(run reports.Run, out map[string]outcome.Outcome, notRun string, rerun func(runs []string) string) *reports.Report {
 	r := reports.New(run)
 	for _, p := range properties.All() {
 		o, ok := out[p.ID]
@@ -188,7 +189,7 @@ func buildReport(run reports.Run, out map[string]properties.Outcome, notRun stri
 // merging into the report of the same run (commit and backend) already
 // there. A file it may not merge into is left as it is, r is written beside
 // it and the error names both.
-func writeReport(path string, r *reports.Report, ran map[string]properties.Outcome, merge bool) error {
+func writeReport(path string, r *reports.Report, ran map[string]outcome.Outcome, merge bool) error {
 	if !merge {
 		return reports.Write(path, r)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -38,7 +39,7 @@ const (
 type runner struct {
 	cfg      Config
 	pcfg     properties.Config
-	rec      *properties.Recorder
+	rec      *outcome.Recorder
 	devs     []cudart.Device // the run's devices, one context each
 	spread   *spread         // which test runs on which device
 	start    time.Time
@@ -58,11 +59,11 @@ type runner struct {
 	// bindings is several entries.
 	jobs       []Job
 	subjectsMu sync.Mutex
-	subjects   map[string]*properties.Recorder
+	subjects   map[string]*outcome.Recorder
 }
 
 // subject returns the Recorder of the jobs on subject ("" is the run's).
-func (r *runner) subject(name string) *properties.Recorder {
+func (r *runner) subject(name string) *outcome.Recorder {
 	if name == "" {
 		return r.rec
 	}
@@ -71,19 +72,19 @@ func (r *runner) subject(name string) *properties.Recorder {
 	rec, ok := r.subjects[name]
 	if !ok {
 		if r.subjects == nil {
-			r.subjects = map[string]*properties.Recorder{}
+			r.subjects = map[string]*outcome.Recorder{}
 		}
-		rec = &properties.Recorder{Repro: r.repro, Rerun: r.rerunChecks}
+		rec = &outcome.Recorder{Repro: r.repro, Rerun: r.rerunChecks}
 		r.subjects[name] = rec
 	}
 	return rec
 }
 
 // recorders returns the run's Recorder and every subject's.
-func (r *runner) recorders() []*properties.Recorder {
+func (r *runner) recorders() []*outcome.Recorder {
 	r.subjectsMu.Lock()
 	defer r.subjectsMu.Unlock()
-	recs := []*properties.Recorder{r.rec}
+	recs := []*outcome.Recorder{r.rec}
 	for _, name := range slices.Sorted(maps.Keys(r.subjects)) {
 		recs = append(recs, r.subjects[name])
 	}
@@ -250,7 +251,7 @@ func initTesting() {
 }
 
 // recordedBy reports whether some outcome of rec came from the run named name.
-func recordedBy(rec *properties.Recorder, name string) bool {
+func recordedBy(rec *outcome.Recorder, name string) bool {
 	for _, o := range rec.Outcomes() {
 		for _, n := range o.Runs {
 			if n == name {
@@ -262,7 +263,7 @@ func recordedBy(rec *properties.Recorder, name string) bool {
 }
 
 func newRunner(c Config, out io.Writer) *runner {
-	r := &runner{cfg: c, out: out, start: time.Now(), rec: &properties.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
+	r := &runner{cfg: c, out: out, start: time.Now(), rec: &outcome.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro, r.rec.Rerun = r.repro, r.rerunChecks
 	return r
@@ -491,8 +492,8 @@ func (r *runner) report() (*reports.Report, error) {
 
 // snapshot returns rec's outcomes, the runs in progress among them as
 // inconclusive with the checks they passed.
-func (r *runner) snapshot(rec *properties.Recorder) map[string]properties.Outcome {
-	snap := &properties.Recorder{}
+func (r *runner) snapshot(rec *outcome.Recorder) map[string]outcome.Outcome {
+	snap := &outcome.Recorder{}
 	for _, o := range rec.Outcomes() {
 		snap.Record(o)
 	}
@@ -502,7 +503,7 @@ func (r *runner) snapshot(rec *properties.Recorder) map[string]properties.Outcom
 	}
 	for _, l := range rec.Live() {
 		n, st := l.Progress()
-		snap.Record(properties.Outcome{ID: l.ID, Status: properties.Inconclusive, Checks: n, Stats: st,
+		snap.Record(outcome.Outcome{ID: l.ID, Status: outcome.Inconclusive, Checks: n, Stats: st,
 			Duration: time.Since(l.Start), Runs: []string{l.Name},
 			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
 	}
@@ -522,10 +523,10 @@ func claimed(jobs []Job) bool {
 // jobsReport is the report of a Run whose jobs name their predictions: one
 // entry per (subject, prediction), keyed "ID@subject" when there is a
 // subject, and the outcomes under those keys.
-func (r *runner) jobsReport(run reports.Run, notRun string) (*reports.Report, map[string]properties.Outcome) {
+func (r *runner) jobsReport(run reports.Run, notRun string) (*reports.Report, map[string]outcome.Outcome) {
 	rep := reports.New(run)
-	ran := map[string]properties.Outcome{}
-	snaps := map[string]map[string]properties.Outcome{}
+	ran := map[string]outcome.Outcome{}
+	snaps := map[string]map[string]outcome.Outcome{}
 	for _, j := range r.jobs {
 		p, ok := properties.Lookup(j.Prediction)
 		if !ok {

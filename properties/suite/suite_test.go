@@ -125,6 +125,18 @@ func TestDocListsSettings(t *testing.T) {
 	}
 }
 
+// reportAlone fails t when anything but the report lies in its folder (a
+// lock or temporary file left behind).
+func reportAlone(t *testing.T, report string) {
+	t.Helper()
+	ents, _ := os.ReadDir(filepath.Dir(report))
+	for _, e := range ents {
+		if e.Name() != filepath.Base(report) {
+			t.Errorf("left beside the report: %s", e.Name())
+		}
+	}
+}
+
 // A run writes its own report: a stale or corrupt file at the path does not
 // fail a finished run, and no lock file is left beside it.
 func TestRunReplacesCorruptReport(t *testing.T) {
@@ -145,12 +157,7 @@ func TestRunReplacesCorruptReport(t *testing.T) {
 	if len(got.Predictions) != len(rep.Predictions) || len(got.Predictions) == 0 {
 		t.Errorf("report on disk has %d predictions, Run returned %d", len(got.Predictions), len(rep.Predictions))
 	}
-	ents, _ := os.ReadDir(filepath.Dir(c.Report))
-	for _, e := range ents {
-		if e.Name() != "report.json" {
-			t.Errorf("left beside the report: %s", e.Name())
-		}
-	}
+	reportAlone(t, c.Report)
 }
 
 // With merge, a file that is not this run's (unreadable, or another
@@ -217,12 +224,7 @@ func TestMergeKeepsOtherPredictions(t *testing.T) {
 	if got.Prediction("X-KEPT") == nil {
 		t.Error("merge dropped a prediction this run did not run")
 	}
-	ents, _ := os.ReadDir(filepath.Dir(c.Report))
-	for _, e := range ents {
-		if e.Name() != "report.json" {
-			t.Errorf("left beside the report: %s", e.Name())
-		}
-	}
+	reportAlone(t, c.Report)
 }
 
 // A falsified prediction's report shows the failing ratio, every failing

@@ -1,11 +1,10 @@
-package properties
+package gen
 
 import (
 	"fmt"
 	"math"
 	"math/bits"
 	"strings"
-	"sync"
 
 	"pgregory.net/rapid"
 
@@ -34,13 +33,24 @@ type Limits struct {
 	// HiddenMultiple, above 1, makes every row length Hidden draws a
 	// multiple of it: for an implementation that handles only such rows.
 	HiddenMultiple int
-	// storage is Config.Storage (nil: all float32), behind a pointer so
-	// that Limits stays comparable. Values, Gamma and Round round to it.
+	// storage is what WithStorage set (nil: all float32), behind a pointer
+	// so that Limits stays comparable. Values, Gamma and Round round to it.
 	storage *map[string]oracle.Storage
 }
 
+// WithStorage returns lim with the format each role's tensors are stored
+// in (properties.Config.Storage; absent roles and nil: float32), to which
+// Values, ValuesInto, Gamma and Round round what they draw.
+func (lim Limits) WithStorage(s map[string]oracle.Storage) Limits {
+	lim.storage = nil
+	if s != nil {
+		lim.storage = &s
+	}
+	return lim
+}
+
 // Round rounds v, a tensor of the named role (an op table name: x, gamma,
-// dy, residual, …), in place to the format Config.Storage gives the role:
+// dy, residual, …), in place to the format WithStorage gave the role:
 // the values an implementation that stores it so holds, and so the ones its
 // oracle must see. Float32 storage leaves v as it is.
 func (lim Limits) Round(role string, v []float32) {
@@ -59,10 +69,16 @@ func (lim Limits) Round(role string, v []float32) {
 // Values is Values with the data rounded to the storage of the role the
 // label names (the label up to its first '.': "x.head" is an x).
 func (lim Limits) Values(t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
-	x := Values(t, label, rows, cols, dists...)
+	return lim.ValuesInto(make([]float32, rows*cols), t, label, rows, cols, dists...)
+}
+
+// ValuesInto is lim.Values with the data written to x (rows·cols
+// elements, every one overwritten), for a caller that recycles buffers.
+func (lim Limits) ValuesInto(x []float32, t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
+	v := valuesInto(x, t, label, rows, cols, dists...)
 	role, _, _ := strings.Cut(label, ".")
-	lim.Round(role, x.Data)
-	return x
+	lim.Round(role, v.Data)
+	return v
 }
 
 // Gamma is Gamma rounded to the storage of the role label.
@@ -218,33 +234,36 @@ func (t Tensor) String() string {
 	return fmt.Sprintf("%s(10^%.2f, seed %d, n=%d)", t.Dist, t.Scale, t.Seed, len(t.Data))
 }
 
-// Values draws a rows×cols tensor from one of dists. The elements come from
-// a generator seeded by a drawn seed (tensorRand): rapid shrinks the
-// distribution, scale and seed, and the counterexample stays a few numbers
-// long.
+// Values draws a rows×cols tensor from one of dists (FiniteDists when none
+// is given). The elements come from a generator seeded by a drawn seed
+// (tensorRand): rapid shrinks the distribution, scale and seed, and the
+// counterexample stays a few numbers long.
 func Values(t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
+	return valuesInto(make([]float32, rows*cols), t, label, rows, cols, dists...)
+}
+
+// valuesInto is Values with the data written to x (len rows·cols).
+func valuesInto(x []float32, t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
 	if len(dists) == 0 {
 		dists = FiniteDists
 	}
 	d := rapid.SampledFrom(dists).Draw(t, label+".dist")
 	s := rapid.Float64Range(-6, 3).Draw(t, label+".log10scale")
 	seed := rapid.Uint64().Draw(t, label+".seed")
-	// MakeTensor's data, in a slice that a check which ends the tensor's
-	// life may have returned to the scratch pool (see rmsCase.keep).
-	x := scratch32.get(rows * cols)
-	fillTensor(x, d, s, seed, rows, cols)
+	FillTensor(x, d, s, seed, rows, cols)
 	return Tensor{Dist: d, Scale: s, Seed: seed, Data: x}
 }
 
 // MakeTensor builds the tensor Values would draw for (d, s, seed).
 func MakeTensor(d Dist, s float64, seed uint64, rows, cols int) Tensor {
 	x := make([]float32, rows*cols)
-	fillTensor(x, d, s, seed, rows, cols)
+	FillTensor(x, d, s, seed, rows, cols)
 	return Tensor{Dist: d, Scale: s, Seed: seed, Data: x}
 }
 
-// fillTensor writes MakeTensor's data into x (len rows·cols), every element.
-func fillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) {
+// FillTensor writes MakeTensor's data into x (len rows·cols), every
+// element: the tensor of (d, s, seed) in a buffer the caller recycles.
+func FillTensor(x []float32, d Dist, s float64, seed uint64, rows, cols int) {
 	r := tensorRand{seed}
 	scale := math.Pow(10, s)
 	for i := 0; i < rows; i++ {
@@ -466,71 +485,11 @@ func Gamma(t *rapid.T, label string, n int) []float32 {
 	return g
 }
 
-// F64 widens a float32 slice exactly.
+// F64 widens a float32 slice exactly, for the float64 oracle.
 func F64(x []float32) []float64 {
-	return widen(make([]float64, len(x)), x)
-}
-
-// widen writes float64(x[i]) to y[i] and returns y (len(y) = len(x)).
-func widen(y []float64, x []float32) []float64 {
-	y = y[:len(x)]
+	y := make([]float64, len(x))
 	for i, v := range x {
 		y[i] = float64(v)
-	}
-	return y
-}
-
-// scratchPool recycles the scratch slices of checks (inputs widened for
-// the oracle, oracle values and bounds, naive evaluations that do not
-// outlive the check): at GPU shapes a check would otherwise allocate, zero
-// and collect megabytes. Pool k holds slices of capacity 2^k.
-type scratchPool[T any] [bits.UintSize]sync.Pool
-
-// get returns a slice of n elements with unspecified contents, for values
-// the caller writes in full before reading; give it back with put once
-// nothing refers to it.
-func (p *scratchPool[T]) get(n int) []T {
-	k := 0
-	if n > 1 {
-		k = bits.Len(uint(n - 1)) // 2^k ≥ n
-	}
-	if s, ok := p[k].Get().(*[]T); ok {
-		return (*s)[:n]
-	}
-	return make([]T, n, 1<<k)
-}
-
-// put returns slices to the pool. Slices whose capacity is not a power of
-// two (nil, or not from get) are dropped.
-func (p *scratchPool[T]) put(s ...[]T) {
-	for _, b := range s {
-		c := cap(b)
-		if c == 0 || c&(c-1) != 0 {
-			continue
-		}
-		b = b[:0]
-		p[bits.Len(uint(c-1))].Put(&b)
-	}
-}
-
-var (
-	scratch64 scratchPool[float64]
-	scratch32 scratchPool[float32]
-)
-
-// scratchWiden is F64 into a slice from scratch64.
-func scratchWiden(x []float32) []float64 { return widen(scratch64.get(len(x)), x) }
-
-// poisoned returns a slice of n NaNs from scratch32, for a kernel output:
-// an element the implementation never writes cannot pass for a result.
-func poisoned(n int) []float32 {
-	y := scratch32.get(n)
-	if n == 0 {
-		return y
-	}
-	y[0] = float32(math.NaN())
-	for k := 1; k < n; k *= 2 { // doubling copies: memmove's wide stores
-		copy(y[k:], y[:k])
 	}
 	return y
 }

@@ -1,15 +1,18 @@
-package properties
+package gen
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/kernels"
 )
 
-// refFillTensor is fillTensor written over math/rand/v2's Rand methods
+// refFillTensor is FillTensor written over math/rand/v2's Rand methods
 // (before: over its PCG; now over src, which tensorRand is).
 func refFillTensor(x []float32, d Dist, s float64, src rand.Source, rows, cols int) {
 	r := rand.New(src)
@@ -74,7 +77,7 @@ func TestTensorStreamMatchesMathRand(t *testing.T) {
 		for i := range got {
 			got[i] = 12345 // stale
 		}
-		fillTensor(got, d, s, seed, rows, cols)
+		FillTensor(got, d, s, seed, rows, cols)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%s seed %d: element %d = %g, want %g", d, seed, i, got[i], want[i])
@@ -162,7 +165,7 @@ func TestZigguratTablesMatchMathRand(t *testing.T) {
 
 // BenchmarkFillTensor compares a 64×1024 normal tensor drawn through
 // math/rand/v2's Rand over its PCG (the stream tensors had before
-// tensorRand), through Rand over tensorRand, and through fillTensor.
+// tensorRand), through Rand over tensorRand, and through FillTensor.
 func BenchmarkFillTensor(b *testing.B) {
 	x := make([]float32, 64*1024)
 	b.Run("mathrand-pcg", func(b *testing.B) {
@@ -175,9 +178,9 @@ func BenchmarkFillTensor(b *testing.B) {
 			refFillTensor(x, Normal, 0, &tensorRand{1}, 64, 1024)
 		}
 	})
-	b.Run("fillTensor", func(b *testing.B) {
+	b.Run("FillTensor", func(b *testing.B) {
 		for b.Loop() {
-			fillTensor(x, Normal, 0, 1, 64, 1024)
+			FillTensor(x, Normal, 0, 1, 64, 1024)
 		}
 	})
 }
@@ -239,11 +242,11 @@ func TestTensorRandSource(t *testing.T) {
 // TestNormalMoments checks the tensors' normal draws as a distribution:
 // mean 0, variance 1, kurtosis 3, and the mass beyond the ziggurat's base
 // strip (|x| > 3.4426, P = 5.76e-4) and beyond 1 (P = 0.3173), over 4M
-// draws of fillTensor, and that the scale 10^s is applied.
+// draws of FillTensor, and that the scale 10^s is applied.
 func TestNormalMoments(t *testing.T) {
 	const rows, cols = 64, 1 << 16
 	x := make([]float32, rows*cols)
-	fillTensor(x, Normal, 2, 777, rows, cols)
+	FillTensor(x, Normal, 2, 777, rows, cols)
 	n := float64(len(x))
 	var m1, m2, m4, tail, out1 float64
 	for _, v := range x {
@@ -355,4 +358,45 @@ func TestHiddenMultiple(t *testing.T) {
 			rt.Fatalf("hidden %d", h)
 		}
 	})
+}
+
+// The emulator draws the row counts a GPU does: its limits cap elements,
+// not rows, so a chunked backward's chunk grows past kernels.ChunkMinRows
+// (at 2049 rows of a small hidden size) on the CPU as well, and the edge
+// rows sit on both sides of that step.
+func TestEmulatorDrawsChunkedRowCounts(t *testing.T) {
+	step := kernels.ChunkMinRows * kernels.ChunkTargetBlocks
+	if kernels.ChunkRows(step) != kernels.ChunkMinRows || kernels.ChunkRows(step+1) == kernels.ChunkMinRows {
+		t.Fatalf("the chunk no longer grows at %d rows: update EdgeRows", step+1)
+	}
+	for _, r := range []int{step, step + 1} {
+		if !slices.Contains(EdgeRows, r) {
+			t.Errorf("EdgeRows %v lacks %d", EdgeRows, r)
+		}
+	}
+	lim := EmuLimits
+	// Beyond RandomRows rows come rarely (the emulator runs a block a
+	// row): about one draw in WideOdds.
+	const draws = 2000
+	rows := Rows(lim, 2)
+	most, wide := 0, 0
+	for seed := range draws {
+		r := rows.Example(seed)
+		most = max(most, r)
+		if r > lim.RandomRows {
+			wide++
+		}
+	}
+	if most <= step {
+		t.Errorf("rows of hidden 2 drawn under the emulator's limits reach %d, want past %d", most, step)
+	}
+	if f := float64(wide) / draws; f < 0.5/WideOdds || f > 2.0/WideOdds {
+		t.Errorf("%d of %d draws beyond %d rows, want about 1 in %d", wide, draws, lim.RandomRows, WideOdds)
+	}
+	// Where the elements allow no more than RandomRows, nothing changes.
+	for seed := range 200 {
+		if r := Rows(lim, 1024).Example(seed); r > lim.MaxElements/1024 {
+			t.Fatalf("hidden 1024: %d rows", r)
+		}
+	}
 }

@@ -44,6 +44,6 @@ func Example() {
 		return
 	}
 	p := rep.Prediction(properties.RMSFwd)
-	fmt.Println(p.ID, p.Status, p.Checks)
-	// Output: RMS-FWD-001 discharged 20
+	fmt.Println(p.ID, p.Status)
+	// Output: RMS-FWD-001 discharged
 }

@@ -94,8 +94,8 @@ func TestRunSpreadsOverTwoDevices(t *testing.T) {
 		t.Errorf("the three single-device predictions ran on devices %v, want both 0 and 1", union)
 	}
 	p := rep.Prediction(properties.MultiDeviceParity)
-	if p == nil || p.Status != reports.Discharged || p.Checks != c.Checks || !slices.Equal(p.Devices, []int{0, 1}) {
-		t.Errorf("%s = %+v, want discharged after %d checks on devices [0 1]", properties.MultiDeviceParity, p, c.Checks)
+	if p == nil || p.Status != reports.Discharged || p.Checks != ranChecks(c.Checks) || !slices.Equal(p.Devices, []int{0, 1}) {
+		t.Errorf("%s = %+v, want discharged after %d checks on devices [0 1]", properties.MultiDeviceParity, p, ranChecks(c.Checks))
 	}
 }
 

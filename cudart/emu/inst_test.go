@@ -33,7 +33,11 @@ func randU64(r *rand.Rand) [3]uint64 {
 		}
 		return r.Uint64() >> r.IntN(64)
 	}
-	return [3]uint64{v(), v(), v()}
+	in := [3]uint64{v(), v(), v()}
+	if r.IntN(4) == 0 {
+		in[1] = in[0] // equal operands, where lo/ls and hi/hs differ
+	}
+	return in
 }
 
 func randF32Bits(r *rand.Rand) [3]uint64 {
@@ -43,7 +47,11 @@ func randF32Bits(r *rand.Rand) [3]uint64 {
 		}
 		return uint64(math.Float32bits(randF32(r)))
 	}
-	return [3]uint64{f(), f(), uint64(r.IntN(2))}
+	in := [3]uint64{f(), f(), uint64(r.IntN(2))}
+	if r.IntN(4) == 0 {
+		in[1] = in[0] // equal operands, where lt/le and gt/ge differ
+	}
+	return in
 }
 
 func b2u64(b bool) uint64 {

@@ -75,7 +75,7 @@ func TestOpenOptions(t *testing.T) {
 func ExampleOpen() {
 	opts := cudart.DefaultOptions()
 	opts.Ordinal = 1
-	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 7}}
+	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, ApproxSeed: 7}}
 	dev, err := cudart.Open("emu", opts)
 	if err != nil {
 		fmt.Println(err)

@@ -54,7 +54,7 @@ func Registered(name string) bool {
 // is left out otherwise (emulator options do not apply to a GPU).
 //
 //	opts := cudart.DefaultOptions()
-//	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 7}}
+//	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, ApproxSeed: 7}}
 //	dev, err := cudart.Open("emu", opts)
 func Open(name string, opts Options) (Device, error) {
 	if opts.Ordinal < 0 {

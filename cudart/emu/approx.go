@@ -191,7 +191,7 @@ func execApprox(w *warp, in *inst, m uint32) {
 		b = w.r(in.b)
 	}
 	adv := w.l.cfg.Approx == ApproxAdversarial
-	seed := uint64(w.l.cfg.Seed)
+	seed := uint64(w.l.cfg.ApproxSeed)
 	t := in.t
 	forLanes(m, func(l int) {
 		switch {

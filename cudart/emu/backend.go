@@ -35,11 +35,17 @@ func (m ApproxMode) String() string {
 // global reads (cudart.Device initialises every buffer anyway).
 type Config struct {
 	// Seed randomises the schedule (CTA order, warp interleaving, lane order
-	// of atomics) and the values of approximate instructions under
-	// ApproxAdversarial. 0 is the canonical order.
+	// of atomics). 0 is the canonical order.
 	Seed int64
 	// Approx selects the values of approximate instructions.
 	Approx ApproxMode
+	// ApproxSeed chooses, under ApproxAdversarial, the value each
+	// approximate instruction returns for its operands and which mul/add
+	// pairs are fused. It is apart from Seed because a GPU's approximate
+	// values and contractions are fixed by its hardware and its compiler,
+	// never by the schedule: the same operands give the same bits under
+	// every schedule, so determinism is judged on the schedule alone.
+	ApproxSeed int64
 	// AllowUninitShared and AllowUninitLocal turn off the errors for reads
 	// of shared or local bytes no thread of the CTA has written.
 	AllowUninitShared, AllowUninitLocal bool
@@ -67,7 +73,7 @@ type LaunchStats struct {
 // cudart.Options.Backend:
 //
 //	opts := cudart.DefaultOptions()
-//	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 7}}
+//	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, ApproxSeed: 7}}
 //	dev, err := cudart.Open("emu", opts)
 type Options struct {
 	// Config is the emulator's initial configuration.
@@ -144,8 +150,8 @@ func (b *Backend) SetConfig(cfg Config) {
 	b.cfg = cfg
 }
 
-// SetSeed sets the schedule (and adversarial approximation) seed for later
-// launches.
+// SetSeed sets the schedule seed for later launches; the adversarial
+// approximation seed (Config.ApproxSeed) is left as it is.
 func (b *Backend) SetSeed(seed int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

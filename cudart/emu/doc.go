@@ -24,11 +24,11 @@
 // approximate instructions (rsqrt/sqrt/ex2/lg2/sin/cos/tanh .approx, the
 // f64 reciprocals) return the correctly rounded value by default. With
 // Config.Approx = ApproxAdversarial every approximate instruction returns a
-// value chosen from the seed anywhere inside the error bound the PTX ISA
-// documents, so a property that holds is shown to hold on any conforming
-// GPU. Approximations lists a module's approximate instructions, so that a
+// value chosen from Config.ApproxSeed and its operands, never from the
+// schedule, anywhere inside the error bound the PTX ISA documents, so a
+// property that holds is shown to hold on any conforming GPU. Approximations lists a module's approximate instructions, so that a
 // disagreement with a GPU can name them. ApproxAdversarial also fuses,
-// per instruction and seed, a mul and an add/sub that carry no rounding
+// per instruction and ApproxSeed, a mul and an add/sub that carry no rounding
 // modifier into one fma, as the PTX ISA lets the code generator do.
 //
 // # Checks

@@ -107,10 +107,11 @@ func findMul(k *kernel, leaders map[int32]bool, j int, reg int32, add *inst) *fu
 	return nil
 }
 
-// fused reports whether the add at pc is fused under this launch's seed.
+// fused reports whether the add at pc is fused under the approximation
+// seed: fixed per instruction, as a compiler's contraction is.
 func (l *launch) fused(in *inst) bool {
 	return in.fuse != nil && l.cfg.Approx == ApproxAdversarial &&
-		splitmix64(uint64(l.cfg.Seed)^uint64(in.pc)*0x9E3779B97F4A7C15^0xF05E)&1 == 1
+		splitmix64(uint64(l.cfg.ApproxSeed)^uint64(in.pc)*0x9E3779B97F4A7C15^0xF05E)&1 == 1
 }
 
 // execFusedAdd computes an add as a fused multiply-add: d = ±a·b + c.

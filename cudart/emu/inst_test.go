@@ -460,7 +460,7 @@ func TestContractionUnderAdversarialMode(t *testing.T) {
 	}
 	seen := map[uint64]bool{}
 	for seed := int64(1); seed <= 16; seed++ {
-		cfg := Config{Approx: ApproxAdversarial, Seed: seed}
+		cfg := Config{Approx: ApproxAdversarial, ApproxSeed: seed}
 		got := runInstCfg(t, body(""), in, cfg)[0]
 		if again := runInstCfg(t, body(""), in, cfg)[0]; again != got {
 			t.Fatalf("seed %d not reproducible", seed)

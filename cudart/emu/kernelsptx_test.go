@@ -70,7 +70,7 @@ func TestRepositoryKernels(t *testing.T) {
 				}
 				// Another schedule and adversarial approximations find no
 				// error either.
-				e.b.SetConfig(Config{Seed: 1, Approx: ApproxAdversarial})
+				e.b.SetConfig(Config{Seed: 1, Approx: ApproxAdversarial, ApproxSeed: 1})
 				if err := e.dev.Launch(e.mod, f.Name, g, params...); err != nil {
 					t.Fatalf("launch with seed 1: %v", err)
 				}

@@ -11,14 +11,14 @@ import (
 // through the Device.
 func TestOpenWithOptions(t *testing.T) {
 	opts := cudart.DefaultOptions()
-	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, Seed: 9}}
+	opts.Backend = emu.Options{Config: emu.Config{Approx: emu.ApproxAdversarial, ApproxSeed: 9}}
 	d, err := cudart.Open("emu", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
 	b := d.Backend().(*emu.Backend)
-	if cfg := b.Config(); cfg.Approx != emu.ApproxAdversarial || cfg.Seed != 9 {
+	if cfg := b.Config(); cfg.Approx != emu.ApproxAdversarial || cfg.ApproxSeed != 9 {
 		t.Errorf("config %+v, want the options' adversarial seed 9", cfg)
 	}
 	if d.Capabilities() != emu.Caps {
@@ -26,6 +26,10 @@ func TestOpenWithOptions(t *testing.T) {
 	}
 	if err := d.SetSchedule(3); err != nil || b.Config().Seed != 3 {
 		t.Errorf("SetSchedule: %v, seed %d", err, b.Config().Seed)
+	}
+	// A schedule never replaces the user's adversarial seed.
+	if got := b.Config().ApproxSeed; got != 9 {
+		t.Errorf("after SetSchedule the adversarial seed is %d, want 9", got)
 	}
 	if old, err := d.SetInstructionLimit(1000); err != nil || old != 0 || b.Config().MaxInstructions != 1000 {
 		t.Errorf("SetInstructionLimit: %d, %v; limit %d", old, err, b.Config().MaxInstructions)

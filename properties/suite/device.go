@@ -185,7 +185,7 @@ func openOrdinal(c Config, name string, ordinal int) (dev cudart.Device, note st
 		if name == "gpu" {
 			return nil, note, fmt.Errorf("-ptxprop.emu-adversarial needs the emulator, not backend %q", name)
 		}
-		eo.Config.Approx, eo.Config.Seed = emu.ApproxAdversarial, c.EmuAdversarial
+		eo.Config.Approx, eo.Config.ApproxSeed = emu.ApproxAdversarial, c.EmuAdversarial
 	}
 	if name != "gpu" && eo != (emu.Options{}) {
 		opts.Backend = eo // on auto, used only if the emulator is picked

@@ -123,8 +123,10 @@ verify-foreign:
 #                 built with GOFLAGS=-tags=cuda and present) or on the PTX
 #                 emulator, write out/contract-report.json, print its summary;
 #                 exits non-zero when a prediction is not discharged
-#   make test     what CI runs: every package's tests at rapid's default
-#                 checks (go test ./..., Go's default timeout), then `report`
+#   make test     every package's tests at rapid's default checks (go test
+#                 ./..., Go's default timeout), then `report`
+#   make test-terminal  `make test` on a pseudo-terminal, as a person runs it
+#                 from a shell (what CI runs, with CHECKS=1000)
 #   make lint     gofmt -l (must print nothing), go vet and staticcheck
 #                 (installed at a pinned version by scripts/install-staticcheck.sh)
 #   make falsify  the mutation analysis: every named mutant and the generic
@@ -151,6 +153,20 @@ report:
 test:
 	go test -count=1 ./...
 	$(MAKE) report
+
+# test-terminal: `make test` under script(1) (util-linux; Debian's
+# bsdutils, an essential package), which runs it on a fresh pseudo-terminal
+# as its controlling terminal, stdin and stdout, and copies what it shows
+# here: the tests and the property suite see a terminal, as they do when a
+# person types `make test`, which CI, without one, would otherwise never
+# see. -e returns the exit status of `make test` (128+N if a signal N ended
+# it); -q prints no start and end banners; the typescript goes to
+# /dev/null. Variables given on the command line (CHECKS=1000) reach the
+# inner make through MAKEFLAGS.
+.PHONY: test-terminal
+test-terminal:
+	@command -v script >/dev/null || { echo "test-terminal: needs script(1): apt-get install bsdutils (Debian) or util-linux" >&2; exit 2; }
+	script -qec "$(MAKE) test" /dev/null
 
 # test-checked: the property suite on the emulator seen as a GPU
 # (-ptxprop.backend=emu-checked): every launch's guard bands and inputs are checked

@@ -20,7 +20,7 @@ type Config struct {
 	Merge          bool          // merge into the report already at Report instead of replacing it
 	Deadline       time.Duration // end the run after this long (0: none)
 	MaxElements    int           // cap on the elements of one generated tensor (0: the backend's limits)
-	Progress       time.Duration // progress interval (0: none; Auto: 5s on a terminal, 1m otherwise)
+	Progress       time.Duration // progress interval (0: none; Auto: 5s when Output is a terminal, 1m otherwise)
 	EmuAdversarial int64         // emulator: adversarial approximate instructions with this seed (0: off)
 	Checks         int           // rapid checks per contract unless -rapid.checks or RAPID_CHECKS is given (0: rapid's default)
 	Seed           uint64        // rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one, recorded)
@@ -50,8 +50,9 @@ func WithKernels(ks ...reports.Kernel) Option {
 	return func(c *Config) { c.Kernels = append(c.Kernels, ks...) }
 }
 
-// Auto is the Progress value that picks the interval from the output: a
-// line every 5 seconds on a terminal, every minute otherwise.
+// Auto is the Progress value that picks the interval from the run's
+// output: a line every 5 seconds when it is a terminal, every minute
+// otherwise.
 const Auto time.Duration = -1
 
 // Field is one row of a settings table over the configuration type C:

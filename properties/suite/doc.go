@@ -36,6 +36,13 @@
 //	-ptxprop.watchdog        PTXPROP_WATCHDOG         0        bound on one launch and one launcher call (0: 30s a launch, 2m a call)
 //	-ptxprop.summary         PTXPROP_SUMMARY          true     print the report's summary when the run ends
 //
+// Progress lines go to the run's own output (Main: the test binary's
+// stdout; Run: Config.Output), and "a terminal" means that output is one:
+// a run whose output is captured (a pipe, a log) prints there every minute
+// and writes nothing to the terminal it was started from. go test ./pkg
+// holds a package's output back until it ends; go test run inside the
+// package's directory, as make does, shows the lines as they come.
+//
 // # Several devices
 //
 // A run opens one context per device it selects (-ptxprop.devices: every
@@ -57,7 +64,7 @@
 // When the deadline passes, or at the first SIGINT or SIGTERM, contract
 // runs stop before their next check: the report keeps the predictions that
 // finished as they ended, the running ones inconclusive with the checks
-// they passed, and those not started as skipped. The report is written
+// they passed, and those not started not_run. The report is written
 // atomically at once and again when the tests have returned. A second
 // signal ends the process at once.
 //

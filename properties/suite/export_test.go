@@ -1,5 +1,11 @@
 package suite
 
+import (
+	"time"
+
+	"github.com/ptxprop/ptxprop/properties/outcome"
+)
+
 // GoTestCommand is goTestCommand, for the tests.
 var GoTestCommand = goTestCommand
 
@@ -28,3 +34,14 @@ func RunRerun(c Config, name string, seed uint64, checks int) string {
 
 // OpenRest is openRest, for the tests: how all visible GPUs are found.
 var OpenRest = openRest
+
+// ProgressInterval is progressOutput, for the tests: the interval of
+// progress lines to out.
+var ProgressInterval = progressOutput
+
+// ProgressLine is the progress line of a run started at start whose
+// outcomes and contract runs in progress are rec's.
+func ProgressLine(rec *outcome.Recorder, start time.Time) string {
+	r := &runner{rec: rec, start: start}
+	return r.progressLine()
+}

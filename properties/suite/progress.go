@@ -10,28 +10,23 @@ import (
 	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
-// progressOutput picks where progress lines go and how often: with
-// Progress Auto, every 5 seconds to out when it is a terminal, else to the
-// terminal the run was started from (go test holds a package's output back
-// until it ends), else every minute to out (a CI log). An explicit interval
-// keeps the same choice of writer.
-func progressOutput(every time.Duration, out io.Writer) (io.Writer, time.Duration) {
-	if every == 0 {
-		return nil, 0
-	}
-	w, tty := out, isTerminal(out)
-	if !tty {
-		if f, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
-			w, tty = f, true
-		}
+// progressOutput returns the interval of progress lines to out, the
+// run's own output (nil: none): every 0 is none, Auto is every 5 seconds
+// when out is a terminal and every minute otherwise (a log, or go test's
+// pipe, which holds a package's output back until it ends). Nothing else
+// is written to: a run whose output is captured (a test's child process, a
+// CI log) keeps its progress there, whatever terminal it was started from.
+func progressOutput(every time.Duration, out io.Writer) time.Duration {
+	if every == 0 || out == nil {
+		return 0
 	}
 	if every == Auto {
 		every = time.Minute
-		if tty {
+		if isTerminal(out) {
 			every = 5 * time.Second
 		}
 	}
-	return w, every
+	return every
 }
 
 func isTerminal(w io.Writer) bool {
@@ -65,8 +60,9 @@ func (r *runner) progress(w io.Writer, every time.Duration) (stop func()) {
 }
 
 // progressLine describes the run now, e.g.
-// "ptxprop 1m5s: 12 predictions done, 2 contract runs running (of 1000 checks each): TestA 310, TestB 12",
-// with the launches on each device when there are several.
+// "ptxprop 1m5s: 12 predictions recorded, 2 contract runs running (checks passed of 1000): TestA 310, TestB 12",
+// with the launches on each device when there are several ("; launches by
+// device 0: 812, 1: 790").
 func (r *runner) progressLine() string {
 	done, live := 0, []*outcome.LiveRun(nil)
 	for _, rec := range r.recorders() {
@@ -78,7 +74,8 @@ func (r *runner) progressLine() string {
 		n, _ := l.Progress()
 		parts = append(parts, fmt.Sprintf("%s %d", l.Name, n))
 	}
-	line := fmt.Sprintf("ptxprop %v: %d predictions recorded, %d contract runs running", time.Since(r.start).Round(time.Second), done, len(live))
+	line := fmt.Sprintf("ptxprop %v: %s recorded, %s running", time.Since(r.start).Round(time.Second),
+		count(done, "prediction", "predictions"), count(len(live), "contract run", "contract runs"))
 	if len(live) > 0 {
 		line += fmt.Sprintf(" (checks passed of %d): %s", rapidInt("checks"), strings.Join(parts, ", "))
 	}
@@ -90,4 +87,13 @@ func (r *runner) progressLine() string {
 		line += "; launches by device " + strings.Join(devs, ", ")
 	}
 	return line
+}
+
+// count is n and the noun, singular or plural as n asks: "1 prediction",
+// "0 predictions".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

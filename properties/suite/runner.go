@@ -340,8 +340,8 @@ func (r *runner) arm() (stop func()) {
 		})
 		stops = append(stops, func() { t.Stop() })
 	}
-	if w, every := progressOutput(r.cfg.Progress, r.out); w != nil {
-		stops = append(stops, r.progress(w, every))
+	if every := progressOutput(r.cfg.Progress, r.out); every > 0 {
+		stops = append(stops, r.progress(r.out, every))
 	}
 	return func() {
 		for _, s := range stops {

@@ -338,6 +338,23 @@ func TestDefaultReportPath(t *testing.T) {
 // args, and returns the command (stdout piped) and the report path.
 func childRun(t *testing.T, name string, args ...string) (*exec.Cmd, *bufio.Scanner, string) {
 	t.Helper()
+	cmd, report := childCmd(t, name, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(out), report
+}
+
+// childCmd is the command of a child run of this test binary: test name
+// on the emulator with args, writing its report to the path it returns,
+// with none of this process's PTXPROP_ settings. Skipped under -short.
+func childCmd(t *testing.T, name string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a child run")
 	}
@@ -350,15 +367,7 @@ func childRun(t *testing.T, name string, args ...string) (*exec.Cmd, *bufio.Scan
 		}
 	}
 	cmd.Env = append(cmd.Env, childEnv+"="+name)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, bufio.NewScanner(out), report
+	return cmd, report
 }
 
 // TestChildSlow is the child run of the signal and progress tests.
@@ -409,14 +418,17 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
+// progressRE matches a progress line of TestChildSlow at 30 checks while
+// its slow contract runs: its "done" subtest recorded one prediction.
+var progressRE = regexp.MustCompile(`^ptxprop (\d+[hms])+: 1 prediction recorded, 1 contract run running \(checks passed of 30\): TestChildSlow \d+$`)
+
 // Progress lines say what runs, the checks it has passed, and the time
 // elapsed, while the run goes on.
 func TestProgress(t *testing.T) {
 	cmd, out, _ := childRun(t, "TestChildSlow", "-ptxprop.checks=30", "-ptxprop.progress=100ms")
-	re := regexp.MustCompile(`^ptxprop \d+(\.\d+)?m?s: \d+ predictions recorded, 1 contract runs running \(checks passed of 30\): TestChildSlow \d+$`)
 	seen := 0
 	for out.Scan() {
-		if re.MatchString(out.Text()) {
+		if progressRE.MatchString(out.Text()) {
 			seen++
 		}
 	}

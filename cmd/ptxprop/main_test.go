@@ -189,6 +189,16 @@ func TestCheck(t *testing.T) {
 		})}, 1, "mutant survived", ""},
 		{[]string{"check", writeDoc(t, func(m map[string]any) { m["predictions"] = []any{} })}, 2, "", "predictions: empty"},
 		{[]string{"check", filepath.Join(t.TempDir(), "missing.json")}, 2, "", "no such file"},
+		// Reports that contradict themselves cannot be trusted (issue 22 #5):
+		// the first passed check before.
+		{[]string{"check", writeDoc(t, func(m map[string]any) { pred(m)["checks"] = 0; delete(pred(m), "error_stats") })}, 2, "",
+			`predictions[0] "P-1": discharged with checks 0`},
+		{[]string{"check", writeDoc(t, func(m map[string]any) { pred(m)["status"], pred(m)["reason"] = "falsified", "wrong" })}, 2, "",
+			`predictions[0] "P-1": falsified with checks_failed 0`},
+		{[]string{"check", writeDoc(t, func(m map[string]any) {
+			pred(m)["status"], pred(m)["checks"] = "skipped", 200
+			delete(pred(m), "error_stats")
+		})}, 2, "", `predictions[0] "P-1": skipped with 200 checks`},
 	})
 }
 

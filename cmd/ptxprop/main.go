@@ -93,9 +93,13 @@ discharged with no check, falsified with no failed check, skipped with
 checks; ptxprop validate lists every such problem).`,
 			setup: checkCmd},
 		{name: "diff", synopsis: "old.json new.json", short: "list what changed between two reports",
-			long: `Diff prints one line per change from old to new: predictions whose status
-changed, that appeared or disappeared, or gained or lost a flag; mutants
-likewise; kernels whose hashes changed; the mutation score.
+			long: `Diff prints one line per change from old to new: the run's settings
+(backend, devices, rapid's checks and seed, the -ptxprop, -rapid and
+-test.short flags of its command line); predictions whose status changed,
+that appeared or disappeared, gained or lost a flag, ran other checks
+(fewer is flagged) or whose worst error/tolerance ratio moved by more than
+a tenth; mutants likewise, and their killers; kernels whose hashes
+changed; the mutation score. With none, it prints "no changes".
 Exit status 0 when nothing changed, 1 when something did, 2 when a report
 cannot be read.`,
 			setup: diffCmd},
@@ -472,6 +476,7 @@ func diffCmd(*flag.FlagSet) func(e *env, args []string) error {
 		if len(d) > 0 {
 			return &exitError{exitFinding, nil}
 		}
+		fmt.Fprintf(e.stdout, "no changes from %s to %s\n", args[0], args[1])
 		return nil
 	}
 }

@@ -1,6 +1,7 @@
 package falsify
 
 import (
+	"flag"
 	"slices"
 	"testing"
 
@@ -74,5 +75,40 @@ func TestMutantsSpreadOverDevices(t *testing.T) {
 	slices.Sort(devices)
 	if !slices.Equal(devices, []int{0, 1}) {
 		t.Errorf("mutants ran on devices %v, want both 0 and 1", devices)
+	}
+}
+
+// A child runs its mutants on the session's devices, not on those the
+// process's flags name: the GPU nightly gives the test binary
+// -ptxprop.backend=gpu, and a two-emulator-device session's children must
+// still open emulator devices (they opened the GPU, or on a host without
+// one skipped TestChild, and every mutant came back "died (<nil>): PASS").
+func TestChildKeepsSessionBackend(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	s := twoDeviceSession(t, "2")
+	f := flag.Lookup("ptxprop.backend")
+	old, oldBackend := f.Value.String(), opts.Run.Backend
+	if err := flag.Set("ptxprop.backend", "gpu"); err != nil { // as scripts/gpu-nightly.sh's falsify stage
+		t.Fatal(err)
+	}
+	iso, w := opts.Isolate, opts.Workers
+	opts.Isolate, opts.Workers = "always", 1
+	defer func() {
+		flag.Set("ptxprop.backend", old)
+		opts.Run.Backend, opts.Isolate, opts.Workers = oldBackend, iso, w
+	}()
+	m, err := ParseMutant("single-row-launch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runMutants(t, s, []Mutant{m}, func(Result) {})[0]
+	if !r.Killed() || r.Device != 0 {
+		t.Errorf("%s: %s on device %d (%s), want killed on emulator device 0", r.Mutant, r.Status, r.Device, r.Reason)
+	}
+	args := childArgs(s, "0,1")
+	if i := slices.Index(args, "-ptxprop.backend=emu"); i < 0 || i < slices.Index(args, "-ptxprop.backend=gpu") {
+		t.Errorf("child arguments %q: want -ptxprop.backend=emu after the process's -ptxprop.backend=gpu", args)
 	}
 }

@@ -33,8 +33,11 @@ import (
 //     (suite.SetRapid), so mutants run side by side only in separate
 //     processes.
 //
-// The parent hands out one mutant at a time over a pipe (file descriptor 3
-// in the child) and reads each result back as a JSON line (descriptor 4).
+// The child runs with the parent session's backend and devices, whatever
+// the process's flags say (childArgs), and says "ready" on descriptor 4 once
+// they are open. The parent then hands out one mutant at a time over a pipe
+// (file descriptor 3 in the child) and reads each result back as a JSON
+// line (descriptor 4).
 
 // workers returns how many children run mutants, 0 for in-process.
 func workers(s *Session) int {
@@ -130,9 +133,14 @@ func childDevices(devs []cudart.Info, k int) string {
 	return strings.Join(list, ",")
 }
 
-// startChild starts a child process running mutants on the devices a
-// -ptxprop.devices value selects (childDevices).
-func startChild(devices string) (*child, error) {
+// childArgs are the arguments of a child running s's mutants on the
+// devices a -ptxprop.devices value selects (childDevices): this process's
+// flags, then the settings of s that decide where and how a mutant runs.
+// Those come last (the last of a repeated flag wins) because s need not run
+// with this process's flags: a test opens emulator devices in a binary
+// given -ptxprop.backend=gpu (the GPU nightly), and a child left to the
+// flags would open the GPU instead, or nothing.
+func childArgs(s *Session, devices string) []string {
 	args := []string{"-test.run=^TestChild$", "-test.timeout=0", "-ptxprop.child", "-ptxprop.devices=" + devices}
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -141,6 +149,25 @@ func startChild(devices string) (*child, error) {
 		}
 		args = append(args, "-"+f.Name+"="+f.Value.String())
 	})
+	backend := s.opts.Run.Backend
+	if backend == "" || backend == "auto" {
+		backend = s.dev.Info().Backend // what auto chose here: the child must not choose again
+	}
+	return append(args, "-ptxprop.backend="+backend,
+		fmt.Sprintf("-ptxprop.emu-adversarial=%d", s.opts.Run.EmuAdversarial),
+		fmt.Sprintf("-ptxprop.max-elements=%d", s.opts.Run.MaxElements))
+}
+
+// ready is the line a child writes on its results pipe once its devices
+// are open, before it reads a job.
+const ready = "ready"
+
+// startChild starts a child process running s's mutants on the devices a
+// -ptxprop.devices value selects (childDevices) and waits until it has
+// opened them. A child that cannot is an error of the harness, not the
+// verdict on the mutant it would have run.
+func startChild(s *Session, devices string) (*child, error) {
+	args := childArgs(s, devices)
 	jobR, jobW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -157,6 +184,10 @@ func startChild(devices string) (*child, error) {
 	}
 	jobR.Close()
 	resW.Close()
+	if line, err := c.res.ReadString('\n'); err != nil || strings.TrimSpace(line) != ready {
+		werr := c.stop()
+		return nil, fmt.Errorf("the child process for devices %s did not start (%v): %s", devices, werr, tail(c.stderr.String(), 400))
+	}
 	return c, nil
 }
 
@@ -180,7 +211,7 @@ func worker(s *Session, ms []Mutant, queue <-chan int, devices string, done func
 		for {
 			if c == nil {
 				var err error
-				if c, err = startChild(devices); err != nil {
+				if c, err = startChild(s, devices); err != nil {
 					return err
 				}
 				fresh = 0
@@ -239,7 +270,19 @@ func TestChild(t *testing.T) {
 	}
 	jobs, res := os.NewFile(3, "jobs"), os.NewFile(4, "results")
 	defer res.Close()
-	s := getSession(t)
+	if session == nil {
+		// Not getSession: a child without its devices must fail, not skip
+		// (the parent reports its output).
+		s, err := NewSession(opts)
+		if err != nil {
+			t.Fatalf("opening the devices: %v", err)
+		}
+		session = s
+	}
+	s := session
+	if _, err := fmt.Fprintln(res, ready); err != nil {
+		t.Fatal(err)
+	}
 	sc := bufio.NewScanner(jobs)
 	for sc.Scan() {
 		m, err := ParseMutant(sc.Text())

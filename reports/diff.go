@@ -2,32 +2,47 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 )
 
 // Diff describes how b differs from a, one line per change, for nightly CI:
-// predictions whose status changed, that appeared or disappeared, or gained
-// or lost a flag; mutants likewise; kernels whose hashes changed; and the
-// mutation score. Lines come in that order, each group in b's order followed
-// by what only a has, e.g.
+// the run's settings (backend, devices, rapid's checks and seed, the
+// -ptxprop, -rapid and -test.short settings of its command line); then
+// predictions whose status changed, that appeared or disappeared, gained or
+// lost a flag, ran other checks (fewer is flagged: weaker evidence) or whose
+// worst error/tolerance ratio moved (RatioMoved); mutants likewise, and
+// their killers; kernels whose hashes changed; and the mutation score.
+// Lines come in that order, each group in b's order followed by what only a
+// has, e.g.
 //
+//	run: rapid_checks 100 -> 50 (fewer)
+//	run: -ptxprop.max-elements 4096 -> (unset)
 //	prediction FALSIFY-DIM-001: discharged -> falsified
+//	prediction FALSIFY-RMS-003: checks 100 -> 50 (fewer)
+//	prediction FALSIFY-RMS-003: worst err/tol 0.31 -> 0.62 (+100%)
 //	prediction FALSIFY-RMS-004: added (discharged)
 //	prediction FALSIFY-RMS-002: flag unproven set
 //	mutant drop-eps: killed -> survived
 //	kernel rmsnorm_bwd: ptx_sha256 changed
 //	mutation score: 7/9 = 77.8% -> 6/9 = 66.7%
 //
-// A nil report is an empty one. Equal reports give no lines.
+// A nil report is an empty one, with no run to compare. Reports of equal
+// runs give no lines: what differs from run to run whatever was run (id,
+// times, host, commit, notes) is not a change.
 func Diff(a, b *Report) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	if a != nil && b != nil {
+		diffRun(&a.Run, &b.Run, add)
+	}
 	if a == nil {
 		a = &Report{}
 	}
 	if b == nil {
 		b = &Report{}
 	}
-	var out []string
-	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 
 	for _, q := range b.Predictions {
 		p := a.Prediction(q.ID)
@@ -45,6 +60,12 @@ func Diff(a, b *Report) []string {
 			case was && !is:
 				add("prediction %s: flag %s cleared", q.ID, f)
 			}
+		}
+		if p.Checks != q.Checks {
+			add("prediction %s: checks %d -> %d%s", q.ID, p.Checks, q.Checks, fewer(p.Checks, q.Checks))
+		}
+		if was, is := worstRatio(p), worstRatio(&q); RatioMoved(was, is) {
+			add("prediction %s: worst err/tol %s -> %s%s", q.ID, ratioText(was), ratioText(is), ratioChange(was, is))
 		}
 	}
 	for _, p := range a.Predictions {
@@ -101,4 +122,178 @@ func by(m Mutant) string {
 		return " by " + m.KilledBy
 	}
 	return ""
+}
+
+// RatioMoveThreshold is the relative move of a prediction's worst
+// error/tolerance ratio that Diff reports: more than this share of the
+// larger of the two. Ratios of one prediction vary from run to run with
+// the inputs drawn; a move of a tenth or more is worth a look.
+const RatioMoveThreshold = 0.10
+
+// RatioFloor is the ratio below which Diff ignores moves: both ratios under
+// a hundredth of the tolerance are far from failing whatever their quotient.
+const RatioFloor = 0.01
+
+// RatioMoved reports whether a worst ratio moved enough from was to is to
+// be reported (nil: not measured): measured in one report only, finite in
+// one only, or both finite and apart by more than RatioMoveThreshold of the
+// larger while that is at least RatioFloor. NaN equals NaN here.
+func RatioMoved(was, is *float64) bool {
+	switch {
+	case was == nil || is == nil:
+		return (was == nil) != (is == nil)
+	case math.IsNaN(*was) || math.IsNaN(*is):
+		return math.IsNaN(*was) != math.IsNaN(*is)
+	case math.IsInf(*was, 0) || math.IsInf(*is, 0):
+		return *was != *is
+	}
+	hi := math.Max(*was, *is)
+	return hi >= RatioFloor && math.Abs(*is-*was) > RatioMoveThreshold*hi
+}
+
+func worstRatio(p *Prediction) *float64 {
+	if p.ErrorStats == nil {
+		return nil
+	}
+	return &p.ErrorStats.MaxRatio
+}
+
+func ratioText(x *float64) string {
+	if x == nil {
+		return "(none)"
+	}
+	return fmt.Sprintf("%.3g", *x)
+}
+
+// ratioChange is the relative move " (+100%)", or "" where it means nothing.
+func ratioChange(was, is *float64) string {
+	if was == nil || is == nil || *was == 0 || math.IsNaN(*was) || math.IsNaN(*is) || math.IsInf(*was, 0) || math.IsInf(*is, 0) {
+		return ""
+	}
+	return fmt.Sprintf(" (%+.0f%%)", 100*(*is-*was) / *was)
+}
+
+// fewer flags a count that fell: fewer checks are weaker evidence.
+func fewer(was, is int) string {
+	if is < was {
+		return " (fewer)"
+	}
+	return ""
+}
+
+// diffRun reports how run b's settings differ from a's.
+func diffRun(a, b *Run, add func(string, ...any)) {
+	if a.Backend != b.Backend {
+		add("run: backend %s -> %s", orNone(string(a.Backend)), orNone(string(b.Backend)))
+	}
+	if a.Device != b.Device {
+		add("run: device %s -> %s", orNone(a.Device), orNone(b.Device))
+	}
+	if da, db := deviceList(a.Devices), deviceList(b.Devices); da != db {
+		add("run: devices %s -> %s", da, db)
+	}
+	if a.DriverVersion != b.DriverVersion || a.CUDAVersion != b.CUDAVersion {
+		add("run: driver %s CUDA %s -> driver %s CUDA %s", orNone(a.DriverVersion), orNone(a.CUDAVersion), orNone(b.DriverVersion), orNone(b.CUDAVersion))
+	}
+	if a.RapidChecks != b.RapidChecks {
+		add("run: rapid_checks %d -> %d%s", a.RapidChecks, b.RapidChecks, fewer(a.RapidChecks, b.RapidChecks))
+	}
+	if sa, sb := seedText(a.RapidSeed), seedText(b.RapidSeed); sa != sb {
+		add("run: rapid_seed %s -> %s", sa, sb)
+	}
+	sa, sb := CommandSettings(a.CommandLine), CommandSettings(b.CommandLine)
+	var names []string
+	for n := range sa {
+		names = append(names, n)
+	}
+	for n := range sb {
+		if _, ok := sa[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		va, oka := sa[n]
+		vb, okb := sb[n]
+		if oka != okb || va != vb {
+			add("run: -%s %s -> %s", n, unset(va, oka), unset(vb, okb))
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func unset(v string, ok bool) string {
+	if !ok {
+		return "(unset)"
+	}
+	return v
+}
+
+func seedText(s *uint64) string {
+	if s == nil {
+		return "(none)"
+	}
+	return fmt.Sprint(*s)
+}
+
+// deviceList is e.g. "[gpu 0 NVIDIA H200, gpu 1 NVIDIA H200]".
+func deviceList(ds []Device) string {
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, strings.TrimSpace(fmt.Sprintf("%s %d %s", d.Backend, d.Ordinal, d.Name)))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// outputSettings are command-line settings that say where a run's output
+// goes, not what it checked: Diff leaves them out.
+var outputSettings = []string{"ptxprop.report", "ptxprop.progress", "ptxprop.summary", "ptxprop.merge"}
+
+// boolSettings are the boolean flags among those CommandSettings reads: a
+// bool flag alone means true, and the argument after it is not its value.
+var boolSettings = []string{"test.short", "ptxprop.merge", "ptxprop.summary", "ptxprop.equivalence", "ptxprop.record", "ptxprop.child",
+	"rapid.nofailfile", "rapid.v", "rapid.debug", "rapid.debugvis"}
+
+// CommandSettings returns the settings a command line (Run.CommandLine)
+// gives: each -ptxprop.NAME and -rapid.NAME flag and -test.short, by name
+// without the dash, as written (-name=value, -name value, or -name for
+// true), the last of a repeated flag winning; output settings are left
+// out. Settings given through the environment are not on the command line
+// and not here (the run's rapid_checks and rapid_seed hold rapid's).
+func CommandSettings(args []string) map[string]string {
+	out := map[string]string{}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		name, ok := strings.CutPrefix(strings.TrimPrefix(a, "-"), "-")
+		if !ok {
+			name, ok = strings.CutPrefix(a, "-")
+		}
+		if !ok {
+			continue
+		}
+		name, value, hasValue := strings.Cut(name, "=")
+		if !strings.HasPrefix(name, "ptxprop.") && !strings.HasPrefix(name, "rapid.") && name != "test.short" {
+			continue
+		}
+		if !hasValue {
+			value = "true"
+			if !slices.Contains(boolSettings, name) && i+1 < len(args) {
+				i++
+				value = args[i]
+			}
+		}
+		if !slices.Contains(outputSettings, name) {
+			out[name] = value
+		}
+	}
+	return out
 }

@@ -77,8 +77,8 @@ func TestErrorStatsNonFinite(t *testing.T) {
 
 func TestUpsertAndLookup(t *testing.T) {
 	r := minimalReport()
-	r.UpsertPrediction(Prediction{ID: "A", Status: Discharged})
-	r.UpsertPrediction(Prediction{ID: "B", Status: Discharged})
+	r.UpsertPrediction(Prediction{ID: "A", Status: Discharged, Checks: 1})
+	r.UpsertPrediction(Prediction{ID: "B", Status: Inconclusive, Checks: 2, ChecksFailed: 1})
 	r.UpsertPrediction(Prediction{ID: "A", Status: Falsified, Reason: "r", Checks: 5, ChecksFailed: 1})
 	if len(r.Predictions) != 3 || r.Predictions[1].ID != "A" || r.Predictions[1].Status != Falsified {
 		t.Errorf("UpsertPrediction: %+v", r.Predictions)
@@ -98,6 +98,7 @@ func TestUpsertAndLookup(t *testing.T) {
 		t.Errorf("lookup of a missing name returned non-nil")
 	}
 	r.Prediction("B").SetFlag(FlagNonDeterministic)
+	r.Prediction("B").NonDeterministic = "failed once, passed on replay"
 	if err := r.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
@@ -264,20 +265,28 @@ func genReport() *rapid.Generator[*Report] {
 			failed := rapid.IntRange(0, checks).Draw(t, "failed")
 			switch status {
 			case Discharged:
-				failed = 0
-			case NotRun:
+				checks, failed = max(checks, 1), 0
+			case Falsified:
+				checks = max(checks, 1)
+				failed = rapid.IntRange(1, checks).Draw(t, "failed")
+			case Skipped, NotRun:
 				checks, failed = 0, 0
 			}
+			// What a failure leaves (Validate's consistent): its evidence
+			// goes with a status that saw one.
+			sawFailure := status != Discharged && status != Skipped && status != NotRun
 			p := Prediction{
-				ID:             name.Draw(t, "id") + "#" + string(rune('a'+i)),
-				Title:          optStr(t, "title"),
-				Status:         status,
-				Reason:         optStr(t, "reason"),
-				Checks:         checks,
-				ChecksFailed:   failed,
-				Counterexample: cex(t),
-				Duration:       rapid.Float64Range(0, 1e4).Draw(t, "duration"),
-				Rerun:          optStr(t, "rerun"),
+				ID:           name.Draw(t, "id") + "#" + string(rune('a'+i)),
+				Title:        optStr(t, "title"),
+				Status:       status,
+				Reason:       optStr(t, "reason"),
+				Checks:       checks,
+				ChecksFailed: failed,
+				Duration:     rapid.Float64Range(0, 1e4).Draw(t, "duration"),
+				Rerun:        optStr(t, "rerun"),
+			}
+			if sawFailure {
+				p.Counterexample = cex(t)
 			}
 			if status == Falsified && strings.TrimSpace(p.Reason) == "" {
 				p.Reason = "failed"
@@ -286,7 +295,7 @@ func genReport() *rapid.Generator[*Report] {
 				p.Binding = name.Draw(t, "binding")
 				p.ID += "@" + p.Binding
 			}
-			if opt(t, "stats") {
+			if checks > 0 && opt(t, "stats") {
 				ratio := float.Draw(t, "ratio")
 				if status == Discharged {
 					ratio = rapid.Float64Range(0, 1).Draw(t, "ratio")
@@ -294,13 +303,15 @@ func genReport() *rapid.Generator[*Report] {
 				p.ErrorStats = &ErrorStats{MaxAbs: optFloat(t, "abs"), MaxRel: optFloat(t, "rel"),
 					MaxULP: optFloat(t, "ulp"), MaxRatio: ratio, ToleranceFormula: optStr(t, "tol"), NaiveRatio: optFloat(t, "naive")}
 			}
-			if opt(t, "repro") {
+			if sawFailure && opt(t, "repro") {
 				p.Reproduction = &Reproduction{Command: "go test -run " + name.Draw(t, "run"), FailFile: optStr(t, "failfile")}
 			}
-			for _, f := range flags {
-				if opt(t, "flag") {
-					p.SetFlag(f)
-				}
+			if opt(t, "unproven") {
+				p.SetFlag(FlagUnproven)
+			}
+			if nondet := sawFailure && opt(t, "nondet"); nondet || (status == Inconclusive && failed > 0) {
+				p.SetFlag(FlagNonDeterministic)
+				p.NonDeterministic = "did not reproduce"
 			}
 			r.UpsertPrediction(p)
 		}
@@ -313,7 +324,7 @@ func genReport() *rapid.Generator[*Report] {
 				Counterexample: cex(t),
 				Duration:       rapid.Float64Range(0, 100).Draw(t, "mduration"),
 			}
-			if opt(t, "expected") {
+			if m.Kind == MutantNamed && opt(t, "expected") {
 				m.Expected = []string{name.Draw(t, "expected")}
 			}
 			if m.Status == MutantKilled {

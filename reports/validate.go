@@ -51,7 +51,10 @@ func quote(s string) string {
 // no checks, kernels pinned by a PTX hash, killed mutants naming their
 // killer. It also checks what the schema cannot: unique prediction IDs,
 // mutant names, kernel names and merged run IDs, end not before start,
-// checks_failed not above checks. It returns a *ValidationError, or nil.
+// checks_failed not above checks, and fields that contradict each other
+// (consistent; mutants: a killer or checks to kill only when killed,
+// expected killers only for a named mutant; devices: no launches without a
+// contract run). It returns a *ValidationError, or nil.
 func (r *Report) Validate() error {
 	var v validator
 	if r == nil {
@@ -178,6 +181,9 @@ func (v *validator) run(r *Run) {
 		v.count(at, "ordinal", d.Ordinal)
 		v.count(at, "contract_runs", d.ContractRuns)
 		v.count(at, "launches", d.Launches)
+		if d.Launches > 0 && d.ContractRuns == 0 {
+			v.addf("%s: launches %d with contract_runs 0 (launches are made by contract runs)", at, d.Launches)
+		}
 		if ords[d.Ordinal] {
 			v.addf("%s: ordinal %d is repeated", at, d.Ordinal)
 		}
@@ -244,6 +250,7 @@ func (v *validator) prediction(at string, p *Prediction) {
 			v.addf("%s: not_run with %d checks", at, p.Checks)
 		}
 	}
+	v.consistent(at, p)
 	for i, f := range p.Flags {
 		if !f.Valid() {
 			v.addf("%s: flags[%d] %s is not a flag", at, i, quote(string(f)))
@@ -256,6 +263,76 @@ func (v *validator) prediction(at string, p *Prediction) {
 	}
 }
 
+// consistent checks that p's fields tell one story: its status, its checks
+// and failed checks, its measurements and its evidence of a failure. Each
+// rule is what the runner (properties/suite) and Merge cannot produce:
+//
+//   - discharged: at least one check ran (no check discharges nothing),
+//     none failed, and no failure was seen (no counterexample, no
+//     reproduction, no nondeterministic failure);
+//   - falsified: a failed check (checks_failed at least 1);
+//   - inconclusive with failed checks: only a failure that did not
+//     reproduce (nondeterministic); one that did falsifies;
+//   - skipped and not_run: no check ran, so no checks, measurements,
+//     counterexample, reproduction or rate; not_run used no device;
+//   - any status: error_stats and checks_per_second need checks, a rate
+//     needs a duration, and the nondeterministic flag and text come
+//     together.
+func (v *validator) consistent(at string, p *Prediction) {
+	nondet := p.HasFlag(FlagNonDeterministic)
+	if nondet != (p.NonDeterministic != "") {
+		v.addf("%s: flags %v and nondeterministic %s disagree (the flag and the text come together)", at, p.Flags, quote(p.NonDeterministic))
+	}
+	failure := func(what string) {
+		if p.Counterexample != nil {
+			v.addf("%s: %s with a counterexample", at, what)
+		}
+		if p.Reproduction != nil {
+			v.addf("%s: %s with a reproduction", at, what)
+		}
+	}
+	switch p.Status {
+	case Discharged:
+		if p.Checks == 0 {
+			v.addf("%s: discharged with checks 0 (no check ran: nothing was discharged)", at)
+		}
+		if nondet || p.NonDeterministic != "" {
+			v.addf("%s: discharged with a nondeterministic failure", at)
+		}
+		failure("discharged")
+	case Falsified:
+		if p.ChecksFailed == 0 {
+			v.addf("%s: falsified with checks_failed 0", at)
+		}
+	case Inconclusive:
+		if p.ChecksFailed > 0 && !nondet && p.NonDeterministic == "" {
+			v.addf("%s: inconclusive with checks_failed %d but not nondeterministic (a failure that reproduced is falsified)", at, p.ChecksFailed)
+		}
+	case Skipped, NotRun:
+		if p.Status == Skipped && p.Checks > 0 { // not_run's is reported above
+			v.addf("%s: skipped with %d checks", at, p.Checks)
+		}
+		if nondet || p.NonDeterministic != "" {
+			v.addf("%s: %s with a nondeterministic failure", at, p.Status)
+		}
+		failure(string(p.Status))
+		if p.Status == NotRun && len(p.Devices) > 0 {
+			v.addf("%s: not_run with devices %v", at, p.Devices)
+		}
+	}
+	if p.Checks == 0 {
+		if p.ErrorStats != nil {
+			v.addf("%s: error_stats with checks 0 (a ratio measured over no check)", at)
+		}
+		if p.ChecksPerSecond > 0 {
+			v.addf("%s: checks_per_second %v with checks 0", at, p.ChecksPerSecond)
+		}
+	}
+	if p.ChecksPerSecond > 0 && p.Duration == 0 {
+		v.addf("%s: checks_per_second %v with duration_s 0", at, p.ChecksPerSecond)
+	}
+}
+
 func (v *validator) mutant(at string, m *Mutant) {
 	if !m.Kind.Valid() {
 		v.addf("%s: kind %s is not named or generic", at, quote(string(m.Kind)))
@@ -265,6 +342,15 @@ func (v *validator) mutant(at string, m *Mutant) {
 	}
 	if m.Status == MutantKilled && m.KilledBy == "" {
 		v.addf("%s: killed but killed_by is empty", at)
+	}
+	if m.Status != MutantKilled && m.KilledBy != "" {
+		v.addf("%s: %s with killed_by %s (only a killed mutant has a killer)", at, m.Status, quote(m.KilledBy))
+	}
+	if m.Status != MutantKilled && m.ChecksToKill > 0 {
+		v.addf("%s: %s with checks_to_kill %d", at, m.Status, m.ChecksToKill)
+	}
+	if m.Kind == MutantGeneric && len(m.Expected) > 0 {
+		v.addf("%s: generic with expected_killers %v (only a named mutant is written for its killers)", at, m.Expected)
 	}
 	v.count(at, "checks_to_kill", m.ChecksToKill)
 	v.rate(at, "duration_s", m.Duration)

@@ -87,21 +87,33 @@ and every mutant that survived, could not run or was not exercised, and
 exits 1 if there is any. It also exits 1 when no prediction ran (all are
 skipped or not run) and when the report is partial — some prediction not
 run, or the run stopped early — unless -allow-partial is given.
-Exit status 0 when none of that holds, 2 when the report cannot be read.`,
+Exit status 0 when none of that holds, 2 when the report cannot be read
+or cannot be trusted: invalid, or contradicting itself (a prediction
+discharged with no check, falsified with no failed check, skipped with
+checks; ptxprop validate lists every such problem).`,
 			setup: checkCmd},
 		{name: "diff", synopsis: "old.json new.json", short: "list what changed between two reports",
-			long: `Diff prints one line per change from old to new: predictions whose status
-changed, that appeared or disappeared, or gained or lost a flag; mutants
-likewise; kernels whose hashes changed; the mutation score.
+			long: `Diff prints one line per change from old to new: the run's settings
+(backend, devices, rapid's checks and seed, the -ptxprop, -rapid and
+-test.short flags of its command line); predictions whose status changed,
+that appeared or disappeared, gained or lost a flag, ran other checks
+(fewer is flagged) or whose worst error/tolerance ratio moved by more than
+a tenth; mutants likewise, and their killers; kernels whose hashes
+changed; the mutation score. With none, it prints "no changes".
 Exit status 0 when nothing changed, 1 when something did, 2 when a report
 cannot be read.`,
 			setup: diffCmd},
 		{name: "validate", synopsis: "report.json...", short: "check reports against the schema and for contradictions",
 			long: `Validate reads each report as every command does — the schema version,
 the JSON Schema's rules and those it cannot express — and prints each
-problem with the JSON path of the field (predictions[3].status). It then
-looks for what a valid report cannot mean: error statistics that cannot
-all hold, kernels named but not listed.
+problem with the JSON path of the field (predictions[3].status), and
+rejects a report whose fields contradict each other: a status its checks,
+failed checks, measurements or failure evidence deny (discharged with no
+check, falsified with no failed check, skipped or not_run with checks or
+ratios, inconclusive with a failure that reproduced), a mutant's killer
+or checks to kill when it was not killed. It then looks for what a valid
+report cannot mean: error statistics that cannot all hold, kernels named
+but not listed.
 Exit status 0 when every report is valid and consistent, 1 when one is
 valid but contradicts itself, 2 when one cannot be read or is invalid.`,
 			setup: validateCmd},
@@ -464,6 +476,7 @@ func diffCmd(*flag.FlagSet) func(e *env, args []string) error {
 		if len(d) > 0 {
 			return &exitError{exitFinding, nil}
 		}
+		fmt.Fprintf(e.stdout, "no changes from %s to %s\n", args[0], args[1])
 		return nil
 	}
 }

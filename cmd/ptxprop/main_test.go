@@ -189,6 +189,16 @@ func TestCheck(t *testing.T) {
 		})}, 1, "mutant survived", ""},
 		{[]string{"check", writeDoc(t, func(m map[string]any) { m["predictions"] = []any{} })}, 2, "", "predictions: empty"},
 		{[]string{"check", filepath.Join(t.TempDir(), "missing.json")}, 2, "", "no such file"},
+		// Reports that contradict themselves cannot be trusted (issue 22 #5):
+		// the first passed check before.
+		{[]string{"check", writeDoc(t, func(m map[string]any) { pred(m)["checks"] = 0; delete(pred(m), "error_stats") })}, 2, "",
+			`predictions[0] "P-1": discharged with checks 0`},
+		{[]string{"check", writeDoc(t, func(m map[string]any) { pred(m)["status"], pred(m)["reason"] = "falsified", "wrong" })}, 2, "",
+			`predictions[0] "P-1": falsified with checks_failed 0`},
+		{[]string{"check", writeDoc(t, func(m map[string]any) {
+			pred(m)["status"], pred(m)["checks"] = "skipped", 200
+			delete(pred(m), "error_stats")
+		})}, 2, "", `predictions[0] "P-1": skipped with 200 checks`},
 	})
 }
 
@@ -236,7 +246,11 @@ func TestSummaryAndDiff(t *testing.T) {
 		{[]string{"report", "summary", "-markdown", good}, 0, "| **discharged** | `P-1` |", ""},
 		{[]string{"summary", filepath.Join(t.TempDir(), "none.json")}, 2, "", "no such file"},
 		{[]string{"diff", good, bad}, 1, "prediction P-1: discharged -> falsified", ""},
-		{[]string{"diff", good, good}, 0, "", ""},
+		{[]string{"diff", good, good}, 0, "no changes from " + good + " to " + good, ""},
+		// Issue 22 #6: fewer checks with the same status printed nothing.
+		{[]string{"diff", good, write(t, func(r *reports.Report) { r.Predictions[0].Checks = 1 })}, 1, "prediction P-1: checks 3 -> 1 (fewer)", ""},
+		{[]string{"diff", good, write(t, func(r *reports.Report) { r.Predictions[0].ErrorStats.MaxRatio = 0.9 })}, 1,
+			"prediction P-1: worst err/tol 0.5 -> 0.9 (+80%)", ""},
 	})
 }
 

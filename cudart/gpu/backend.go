@@ -16,6 +16,7 @@ import (
 	"gorgonia.org/cu"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	ptxast "github.com/ptxprop/ptxprop/ptx"
 )
 
 // Config selects and tunes a GPU backend. The zero value opens device 0,
@@ -419,6 +420,11 @@ type module struct {
 	h        cuModule
 	funcs    map[string]*function
 	unloaded bool
+	// nparams is each entry's parameter count as its PTX declares it, so
+	// that the driver is asked for exactly those parameters' sizes and never
+	// probed past the last one (an API error under compute-sanitizer). nil
+	// when the PTX does not parse here: then sizes are not checked.
+	nparams map[string]int
 }
 
 // function is a kernel entry, with its parameter sizes when the driver can
@@ -453,13 +459,27 @@ func (b *Backend) loadModule(run runner, name string, ptx []byte) (cudart.Module
 			_ = b.check("cuModuleLoadDataEx", r)
 			return &JITError{Code: r, Log: log}
 		}
-		m = &module{owner: b, name: name, h: h, funcs: map[string]*function{}}
+		m = &module{owner: b, name: name, h: h, funcs: map[string]*function{}, nparams: entryParams(ptx)}
 		return nil
 	})
 	if err != nil {
 		return nil, opErr("load", name, err)
 	}
 	return m, nil
+}
+
+// entryParams returns each entry's parameter count declared in src, or nil
+// when src does not parse.
+func entryParams(src []byte) map[string]int {
+	mod, err := ptxast.Parse(src)
+	if err != nil {
+		return nil
+	}
+	n := map[string]int{}
+	for _, f := range mod.Entries() {
+		n[f.Name] = len(f.Params)
+	}
+	return n
 }
 
 func (b *Backend) module(h cudart.ModuleHandle) (*module, error) {

@@ -98,7 +98,9 @@
 // launches are only queued, the copies after them wait for them and report
 // a fault, and the batch ends with one cuCtxSynchronize. Where the
 // driver has cuFuncGetParamInfo (CUDA 12.4+ drivers) the parameter count and
-// every size are checked against the kernel's signature first. Dynamic
+// every size are checked against the kernel's signature first: the count
+// comes from the module's PTX, and the driver is asked for the size of each
+// declared parameter only, so the check provokes no API error. Dynamic
 // shared memory is opted into on demand. Elapsed records a CUDA event, runs
 // its launch function with launches only queued (no synchronisation), records
 // a second event, waits once, and returns the device time between them;

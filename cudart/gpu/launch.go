@@ -98,23 +98,22 @@ func (b *Backend) function(m *module, entry string) (*function, error) {
 		return nil, err
 	}
 	f := &function{h: h}
-	if hasParamInfo() {
-		f.params = paramSizes(h)
+	if n, ok := m.nparams[entry]; ok && hasParamInfo() {
+		f.params = paramSizes(h, n)
 	}
 	m.funcs[entry] = f
 	return f, nil
 }
 
-// paramSizes returns the size of each parameter of h, reading until the
-// driver refuses an index (CUDA_ERROR_INVALID_VALUE past the last one), or
-// nil when it reports none (it cannot tell, or the kernel takes none: either
-// way there is nothing to check).
-func paramSizes(h cuFunction) []int {
-	var sizes []int
-	for i := 0; i < 4096; i++ {
+// paramSizes returns the size of each of the n parameters of h that its PTX
+// declares, asking the driver for those indices only, or nil when the
+// driver refuses one (then there is nothing to check against).
+func paramSizes(h cuFunction, n int) []int {
+	sizes := make([]int, 0, n)
+	for i := 0; i < n; i++ {
 		_, size, r := funcParamInfo(h, i)
 		if r != success {
-			break
+			return nil
 		}
 		sizes = append(sizes, size)
 	}

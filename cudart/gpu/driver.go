@@ -300,6 +300,10 @@ func memcpyHtoDPtr(dst uint64, src unsafe.Pointer, n int) Result {
 	return resultOf(cu.MemcpyHtoD(cu.DevicePtr(dst), src, int64(n)))
 }
 
+func memsetD32(dst uint64, v uint32, words int) Result {
+	return resultOf(cu.MemsetD32(cu.DevicePtr(dst), v, int64(words)))
+}
+
 func memcpyDtoD(dst, src uint64, n int) Result {
 	return resultOf(cu.MemcpyDtoD(cu.DevicePtr(dst), cu.DevicePtr(src), int64(n)))
 }

@@ -28,8 +28,15 @@
 // {stride: T}, {scratch: NAME}, {value: EXPR} and {ignore: VALUE} cover the
 // rest. Load checks everything it can before a launch: the schema, every
 // expression and name, each parameter's type against the .entry signature,
-// roles bound twice or missing, and the geometry at the smallest shape the
-// constraints allow. Its errors name the file and line and wrap ErrInvalid.
+// roles bound twice or missing (a layernorm.forward must save its
+// statistics), and every expression over a spread of shapes (every hidden
+// up to 64, the generators' edge grid, the edge row counts, up to 2¹⁶
+// elements): division by zero, integer overflow, an impossible geometry, a
+// scratch buffer over its cap (ScratchPerTensor, ScratchFloor). Its errors
+// name the file and the line of the field at fault and wrap ErrInvalid.
+// Such an error met at a drawn shape during a run is checked before
+// anything is allocated: the prediction ends with the status error (never
+// falsified) and Verify returns the error, wrapping ErrInvalid.
 //
 // With row_stride, the tensors passed with their stride are laid out with
 // rows that far apart, the gaps filled with NaN: a kernel that ignores its

@@ -2,6 +2,7 @@ package binding
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -22,8 +23,11 @@ type (
 		name string
 		pos  int
 	}
-	unaryExpr struct{ x expr }
-	binExpr   struct {
+	unaryExpr struct {
+		x   expr
+		pos int
+	}
+	binExpr struct {
 		op   string
 		x, y expr
 		pos  int
@@ -41,7 +45,16 @@ func (e nameExpr) eval(env func(string) (int64, error)) (int64, error) {
 }
 func (e unaryExpr) eval(env func(string) (int64, error)) (int64, error) {
 	v, err := e.x.eval(env)
+	if err == nil && v == math.MinInt64 {
+		return 0, errOverflow(e.pos)
+	}
 	return -v, err
+}
+
+// errOverflow is an arithmetic result outside int64: the shape makes the
+// expression meaningless, and wrapping would hand the kernel a wrong size.
+func errOverflow(pos int) error {
+	return fmt.Errorf("integer overflow at column %d", pos+1)
 }
 
 func (e binExpr) eval(env func(string) (int64, error)) (int64, error) {
@@ -57,15 +70,17 @@ func (e binExpr) eval(env func(string) (int64, error)) (int64, error) {
 		return 0, err
 	}
 	switch e.op {
-	case "+":
-		return a + b, nil
-	case "-":
-		return a - b, nil
-	case "*":
-		return a * b, nil
+	case "+", "-", "*":
+		if r, ok := arith(e.op, a, b); ok {
+			return r, nil
+		}
+		return 0, errOverflow(e.pos)
 	case "/", "%":
 		if b == 0 {
 			return 0, fmt.Errorf("division by zero at column %d", e.pos+1)
+		}
+		if a == math.MinInt64 && b == -1 {
+			return 0, errOverflow(e.pos)
 		}
 		if e.op == "/" {
 			return a / b, nil
@@ -73,6 +88,24 @@ func (e binExpr) eval(env func(string) (int64, error)) (int64, error) {
 		return a % b, nil
 	}
 	return bool64(compare(e.op, a, b)), nil
+}
+
+// arith returns a op b for + - *, and false when the result does not fit
+// int64.
+func arith(op string, a, b int64) (int64, bool) {
+	switch op {
+	case "+":
+		r := a + b
+		return r, (r > a) == (b > 0)
+	case "-":
+		r := a - b
+		return r, (r < a) == (b > 0)
+	}
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	r := a * b
+	return r, r/b == a && !(a == -1 && b == math.MinInt64) && !(b == -1 && a == math.MinInt64)
 }
 
 func compare(op string, a, b int64) bool {
@@ -117,7 +150,11 @@ func (e callExpr) eval(env func(string) (int64, error)) (int64, error) {
 			return 0, fmt.Errorf("cdiv by zero at column %d", e.pos+1)
 		}
 		// Ceiling division for the non-negative operands shapes have.
-		return (vs[0] + vs[1] - 1) / vs[1], nil
+		n, ok := arith("+", vs[0], vs[1])
+		if n, ok2 := arith("-", n, 1); ok && ok2 && !(n == math.MinInt64 && vs[1] == -1) {
+			return n / vs[1], nil
+		}
+		return 0, errOverflow(e.pos)
 	case "min":
 		m := vs[0]
 		for _, v := range vs[1:] {
@@ -331,12 +368,13 @@ func (p *exprParser) product() (expr, error) {
 
 func (p *exprParser) unary() (expr, error) {
 	if p.tok == "-" {
+		pos := p.tokPos
 		p.next()
 		x, err := p.unary()
 		if err != nil {
 			return nil, err
 		}
-		return unaryExpr{x}, nil
+		return unaryExpr{x: x, pos: pos}, nil
 	}
 	return p.primary()
 }

@@ -207,8 +207,12 @@ func (d describer) Reductions(s op.Shape) []op.Reduction {
 	return rs
 }
 
+// errf returns a binding error (wrapping ErrInvalid) and records it for
+// Verify.
 func (b *Binding) errf(format string, args ...any) error {
-	return fmt.Errorf("binding %s: "+format+": %w", append(append([]any{b.Name}, args...), ErrInvalid)...)
+	err := fmt.Errorf("binding %s: "+format+": %w", append(append([]any{b.Name}, args...), ErrInvalid)...)
+	b.fault(err)
+	return err
 }
 
 type rmsForward struct{ *Binding }

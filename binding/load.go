@@ -21,6 +21,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/ptx"
 )
 
@@ -32,8 +33,16 @@ func Schema() []byte { return append([]byte(nil), schemaJSON...) }
 
 // ErrInvalid is wrapped by every error about a binding file itself (as
 // opposed to a failure of the device): the file, its PTX, or a shape the
-// binding refuses. The command line exits 2 on it.
-var ErrInvalid = errors.New("invalid binding")
+// binding refuses. The command line exits 2 on it. It wraps
+// properties.ErrSetup, so that a contract run that meets one at a drawn
+// shape ends with the status error, never falsified: the file is at
+// fault, not the kernel.
+var ErrInvalid error = invalidError{}
+
+type invalidError struct{}
+
+func (invalidError) Error() string { return "invalid binding" }
+func (invalidError) Unwrap() error { return properties.ErrSetup }
 
 // Error is a problem with a binding file, at a line of it (0: the file as
 // a whole).
@@ -92,6 +101,42 @@ type Binding struct {
 	strided     map[string]bool // row tensors some launch passes a {stride: T} of
 	rowStride   expr            // row stride of the strided tensors; nil: hidden
 	rowLine     int
+	faults      *faultLog
+}
+
+// faultLog keeps the binding errors met during a run (the file at fault
+// at a drawn shape, found by no load-time probe), the first one per line,
+// so that Verify can report them and the command line exit 2.
+type faultLog struct {
+	mu   sync.Mutex
+	seen map[string]bool
+	errs []error
+}
+
+// fault records err if it is a binding error (not a refused shape: that is
+// an invalid draw).
+func (b *Binding) fault(err error) {
+	if err == nil || !errors.Is(err, ErrInvalid) || errors.Is(err, properties.ErrShapeRefused) || b.faults == nil {
+		return
+	}
+	key := err.Error()
+	var be *Error
+	if errors.As(err, &be) {
+		key = fmt.Sprintf("%s:%d", be.File, be.Line)
+	}
+	b.faults.mu.Lock()
+	defer b.faults.mu.Unlock()
+	if !b.faults.seen[key] {
+		b.faults.seen[key] = true
+		b.faults.errs = append(b.faults.errs, err)
+	}
+}
+
+// runFaults returns the binding errors recorded so far.
+func (b *Binding) runFaults() []error {
+	b.faults.mu.Lock()
+	defer b.faults.mu.Unlock()
+	return append([]error(nil), b.faults.errs...)
 }
 
 type constraint struct {
@@ -112,6 +157,9 @@ type launch struct {
 	shared           expr
 	params           []*param
 	line             int
+	// dimLines are the lines of grid[0..2], block[0..2] and shared (the
+	// launch's line where a field is not written).
+	dimLines [7]int
 }
 
 // paramKind says what a launch parameter passes.
@@ -185,8 +233,8 @@ func compiledSchema() (*jsonschema.Schema, error) {
 
 // Load reads, validates and compiles the binding file at path: the schema,
 // every expression, every role, each launch's parameters against its
-// .entry signature, and the geometry at the smallest shape the
-// constraints allow. Nothing is launched. Errors wrap ErrInvalid and name
+// .entry signature, and the geometry and scratch sizes over a spread of
+// shapes the constraints allow (probeShapes). Nothing is launched. Errors wrap ErrInvalid and name
 // the file and line.
 func Load(path string) (*Binding, error) {
 	src, err := os.ReadFile(path)
@@ -364,7 +412,8 @@ func storageOf(s string) (oracle.Storage, bool) {
 func (l *loader) compile(f *file) *Binding {
 	b := &Binding{Name: f.Name, Path: l.path, consts: map[string]int64{}, lets: map[string]expr{},
 		letSrc: map[string]string{}, storage: map[string]oracle.Storage{}, alias: map[string]string{},
-		aliasOf: map[string]string{}, bound: map[string]bool{}, strided: map[string]bool{}}
+		aliasOf: map[string]string{}, bound: map[string]bool{}, strided: map[string]bool{},
+		faults: &faultLog{seen: map[string]bool{}}}
 	if b.Name == "" {
 		b.Name = strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
 	}
@@ -630,18 +679,25 @@ func (l *loader) launch(b *Binding, f *file, d *launchDecl, modules map[string]*
 		return ln
 	}
 	ln.ptxPath = relative(l.path, ptxPath.V)
-	dims := func(ds []pos[string], what string) [3]expr {
+	for i := range ln.dimLines {
+		ln.dimLines[i] = d.Line
+	}
+	dims := func(ds []pos[string], what string, lines []int) [3]expr {
 		var r [3]expr
 		for i := range r {
 			r[i] = numExpr{1}
 			if i < len(ds) {
 				r[i] = l.expr(b, ds[i], fmt.Sprintf("%s %s[%d]", d.Entry.V, what, i))
+				lines[i] = ds[i].Line
 			}
 		}
 		return r
 	}
-	ln.grid, ln.block = dims(d.Grid, "grid"), dims(d.Block, "block")
+	ln.grid, ln.block = dims(d.Grid, "grid", ln.dimLines[0:3]), dims(d.Block, "block", ln.dimLines[3:6])
 	ln.shared = l.expr(b, d.Shared, d.Entry.V+" shared")
+	if d.Shared.Set {
+		ln.dimLines[6] = d.Shared.Line
+	}
 
 	m, ok := modules[ln.ptxPath]
 	if !ok {
@@ -835,19 +891,28 @@ func (l *loader) roles(b *Binding, f *file) {
 			b.bound[p.name] = true
 		}
 	}
-	need := append([]string(nil), b.op.required...)
 	savedRoles := map[string]bool{}
 	if b.Saved != "" {
 		for _, r := range b.op.forms[b.Saved] {
 			savedRoles[r] = true
-			need = append(need, r)
+			if !b.bound[r] {
+				l.errf(f.Saved.Line, "role %q of the saved form %s is not bound to any launch parameter", r, b.Saved)
+			}
 		}
 	} else if b.op.savedRequired {
-		l.errf(0, "saved: %s consumes the forward's statistics; say their form (%s)", b.Contract, strings.Join(sortedKeys(b.op.forms), ", "))
+		var forms []string
+		for _, form := range sortedKeys(b.op.forms) {
+			forms = append(forms, fmt.Sprintf("%s (saved: %s)", strings.Join(b.op.forms[form], " and "), form))
+		}
+		why := "consumes the forward's statistics"
+		if b.op.savedOut {
+			why = "saves statistics its predictions check"
+		}
+		l.errf(f.Contract.Line, "%s %s, and none are bound: bind %s", b.Contract, why, strings.Join(forms, " or "))
 	}
-	for _, r := range need {
+	for _, r := range b.op.required {
 		if !b.bound[r] {
-			l.errf(0, "role %q of %s is not bound to any launch parameter", r, b.Contract)
+			l.errf(f.Contract.Line, "role %q of %s is not bound to any launch parameter", r, b.Contract)
 		}
 	}
 	for _, r := range sortedKeys(b.bound) {
@@ -961,17 +1026,91 @@ func (l *loader) forward(b *Binding, f *file) {
 }
 
 // probe evaluates every expression at the smallest shape the constraints
-// allow, so that impossible geometry and bad arithmetic are reported at
-// load time rather than at the first draw.
+// allow and then over a spread of the shapes the generators draw
+// (probeShapes), so that impossible geometry, bad arithmetic and oversized
+// scratch are reported at load time rather than at some draw. Each line at
+// fault is reported once, at the first shape that shows it.
 func (l *loader) probe(b *Binding) {
 	s, ok := b.smallestShape()
 	if !ok {
 		l.errf(0, "no shape with rows, hidden ≤ 64 meets the constraints: %s", b.constraintList())
 		return
 	}
-	if _, err := b.plan(s); err != nil {
-		l.errs = append(l.errs, err)
+	seen := map[int]bool{}
+	for _, s := range append([]Shape{s}, probeShapes(b.Contract)...) {
+		_, err := b.plan(s)
+		var r *refusal
+		if err == nil || errors.As(err, &r) {
+			continue
+		}
+		line := 0
+		var be *Error
+		if errors.As(err, &be) {
+			line = be.Line
+		}
+		if !seen[line] {
+			seen[line] = true
+			l.errs = append(l.errs, err)
+		}
 	}
+}
+
+// probeElements bounds the probed shapes' rows·hidden: the GPU's default
+// cap on a generated tensor (gen.GPULimits), so that the probe asks only
+// for shapes a run draws unless -ptxprop.max-elements raises it.
+const probeElements = 1 << 16
+
+// probeShapes is the spread of shapes Load evaluates a binding at: every
+// row length up to 64 and the generators' edge grid (powers of two and
+// their neighbours up to 16384), each with the edge row counts, up to
+// probeElements elements. The per-head contracts take head_dim (even for
+// RoPE) and heads from the ranges their generators draw.
+func probeShapes(contract string) []Shape {
+	rows := []int{1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 64, 1000, 2048, 2049, 4096}
+	spread := func(upTo int) []int {
+		var v []int
+		for h := 1; h <= min(64, upTo); h++ {
+			v = append(v, h)
+		}
+		for p := 128; p <= upTo; p *= 2 {
+			v = append(v, p-1, p)
+			if p+1 <= upTo {
+				v = append(v, p+1)
+			}
+		}
+		return v
+	}
+	var shapes []Shape
+	add := func(s Shape) {
+		if s.Rows*s.Hidden <= probeElements {
+			shapes = append(shapes, s)
+		}
+	}
+	switch {
+	case strings.HasPrefix(contract, "rope."):
+		for _, d := range spread(128) {
+			for _, heads := range []int{1, 2, 3, 16} {
+				for _, r := range rows {
+					add(Shape{Rows: r, Hidden: heads * 2 * d, Heads: heads, HeadDim: 2 * d})
+				}
+			}
+		}
+	case perHead(contract):
+		for _, d := range spread(512) {
+			for _, heads := range []int{1, 2, 3, 32} {
+				for _, r := range rows {
+					add(Shape{Rows: r, Hidden: heads * d, Heads: heads, HeadDim: d})
+				}
+			}
+		}
+	default:
+		for _, h := range append(spread(16384), 4097) {
+			for _, r := range rows {
+				add(Shape{Rows: r, Hidden: h})
+			}
+		}
+	}
+	return shapes
 }
 
 func (b *Binding) constraintList() string {

@@ -28,7 +28,8 @@ type opSpec struct {
 	// binds; the first is the default. Empty: the contract has none.
 	forms map[string][]string
 	// savedOut says whether the saved statistics are outputs (forward) or
-	// inputs (backward); savedRequired whether a binding must bind them.
+	// inputs (backward); savedRequired whether a binding must bind them
+	// (a backward reads them; layernorm.forward's predictions check them).
 	savedOut, savedRequired bool
 }
 
@@ -93,7 +94,9 @@ var ops = map[string]*opSpec{
 		}, stats(true, "mean", "rstd", "std")),
 		required: []string{"x", "gamma", "beta", "y"},
 		scalars:  []string{"rows", "hidden", "eps"},
-		forms:    lnForms, savedOut: true,
+		// Its predictions (LN-FWD, LN-MOMENTS) check mean and rstd on
+		// every draw: a binding must save them.
+		forms: lnForms, savedOut: true, savedRequired: true,
 	},
 	"layernorm.backward": {
 		tensors: merge(map[string]tensorSpec{

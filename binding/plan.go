@@ -2,6 +2,7 @@ package binding
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ptxprop/ptxprop/cudart"
@@ -141,13 +142,15 @@ func (b *Binding) plan(s Shape) (*plan, error) {
 		}
 		p.stride = int(v)
 	}
+	limit := scratchCap(s, p.stride)
 	for _, sc := range b.scratch {
 		n, err := b.evalAt(s, sc.size, sc.line, "scratch "+sc.name+" size")
 		if err != nil {
 			return nil, err
 		}
-		if n < 1 || n > 1<<31-1 {
-			return nil, &Error{File: b.Path, Line: sc.line, Msg: fmt.Sprintf("scratch %s has %d elements at %v, want 1..2^31-1", sc.name, n, s)}
+		if n < 1 || n > limit {
+			return nil, &Error{File: b.Path, Line: sc.line, Msg: fmt.Sprintf("scratch %s has %d elements at %v, want 1..%d (the larger of %d × the largest tensor's %d elements and %d)",
+				sc.name, n, s, limit, ScratchPerTensor, int64(s.Rows)*int64(p.stride), ScratchFloor)}
 		}
 		p.scratch = append(p.scratch, int(n))
 	}
@@ -158,13 +161,13 @@ func (b *Binding) plan(s Shape) (*plan, error) {
 			if i >= 3 {
 				what = fmt.Sprintf("%s block[%d]", ln.entry, i-3)
 			}
-			v, err := b.evalAt(s, e, ln.line, what)
+			v, err := b.evalAt(s, e, ln.dimLines[i], what)
 			if err != nil {
 				return nil, err
 			}
 			dims[i] = v
 		}
-		sh, err := b.evalAt(s, ln.shared, ln.line, ln.entry+" shared")
+		sh, err := b.evalAt(s, ln.shared, ln.dimLines[6], ln.entry+" shared")
 		if err != nil {
 			return nil, err
 		}
@@ -211,34 +214,62 @@ func (b *Binding) plan(s Shape) (*plan, error) {
 }
 
 func (b *Binding) checkGeometry(ln *launch, s Shape, d [6]int64, shared int64) error {
-	bad := func(format string, args ...any) error {
-		return &Error{File: b.Path, Line: ln.line, Msg: fmt.Sprintf("%s at %v: impossible launch: ", ln.entry, s) + fmt.Sprintf(format, args...)}
+	// bad names the line of field i (grid 0..2, block 3..5, shared 6).
+	bad := func(i int, format string, args ...any) error {
+		return &Error{File: b.Path, Line: ln.dimLines[i], Msg: fmt.Sprintf("%s at %v: impossible launch: ", ln.entry, s) + fmt.Sprintf(format, args...)}
 	}
 	for i, v := range d {
 		what := [...]string{"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z"}[i]
 		if v < 1 {
-			return bad("%s = %d, want at least 1", what, v)
+			return bad(i, "%s = %d, want at least 1", what, v)
 		}
+	}
+	threads, ok := arith("*", d[3], d[4])
+	if t, ok2 := arith("*", threads, d[5]); ok && ok2 {
+		threads = t
+	} else {
+		threads = math.MaxInt64 // more than any limit
 	}
 	switch {
 	case d[0] > maxGridX:
-		return bad("grid.x = %d, more than %d", d[0], maxGridX)
+		return bad(0, "grid.x = %d, more than %d", d[0], maxGridX)
 	case d[1] > maxGridYZ || d[2] > maxGridYZ:
-		return bad("grid = (%d, %d, %d): y and z are at most %d", d[0], d[1], d[2], maxGridYZ)
+		i := 2
+		if d[1] > maxGridYZ {
+			i = 1
+		}
+		return bad(i, "grid = (%d, %d, %d): y and z are at most %d", d[0], d[1], d[2], maxGridYZ)
 	case d[5] > maxBlockZ:
-		return bad("block.z = %d, more than %d", d[5], maxBlockZ)
-	case d[3]*d[4]*d[5] > MaxBlockThreads:
-		return bad("block = (%d, %d, %d) is %d threads, more than %d", d[3], d[4], d[5], d[3]*d[4]*d[5], MaxBlockThreads)
+		return bad(5, "block.z = %d, more than %d", d[5], maxBlockZ)
+	case threads > MaxBlockThreads:
+		return bad(3, "block = (%d, %d, %d) is %d threads, more than %d", d[3], d[4], d[5], threads, MaxBlockThreads)
 	case ln.reqntid != nil && !sameDims(ln.reqntid, d[3:]):
-		return bad("block = (%d, %d, %d), but the entry requires .reqntid %s", d[3], d[4], d[5], dimList(ln.reqntid))
-	case ln.maxntid != nil && d[3]*d[4]*d[5] > product(ln.maxntid):
-		return bad("block = (%d, %d, %d) is %d threads, but the entry allows .maxntid %s", d[3], d[4], d[5], d[3]*d[4]*d[5], dimList(ln.maxntid))
+		return bad(3, "block = (%d, %d, %d), but the entry requires .reqntid %s", d[3], d[4], d[5], dimList(ln.reqntid))
+	case ln.maxntid != nil && threads > product(ln.maxntid):
+		return bad(3, "block = (%d, %d, %d) is %d threads, but the entry allows .maxntid %s", d[3], d[4], d[5], threads, dimList(ln.maxntid))
 	case shared < 0:
-		return bad("shared = %d bytes", shared)
-	case shared+int64(ln.static) > MaxSharedBytes:
-		return bad("%d bytes of dynamic shared memory plus %d static are more than %d", shared, ln.static, MaxSharedBytes)
+		return bad(6, "shared = %d bytes", shared)
+	case shared > MaxSharedBytes || shared+int64(ln.static) > MaxSharedBytes:
+		return bad(6, "%d bytes of dynamic shared memory plus %d static are more than %d", shared, ln.static, MaxSharedBytes)
 	}
 	return nil
+}
+
+// Scratch buffers are capped, so that a size expression that grows faster
+// than the problem (hidden·hidden·hidden) is a binding error at the shape
+// where it passes the cap, found before anything is allocated: a scratch
+// buffer holds at most ScratchPerTensor times the elements of the shape's
+// largest tensor (rows·hidden, or rows·row_stride), or ScratchFloor
+// elements where that is more. Per-block partial sums (one row of hidden
+// per block, blocks ≤ rows) and lock words stay well within it.
+const (
+	ScratchPerTensor = 256
+	ScratchFloor     = 1 << 22
+)
+
+// scratchCap is the most elements a scratch buffer may have at s.
+func scratchCap(s Shape, stride int) int64 {
+	return min(max(ScratchPerTensor*int64(s.Rows)*int64(stride), ScratchFloor), 1<<31-1)
 }
 
 // sameDims reports whether a directive's extents (missing ones are 1) are

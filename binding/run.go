@@ -121,7 +121,9 @@ func (t *deviceTensor) unpad(v []float32, bits func(i int) uint32, name string) 
 }
 
 // run executes the launch sequence for c on dev and fills c.out.
+// A binding error (the file at fault at this shape) is recorded for Verify.
 func (b *Binding) run(dev cudart.Device, c *call) (err error) {
+	defer func() { b.fault(err) }()
 	p, err := b.plan(c.shape)
 	if err != nil {
 		return err

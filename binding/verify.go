@@ -84,13 +84,22 @@ func LoadAll(paths ...string) ([]*Binding, error) {
 // device, check budget, deadline, progress and report c says). A file
 // with a problem stops it before anything is launched, with an error
 // wrapping ErrInvalid; falsified predictions are in the report, not in
-// the error. Reproductions are ptxprop verify commands over paths unless
-// c.Command says otherwise.
+// the error. A binding error that shows only at a shape drawn during the
+// run (an expression dividing by zero, an impossible geometry, a scratch
+// buffer over MaxScratch) ends its prediction with the status error, and
+// Verify returns the report with an error listing each such problem by
+// file and line, wrapping ErrInvalid. Reproductions are ptxprop verify
+// commands over paths unless c.Command says otherwise.
 func Verify(ctx context.Context, c suite.Config, paths ...string) (*reports.Report, error) {
 	bs, err := LoadAll(paths...)
 	if err != nil {
 		return nil, err
 	}
+	return verify(ctx, c, paths, bs)
+}
+
+// verify is Verify over loaded bindings.
+func verify(ctx context.Context, c suite.Config, paths []string, bs []*Binding) (*reports.Report, error) {
 	if c.Command == "" {
 		c.Command, c.CommandArgs = "ptxprop verify", paths
 	}
@@ -101,5 +110,19 @@ func Verify(ctx context.Context, c suite.Config, paths ...string) (*reports.Repo
 			}
 		}
 	}
-	return suite.Run(ctx, c, SuiteJobs(bs...))
+	rep, err := suite.Run(ctx, c, SuiteJobs(bs...))
+	var faults []error
+	seen := map[*Binding]bool{}
+	for _, b := range bs {
+		for _, x := range []*Binding{b.Forward, b} {
+			if x != nil && !seen[x] {
+				seen[x] = true
+				faults = append(faults, x.runFaults()...)
+			}
+		}
+	}
+	if len(faults) > 0 {
+		return rep, errors.Join(append([]error{err}, faults...)...)
+	}
+	return rep, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 func init() {
 	Register(Prediction{ID: "TEST-HARNESS-PASS", Title: "harness self-test (passing)", Statement: "x·1 = x"})
 	Register(Prediction{ID: "TEST-HARNESS-FAIL", Title: "harness self-test (failing)", Statement: "every n < 1000"})
+	Register(Prediction{ID: "TEST-HARNESS-SETUP", Title: "harness self-test (set-up error)", Statement: "the implementation sets every n up"})
 	Register(Prediction{ID: "TEST-HARNESS-RATIO", Title: "harness self-test (failing ratio)", Statement: "x ≤ 1"})
 	Register(Prediction{ID: "TEST-HARNESS-PANIC", Title: "harness self-test (harness panics)", Statement: "x·1 = x"})
 	Register(Prediction{ID: "TEST-HARNESS-ZERO", Title: "harness self-test (no checks)", Statement: "x·1 = x"})
@@ -80,6 +82,27 @@ func TestHarnessRecordsOutcomes(t *testing.T) {
 	}
 	if f.Checks < 1 || f.Failed != 1 || len(f.Failures) != 1 {
 		t.Errorf("fail outcome: checks %d, failed %d, failures %d", f.Checks, f.Failed, len(f.Failures))
+	}
+}
+
+// An implementation error wrapping ErrSetup (a binding file at fault at
+// the drawn shape) ends the contract run with the status error, its
+// message as the reason, never falsified.
+func TestHarnessSetupErrorIsError(t *testing.T) {
+	noFailFile(t)
+	rec := &outcome.Recorder{}
+	RunQuiet("TestSetup", Config{Recorder: rec}, func(tb TB) {
+		Check(tb, "TEST-HARNESS-SETUP", func(rt *rapid.T, o *Obs) {
+			n := rapid.IntRange(0, 1<<20).Draw(rt, "n")
+			o.Context(0, "n=%d", n)
+			if n%7 == 0 {
+				o.Check("impl", fmt.Errorf("case.yaml:9: size at n=%d: division by zero: %w", n, ErrSetup))
+			}
+		})
+	})
+	got := rec.Outcomes()["TEST-HARNESS-SETUP"]
+	if got.Status != outcome.Errored || !strings.Contains(got.Reason, "case.yaml:9: size at n=") {
+		t.Fatalf("outcome %s (%s), want error with the file:line", got.Status, got.Reason)
 	}
 }
 

@@ -56,6 +56,14 @@ func (o *Obs) Fatalf(format string, args ...any) {
 // rapid draws another.
 var ErrShapeRefused = errors.New("the implementation does not handle this shape")
 
+// ErrSetup is wrapped by the error of an implementation whose own
+// description is at fault for the drawn problem, not what its kernel
+// computes: a binding file whose expressions divide by zero or overflow at
+// this shape, give an impossible geometry or a buffer over its cap, or
+// bind too little for the contract. Check ends the contract run with the
+// status error, as for a launch that cannot be set up (cudart.Setup).
+var ErrSetup = errors.New("the implementation cannot set this problem up")
+
 // Check fails the check with err, if err is not nil; an err wrapping
 // ErrShapeRefused makes the draw invalid instead. A kernel's fault (out of
 // bounds, a guard band, a modified input, a race, …) fails the check as a
@@ -66,7 +74,8 @@ var ErrShapeRefused = errors.New("the implementation does not handle this shape"
 // since shrinking would wait the watchdog again at every step; and a
 // failure to set the launch up (cudart.Setup: PTX that does not load, a
 // missing entry, parameters that do not match, a device left unusable by
-// an earlier timeout), recorded as an error, since it says nothing of what
+// an earlier timeout) or an implementation that cannot describe the
+// problem (ErrSetup), recorded as an error, since it says nothing of what
 // the kernel computes.
 func (o *Obs) Check(what string, err error) {
 	o.rt.Helper()
@@ -81,7 +90,7 @@ func (o *Obs) Check(what string, err error) {
 		o.end(outcome.Errored, fmt.Sprintf("%s: %v", what, err))
 	case errors.Is(err, cudart.ErrTimeout):
 		o.end(outcome.Falsified, fmt.Sprintf("liveness: %s: %v", what, err))
-	case cudart.Setup(err):
+	case cudart.Setup(err), errors.Is(err, ErrSetup):
 		o.end(outcome.Errored, fmt.Sprintf("%s: %v", what, err))
 	}
 	o.Fatalf("%s: %v", what, err)

@@ -27,7 +27,9 @@ progress and report the -ptxprop.X settings (or their PTXPROP_X twins)
 give. It prints the report's summary.
 Exit status 0 when every prediction that ran is discharged; 1 when one is
 falsified, inconclusive or an error, or none ran; 2 on bad usage or a
-binding file with a problem (then nothing is launched); 130 when
+binding file with a problem (then nothing is launched, or, for a problem
+that shows only at a shape drawn during the run, its predictions are
+errors); 130 when
 interrupted (the report holds what was done).`,
 	setup: verifyCmd}
 

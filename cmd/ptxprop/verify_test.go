@@ -44,6 +44,12 @@ func TestVerifyExitCodes(t *testing.T) {
 		{"missing binding", []string{filepath.Join(dir, "nope.yaml")}, 2, "nope.yaml: cannot read the binding file: no such file or directory"},
 		{"discharged", []string{abs(good)}, 0, ""},
 		{"falsified", []string{wrong}, 1, ""},
+		// Binding errors that show at some shapes only: exit 2 with the
+		// file:line, before anything is launched (no report).
+		{"scratch divides by zero", []string{abs("../../binding/testdata/faults/scratch_div7.yaml")}, 2, "scratch_div7.yaml:9: scratch tmp size at rows=1 hidden=7: division by zero"},
+		{"grid below one", []string{abs("../../binding/testdata/faults/grid_negative.yaml")}, 2, "grid_negative.yaml:9: rmsnorm_fwd_rms at rows=1 hidden=3: impossible launch: grid.x = 0"},
+		{"scratch over the cap", []string{abs("../../binding/testdata/faults/scratch_huge.yaml")}, 2, "scratch_huge.yaml:9: scratch big has 4913000 elements at rows=1 hidden=17"},
+		{"layernorm without statistics", []string{abs("../../binding/testdata/faults/layernorm_fwd_no_stats.yaml")}, 2, "layernorm_fwd_no_stats.yaml:4: layernorm.forward saves statistics its predictions check, and none are bound"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -57,6 +63,9 @@ func TestVerifyExitCodes(t *testing.T) {
 				t.Fatalf("stderr does not contain %q:\n%s", c.err, errb.String())
 			}
 			if c.code == 2 || c.name == "help" {
+				if _, err := os.Stat(report); err == nil {
+					t.Errorf("exit %d wrote a report", c.code)
+				}
 				return
 			}
 			rep, err := reports.Read(report)

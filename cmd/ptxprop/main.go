@@ -591,10 +591,15 @@ func helpCmd(*flag.FlagSet) func(e *env, args []string) error {
 	}
 }
 
+// lineMax bounds the bytes of a reason on one line of check's output; the
+// report holds it whole.
+const lineMax = 512
+
+// firstLine is the first line of s, cut to lineMax bytes (reports.Clip).
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return strings.TrimSpace(s[:i]) + " …"
+		return reports.Clip(strings.TrimSpace(s[:i]), lineMax) + " …"
 	}
-	return s
+	return reports.Clip(s, lineMax)
 }

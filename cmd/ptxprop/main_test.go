@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -369,5 +370,19 @@ func TestInterspersedFlags(t *testing.T) {
 		if err != nil || !slices.Equal(got, c.want) || *o != c.o || *b != c.b {
 			t.Errorf("%q: arguments %q, -o %q, -b %v, %v; want %q, %q, %v", c.args, got, *o, *b, err, c.want, c.o, c.b)
 		}
+	}
+}
+
+// TestCheckCapsHugeReason: check prints a 10 MB reason cut, saying how
+// much more the report holds.
+func TestCheckCapsHugeReason(t *testing.T) {
+	reason := strings.Repeat("r", 10<<20)
+	p := write(t, func(r *reports.Report) {
+		r.UpsertPrediction(reports.Prediction{ID: "P-2", Status: reports.Falsified, Reason: reason, Checks: 1, ChecksFailed: 1})
+	})
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", p}, &out, &errb); code != 1 || out.Len() > 4096 ||
+		!strings.Contains(out.String(), fmt.Sprintf("… (%d bytes more; see the report)", len(reason)-lineMax)) {
+		t.Errorf("exit %d, %d bytes: %.300q", code, out.Len(), out.String())
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -248,4 +249,57 @@ func TestVerifyReportPath(t *testing.T) {
 	}
 	// The same binding's report, though, is verify's to replace.
 	runVerify(t, 0, "verify", "-ptxprop.checks=5", "-ptxprop.report="+want, good)
+}
+
+// TestMakeVerifyForeignBadBinding runs `make verify-foreign` as a person
+// does, on a binding that names an entry its PTX lacks: the target must
+// fail with verify's exit status 2. Through `go run`, which turns every
+// failure into exit status 1, the target took it for a finding and passed.
+// The CLI is built where PTXPROP names (here a temporary file), and an
+// existing one is used as it is, as on the GPU machine, which has no Go.
+func TestMakeVerifyForeignBadBinding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("no make command")
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile(goodBinding(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptx, err := filepath.Abs(filepath.Join(cwd0, "../../kernels/ptx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.Replace(src, []byte("entry: rmsnorm_fwd_rms"), []byte("entry: no_such_entry"), 1)
+	src = bytes.ReplaceAll(src, []byte("../../kernels/ptx"), []byte(ptx))
+	bad := filepath.Join(dir, "bad.binding.yaml")
+	if err := os.WriteFile(bad, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli := filepath.Join(dir, "bin", "ptxprop")
+	makeIt := func() (int, string) {
+		cmd := exec.Command(makeBin, "-C", filepath.Join(cwd0, "../.."), "verify-foreign",
+			"FOREIGN="+bad, "FOREIGN_REPORT="+filepath.Join(dir, "r.json"), "FOREIGN_CHECKS=5", "PTXPROP="+cli)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	for i := range 2 {
+		code, out := makeIt()
+		if code == 0 || !strings.Contains(out, "no_such_entry") || !strings.Contains(out, "verify-foreign] Error 2") {
+			t.Fatalf("make verify-foreign with a bad binding: exit %d, want make to fail with the recipe's exit status 2:\n%s", code, cut(out))
+		}
+		if built := strings.Contains(out, "go build"); built != (i == 0) {
+			t.Errorf("run %d: built the CLI %v, want only when it was missing:\n%s", i+1, built, cut(out))
+		}
+	}
 }

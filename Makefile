@@ -97,20 +97,40 @@ gpu-bin:
 	  go build -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o bin/ptxprop ./cmd/ptxprop
 
 # ---------------------------------------------------------------------------
+# PTXPROP: the CLI that targets run wherever its exit status matters. It is
+# built, not run with `go run`, which reports every failure as exit status
+# 1 and so hides 2 (bad usage, a bad binding) and 130 (interrupted).
+# By default make builds it at bin/host/ptxprop each time a target needs
+# it (go build does nothing when it is up to date), apart from gpu-bin's
+# bin/ptxprop (built with -tags cuda, it does not start without the
+# driver's libcuda.so.1). PTXPROP=path names another: one that exists is
+# used as it is (on the GPU machine, which has no Go: PTXPROP=bin/ptxprop),
+# one that does not is built there.
+PTXPROP ?= bin/host/ptxprop
+
+.PHONY: FORCE
+FORCE:
+ifeq ($(origin PTXPROP),file)
+$(PTXPROP): FORCE
+endif
+$(PTXPROP):
+	@mkdir -p $(dir $@)
+	go build -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o $@ ./cmd/ptxprop
+
+# ---------------------------------------------------------------------------
 # verify-foreign: ptxprop verify over the committed foreign bindings (Triton
 # 3.6 and nvcc 13 PTX, binding/testdata/foreign), writing FOREIGN_REPORT and
 # printing its summary. The atomic Triton backward is falsified by design
 # (FALSIFY-GPUTRAIN-006), so verify's exit status 1 (a finding) is not a
-# failure of the target; 2 (a bad binding) and 130 (interrupted) are.
-# go test ./binding asserts the verdicts. On the GPU machine, with make
-# gpu-bin's CLI: make verify-foreign PTXPROP=bin/ptxprop.
-PTXPROP ?= go run ./cmd/ptxprop
+# failure of the target; 2 (a bad binding) and 130 (interrupted) are, and
+# the target exits with them. go test ./binding asserts the verdicts. On the
+# GPU machine, with make gpu-bin's CLI: make verify-foreign PTXPROP=bin/ptxprop.
 FOREIGN := $(sort $(wildcard binding/testdata/foreign/*/*.binding.yaml))
 FOREIGN_REPORT ?= out/foreign-report.json
 FOREIGN_CHECKS ?= 100
 
 .PHONY: verify-foreign
-verify-foreign:
+verify-foreign: $(PTXPROP)
 	@mkdir -p $(dir $(FOREIGN_REPORT))
 	$(PTXPROP) verify -ptxprop.checks=$(FOREIGN_CHECKS) -ptxprop.report=$(FOREIGN_REPORT) $(FOREIGN); \
 	  rc=$$?; if [ $$rc -gt 1 ]; then exit $$rc; fi
@@ -190,11 +210,11 @@ lint:
 # every generic mutant).
 FALSIFY_REPORT ?= out/mutants-report.json
 FALSIFY_FLAGS ?=
-falsify:
+falsify: $(PTXPROP)
 	@mkdir -p $(dir $(FALSIFY_REPORT))
 	rm -f $(FALSIFY_REPORT)
 	go test ./falsify -count=1 -timeout 60m -v -ptxprop.mutants=full -ptxprop.report=$(abspath $(FALSIFY_REPORT)) $(FALSIFY_FLAGS)
-	go run ./cmd/ptxprop summary $(FALSIFY_REPORT)
+	$(PTXPROP) summary $(FALSIFY_REPORT)
 
 bench:
 	go test ./kernels -run '^$$' -bench . -benchtime 20x

@@ -72,9 +72,9 @@ func Summary(w io.Writer, r *Report) error {
 	}
 	for _, p := range r.Predictions {
 		if p.Reproduction != nil {
-			fmt.Fprintf(&b, "reproduce %s: %s", p.ID, p.Reproduction.Command)
+			fmt.Fprintf(&b, "reproduce %s: %s", p.ID, Clip(p.Reproduction.Command, cellMax))
 			if p.Reproduction.FailFile != "" {
-				fmt.Fprintf(&b, "  (fail file %s)", p.Reproduction.FailFile)
+				fmt.Fprintf(&b, "  (fail file %s)", Clip(p.Reproduction.FailFile, cellMax))
 			}
 			b.WriteByte('\n')
 		}
@@ -223,20 +223,59 @@ func joinFlags(fs []Flag, sep string) string {
 // lineMax bounds the runes of a reason on a summary line.
 const lineMax = 200
 
-// firstLine is the first line of s, cut to lineMax runes; " …" marks a cut.
+// firstLine is the first line of s, cut to lineMax runes; a cut is marked
+// with how much of s is left out (Clipped).
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
-	cut := false
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s, cut = strings.TrimSpace(s[:i]), true
+	line := s
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[:i])
 	}
-	if utf8.RuneCountInString(s) > lineMax {
-		s, cut = string([]rune(s)[:lineMax]), true
+	if utf8.RuneCountInString(line) > lineMax {
+		line = string([]rune(line)[:lineMax])
 	}
-	if cut {
-		return s + " …"
+	if len(line) < len(s) {
+		return line + " " + clipMarker(len(s)-len(line))
 	}
-	return s
+	return line
+}
+
+// Bounds on one field of a report as the renderers print it, in bytes: a
+// field can be megabytes (a counterexample's tensors, a reason quoting
+// them), which the report keeps whole and a terminal or a Markdown page
+// cannot show.
+const (
+	fenceMax = 16 << 10 // a fenced block: reason, counterexample output, command
+	cellMax  = 4 << 10  // a table cell, a line of text
+	codeMax  = 1 << 10  // a code span (inside a cell: see code)
+)
+
+// Clip returns s whole when it is at most max bytes long, else its first
+// max bytes or fewer (whole runes) followed by a marker saying how many
+// bytes are left out: "… (N bytes more; see the report)".
+func Clip(s string, max int) string {
+	head, more := clip(s, max)
+	if more == 0 {
+		return s
+	}
+	return head + clipMarker(more)
+}
+
+// clip splits s into at most max bytes of whole runes and how many bytes
+// are left out.
+func clip(s string, max int) (head string, more int) {
+	if len(s) <= max {
+		return s, 0
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], len(s) - n
+}
+
+func clipMarker(more int) string {
+	return fmt.Sprintf("… (%d %s more; see the report)", more, plural(more, "byte", "bytes"))
 }
 
 // formatFloat prints x with 3 significant digits: 0.31, 4.2, 1.23e+04, NaN, +Inf.
@@ -449,7 +488,7 @@ func predictionDetails(b *strings.Builder, p *Prediction) {
 		fmt.Fprintf(b, "**%s**\n\n", cell(p.Title))
 	}
 	if p.Statement != "" {
-		fmt.Fprintf(b, "%s\n\n", p.Statement)
+		fmt.Fprintf(b, "%s\n\n", Clip(p.Statement, cellMax))
 	}
 	if p.Reason != "" {
 		fence(b, "Reason:", p.Reason)
@@ -509,18 +548,28 @@ func table(b *strings.Builder, header []string, rows func(yield func([]string)))
 	b.WriteByte('\n')
 }
 
-// cell makes s safe inside a table cell: one line, no bare pipes.
+// cell makes s safe inside a table cell: one line, no bare pipes, at most
+// cellMax bytes of s (Clip).
 func cell(s string) string {
-	s = strings.TrimSpace(s)
+	s = Clip(strings.TrimSpace(s), cellMax)
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "|", `\|`)
 	return strings.ReplaceAll(s, "\n", "<br>")
 }
 
-// code wraps s in a code span long enough for the backticks inside it.
+// code wraps s in a code span long enough for the backticks inside it,
+// keeping at most codeMax bytes of s and marking the cut after the span.
+// The span and its marker are then under 3·codeMax+64 bytes (its ticks
+// are at most one longer than the text kept), so a cell, which holds
+// cellMax, never cuts it.
 func code(s string) string {
 	if s == "" {
 		return ""
+	}
+	s, more := clip(s, codeMax)
+	marker := ""
+	if more > 0 {
+		marker = " " + clipMarker(more)
 	}
 	ticks := "`"
 	for strings.Contains(s, ticks) {
@@ -529,16 +578,22 @@ func code(s string) string {
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "
 	}
-	return ticks + s + ticks
+	return ticks + s + ticks + marker
 }
 
-// fence writes a label and s in a fenced code block longer than any fence in s.
+// fence writes a label and s in a fenced code block longer than any fence
+// in s, keeping at most fenceMax bytes of s and marking the cut after the
+// block.
 func fence(b *strings.Builder, label, s string) {
+	s, more := clip(s, fenceMax)
 	f := "```"
 	for strings.Contains(s, f) {
 		f += "`"
 	}
 	fmt.Fprintf(b, "%s\n\n%s\n%s\n%s\n\n", label, f, strings.TrimRight(s, "\n"), f)
+	if more > 0 {
+		fmt.Fprintf(b, "%s\n\n", clipMarker(more))
+	}
 }
 
 func capitalize(s string) string {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -63,7 +64,7 @@ func TestSummary(t *testing.T) {
 	}
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`^discharged +FALSIFY-DIM-001  Output shape follows input shape +10000 checks  worst err/tol 0\.31  \(12\.3k checks/s\)$`),
-		regexp.MustCompile(`^falsified +FALSIFY-RMS-002  Backward matches the float64 derivative +37 checks  1 failed  worst err/tol \+Inf  \(3\.1k checks/s\)  \[unproven nondeterministic\]  -- max error above bound …$`),
+		regexp.MustCompile(`^falsified +FALSIFY-RMS-002  Backward matches the float64 derivative +37 checks  1 failed  worst err/tol \+Inf  \(3\.1k checks/s\)  \[unproven nondeterministic\]  -- max error above bound … \(21 bytes more; see the report\)$`),
 		regexp.MustCompile(`^skipped +FALSIFY-X-003 +0 checks  -- no GPU$`),
 		regexp.MustCompile(`^not_run +FALSIFY-Y-004 +0 checks  -- filtered out by -run$`),
 		regexp.MustCompile(`^5 predictions: 1 discharged, 1 falsified, 1 inconclusive, 1 skipped, 1 not_run; backend gpu \(NVIDIA H200, sm 9\.0\); 2 devices: 0 \(3 runs, 10046 launches\), 1 \(1 runs, 0 launches\); 1m23s$`),
@@ -246,11 +247,88 @@ func TestCode(t *testing.T) {
 }
 
 // TestSummaryCutsLongReasons: a huge single-line reason does not make a
-// huge summary line.
+// huge summary line; the cut says how much is left out.
 func TestSummaryCutsLongReasons(t *testing.T) {
 	r := minimalReport()
 	r.Predictions[0].Reason = strings.Repeat("é", 10<<20)
-	if out := summary(t, r); len(out) > 1000 || !strings.Contains(out, "é …\n") {
-		t.Errorf("summary of %d bytes: %.300q", len(out), out)
+	want := fmt.Sprintf("é … (%d bytes more; see the report)\n", len(r.Predictions[0].Reason)-2*lineMax)
+	if out := summary(t, r); len(out) > 1000 || !strings.Contains(out, want) {
+		t.Errorf("summary of %d bytes, want it to end its line with %q: %.300q", len(out), want, out)
+	}
+}
+
+// TestRenderCapsHugeFields: every field that can be megabytes — reason,
+// statement, counterexample output and draws, reproduction, rerun, notes,
+// a mutant's reason — is cut in the summary and in the Markdown, with a
+// marker saying how many bytes the report holds beyond it. Before, the
+// Markdown printed them whole (a 10 MB counterexample, 10 MB of output).
+func TestRenderCapsHugeFields(t *testing.T) {
+	const n = 10 << 20
+	huge := func(c string) string { return strings.Repeat(c, n) }
+	r := sampleReport()
+	p := &r.Predictions[1]
+	p.Reason = huge("r")
+	p.Statement = huge("s")
+	p.Counterexample.Text = huge("c")
+	p.Counterexample.Draws[0].Value = huge("d")
+	p.Reproduction.Command = huge("p")
+	p.Reproduction.FailFile = huge("f")
+	p.NonDeterministic = huge("n")
+	p.Rerun = huge("`") // a code fence's worth of backticks, and more
+	r.Run.Notes = append(r.Run.Notes, huge("|"))
+	r.Mutants[2].Reason = huge("m")
+	marker := func(kept int) string { return fmt.Sprintf("… (%d bytes more; see the report)", n-kept) }
+
+	out := summary(t, r)
+	if len(out) > 64<<10 {
+		t.Errorf("summary of %d bytes", len(out))
+	}
+	for _, want := range []string{"-- " + strings.Repeat("r", lineMax) + " " + marker(lineMax) + "\n",
+		"reproduce FALSIFY-RMS-002: " + strings.Repeat("p", cellMax) + marker(cellMax),
+		"(fail file " + strings.Repeat("f", cellMax) + marker(cellMax) + ")"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %.80q…%.60q", want, want[len(want)-60:])
+		}
+	}
+
+	var b strings.Builder
+	if err := Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if len(md) > 256<<10 {
+		t.Errorf("markdown of %d bytes", len(md))
+	}
+	for _, want := range []string{
+		"```\n" + strings.Repeat("r", fenceMax) + "\n```\n\n" + marker(fenceMax), // reason
+		"```\n" + strings.Repeat("c", fenceMax) + "\n```\n\n" + marker(fenceMax), // counterexample output
+		"```\n" + strings.Repeat("p", fenceMax) + "\n```\n\n" + marker(fenceMax), // reproduction
+		"\n" + strings.Repeat("s", cellMax) + marker(cellMax) + "\n",             // statement
+		"`" + strings.Repeat("d", codeMax) + "` " + marker(codeMax) + " |",       // draw, its span closed
+		"`" + strings.Repeat("f", codeMax) + "` " + marker(codeMax),              // fail file
+		strings.Repeat("m", cellMax) + marker(cellMax) + " |",                    // mutant reason
+		strings.Repeat(`\|`, cellMax) + marker(cellMax) + "\n",                   // note, escaped after the cut
+		"\n" + strings.Repeat("`", fenceMax+1) + "\n" + strings.Repeat("`", fenceMax) + "\n" + strings.Repeat("`", fenceMax+1) + "\n\n" + marker(fenceMax),
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %.80q…%.60q", want, want[len(want)-60:])
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc… (1 byte more; see the report)"},
+		{"ééé", 3, "é… (4 bytes more; see the report)"}, // whole runes: é is 2 bytes
+		{"", 0, ""},
+	} {
+		if got := Clip(c.s, c.max); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.max, got, c.want)
+		}
 	}
 }

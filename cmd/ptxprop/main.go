@@ -18,9 +18,10 @@
 //	verify [-ptxprop.X=…] BINDING...      run the contracts a binding file claims on its kernel
 //	help [command]                        print this, or a command's documentation
 //
-// A report defaults to out/contract-report.json in the current directory,
-// else at the root of the enclosing Go module. "ptxprop help <command>" and
-// "ptxprop <command> -h" describe a command.
+// A command's flags may come before, between or after its arguments; "--"
+// ends them. A report defaults to out/contract-report.json in the current
+// directory, else at the root of the enclosing Go module. "ptxprop help
+// <command>" and "ptxprop <command> -h" describe a command.
 //
 // Exit status: 0 success; 1 a finding (a prediction or mutant failed, the
 // report is partial or ran nothing, reports differ, a report contradicts
@@ -161,7 +162,8 @@ Commands:
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name+" "+c.synopsis, c.short)
 	}
 	fmt.Fprintf(w, `
-A report defaults to %s in the current directory, else at the
+A command's flags may come before, between or after its arguments; "--" ends
+them. A report defaults to %s in the current directory, else at the
 root of the enclosing Go module. "ptxprop help <command>" or "ptxprop <command> -h"
 describes a command.
 
@@ -265,14 +267,64 @@ func dispatch(e *env, args []string) error {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	runCmd := c.setup(fs)
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			commandUsage(e.stdout, c)
 			return nil
 		}
 		return usageErr(c, "%s: %v", c.name, err)
 	}
-	return runCmd(e, fs.Args())
+	return runCmd(e, operands)
+}
+
+// parseInterspersed parses args on fs with flags allowed anywhere among the
+// operands (ptxprop verify a.yaml -ptxprop.checks=5), as a person types
+// them; "--" ends the flags, so that everything after it is an operand
+// (a file named -x.yaml). It returns the operands in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var operands []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if terminated(fs, args[:len(args)-len(rest)]) {
+			return append(operands, rest...), nil
+		}
+		if len(rest) == 0 {
+			return operands, nil
+		}
+		// rest[0] is an operand (Parse stops at the first one): keep it
+		// and parse what follows it.
+		operands = append(operands, rest[0])
+		args = rest[1:]
+	}
+}
+
+// terminated reports whether the flag package's parse of consumed, the
+// arguments it took as flags and their values, ended at a "--" that ends
+// the flags rather than at one that is the value of a flag (-o --).
+func terminated(fs *flag.FlagSet, consumed []string) bool {
+	for i := 0; i < len(consumed); i++ {
+		a := consumed[i]
+		if a == "--" {
+			return true // Parse stops there: it is the last one
+		}
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		i++ // the next argument is the flag's value
+	}
+	return false
 }
 
 // quoteArg quotes a command-line argument for a message, cut short.
@@ -552,10 +604,15 @@ func helpCmd(*flag.FlagSet) func(e *env, args []string) error {
 	}
 }
 
+// lineMax bounds the bytes of a reason on one line of check's output; the
+// report holds it whole.
+const lineMax = 512
+
+// firstLine is the first line of s, cut to lineMax bytes (reports.Clip).
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return strings.TrimSpace(s[:i]) + " …"
+		return reports.Clip(strings.TrimSpace(s[:i]), lineMax) + " …"
 	}
-	return s
+	return reports.Clip(s, lineMax)
 }

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -339,5 +343,60 @@ func TestProcessExitStatus(t *testing.T) {
 		if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "usage") && !strings.Contains(out.String(), "Usage") {
 			t.Errorf("go run ./cmd/ptxprop %s: %v, stdout %q, stderr %q", strings.Join(args, " "), err, cut(out.String()), cut(errb.String()))
 		}
+	}
+}
+
+// TestInterspersedFlags: a command's flags may follow its arguments;
+// "--" ends the flags. Before, flags after an argument were arguments.
+func TestInterspersedFlags(t *testing.T) {
+	partial := write(t, func(r *reports.Report) { r.UpsertPrediction(reports.Prediction{ID: "P-2", Status: reports.NotRun}) })
+	good := write(t, nil)
+	merged := filepath.Join(t.TempDir(), "m.json")
+	runCases(t, []cliCase{
+		{[]string{"check", partial, "-allow-partial"}, 0, "allowed by -allow-partial", ""},
+		{[]string{"summary", good, "-markdown"}, 0, "# ptxprop contract report", ""},
+		{[]string{"merge", good, "-o", merged}, 0, "1 reports merged", ""},
+		{[]string{"check", good, "-h"}, 0, "usage: ptxprop check", ""},
+		{[]string{"check", "--", "-allow-partial"}, 2, "", "open -allow-partial: no such file"}, // a file after --
+		{[]string{"check", partial, "--", "-allow-partial"}, 2, "", "at most one report"},
+	})
+
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := fs.String("o", "", "")
+	b := fs.Bool("b", false, "")
+	for _, c := range []struct {
+		args, want []string
+		o          string
+		b          bool
+	}{
+		{[]string{"a", "-b", "b", "-o", "x", "c"}, []string{"a", "b", "c"}, "x", true},
+		{[]string{"a", "--", "-b", "--"}, []string{"a", "-b", "--"}, "", false},
+		{[]string{"-o", "--", "a", "-b"}, []string{"a"}, "--", true},     // "--" as -o's value
+		{[]string{"-o", "-b", "--", "-b"}, []string{"-b"}, "-b", false},  // -o takes "-b"; then "--"
+		{[]string{"-b", "--", "-o", "y"}, []string{"-o", "y"}, "", true}, // -b takes no value
+		{[]string{"-o=--", "--", "-b"}, []string{"-b"}, "--", false},     // value in the flag
+		{[]string{"a", "-", "-b"}, []string{"a", "-"}, "", true},         // "-" is an argument
+		{nil, nil, "", false},
+	} {
+		*o, *b = "", false
+		got, err := parseInterspersed(fs, c.args)
+		if err != nil || !slices.Equal(got, c.want) || *o != c.o || *b != c.b {
+			t.Errorf("%q: arguments %q, -o %q, -b %v, %v; want %q, %q, %v", c.args, got, *o, *b, err, c.want, c.o, c.b)
+		}
+	}
+}
+
+// TestCheckCapsHugeReason: check prints a 10 MB reason cut, saying how
+// much more the report holds.
+func TestCheckCapsHugeReason(t *testing.T) {
+	reason := strings.Repeat("r", 10<<20)
+	p := write(t, func(r *reports.Report) {
+		r.UpsertPrediction(reports.Prediction{ID: "P-2", Status: reports.Falsified, Reason: reason, Checks: 1, ChecksFailed: 1})
+	})
+	var out, errb bytes.Buffer
+	if code := run([]string{"check", p}, &out, &errb); code != 1 || out.Len() > 4096 ||
+		!strings.Contains(out.String(), fmt.Sprintf("… (%d bytes more; see the report)", len(reason)-lineMax)) {
+		t.Errorf("exit %d, %d bytes: %.300q", code, out.Len(), out.String())
 	}
 }

@@ -75,6 +75,9 @@
 // read, or that is the report of another commit or device, is left as it
 // is and this run's report is written beside it, the error naming both.
 // A failure's reproduction is one command: go test with the package, the
-// test's anchored -run pattern and rapid's fail file (or the failing
-// check's seed); the report records the base seed the run used.
+// test's anchored -run pattern, rapid's fail file (or the failing check's
+// seed) and every setting that may change the outcome and is not at its
+// default, given as a flag or in the environment (ReplayFlags: backend,
+// devices, max-elements, emu-adversarial, watchdog); the report records the
+// base seed the run used.
 package suite

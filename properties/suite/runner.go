@@ -562,10 +562,7 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 		return r.command(seed)
 	}
 	args := r.testFlags(reproArgs(name, seed, failfile))
-	if r.reproCmd == "" {
-		return args
-	}
-	return strings.Join(append([]string{r.reproCmd, args}, r.caseFlags()...), " ")
+	return r.withCommand(args)
 }
 
 // rerunChecks is the Recorder's command that replays the first checks
@@ -578,20 +575,10 @@ func (r *runner) rerunChecks(name string, seed uint64, checks int) string {
 	return fmt.Sprintf("%s -rapid.checks=%d", r.repro(name, seed, ""), checks)
 }
 
-// caseFlags are the settings that shape the cases a run draws.
-func (r *runner) caseFlags() []string {
-	var extra []string
-	if r.cfg.Backend != "auto" && r.cfg.Backend != "" {
-		extra = append(extra, "-ptxprop.backend="+r.cfg.Backend)
-	}
-	if r.cfg.MaxElements > 0 {
-		extra = append(extra, fmt.Sprintf("-ptxprop.max-elements=%d", r.cfg.MaxElements))
-	}
-	if r.cfg.EmuAdversarial != 0 {
-		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
-	}
-	return extra
-}
+// caseFlags are the run's settings that may change a contract run's
+// outcome and are not at their default (ReplayFlags): every reproduction
+// and rerun carries them, whether a flag or the environment set them.
+func (r *runner) caseFlags() []string { return ReplayFlags(r.cfg) }
 
 // command is the command line of a Run's cfg.Command: its flags, the seed
 // (0: none) and cfg.CommandArgs. The failing check's seed as the base seed
@@ -630,11 +617,18 @@ func (r *runner) rerun(runs []string) string {
 			pattern = "^(" + strings.Join(names, "|") + ")$"
 		}
 	}
-	args := r.testFlags("-run " + shellQuote(pattern))
-	if r.reproCmd == "" {
-		return args
+	return r.withCommand(r.testFlags("-run " + shellQuote(pattern)))
+}
+
+// withCommand is the go test command (or the test binary) with args and the
+// run's settings that may change the outcome (caseFlags); without a command
+// (Config.Command empty, outside Main) the arguments alone.
+func (r *runner) withCommand(args string) string {
+	parts := []string{args}
+	if r.reproCmd != "" {
+		parts = []string{r.reproCmd, args}
 	}
-	return r.reproCmd + " " + args
+	return strings.Join(append(parts, r.caseFlags()...), " ")
 }
 
 // testFlags spells go test's -run and -rapid.X for a test binary run

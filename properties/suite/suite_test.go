@@ -257,10 +257,10 @@ func TestReportOfAFailure(t *testing.T) {
 		t.Fatal("no reproduction")
 	}
 	cmd := p.Reproduction.Command
-	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+)$`).MatchString(cmd) {
+	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+) -ptxprop\.backend=emu$`).MatchString(cmd) {
 		t.Errorf("reproduction = %q, want one pasteable command", cmd)
 	}
-	if want := "-run '^(TestFailA|TestFailB)$'"; p.Rerun != want {
+	if want := "-run '^(TestFailA|TestFailB)$' -ptxprop.backend=emu"; p.Rerun != want {
 		t.Errorf("rerun = %q, want %q", p.Rerun, want)
 	}
 	if rep.Run.RapidSeed == nil || *rep.Run.RapidSeed == 0 {
@@ -403,7 +403,7 @@ func TestInterrupt(t *testing.T) {
 		}
 		if p := rep.Prediction(idPass); p == nil || p.Status != reports.Discharged {
 			t.Errorf("%v: finished prediction = %+v, want discharged", sig, p)
-		} else if want := "go test ./properties/suite -run '^TestChildSlow$/^done$'"; p.Rerun != want {
+		} else if want := "go test ./properties/suite -run '^TestChildSlow$/^done$' -ptxprop.backend=emu"; p.Rerun != want {
 			t.Errorf("%v: rerun = %q, want %q", sig, p.Rerun, want)
 		}
 	}

@@ -11,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
 func TestMain(m *testing.M) {
 	before := failFiles()
-	code := suite.Main(m, suite.WithKernels(ourKernels()...))
+	code := suite.Main(m, suite.WithKernels(ourKernels()...), suite.WithPredictions(ourPredictions()...))
 	if leaked := newFailFiles(before); code == 0 && len(leaked) > 0 {
 		// Every test passed, so these fail files come from failures a test
 		// provoked on purpose: rapid would replay them in every later run.
@@ -50,6 +51,18 @@ func newFailFiles(before map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ourPredictions lists the predictions this package's tests check: every
+// one it registers but the harness's self-tests and the benchmark's.
+func ourPredictions() []string {
+	var ids []string
+	for _, p := range properties.All() {
+		if !strings.HasPrefix(p.ID, "TEST-") && !strings.HasPrefix(p.ID, "BENCH-") {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
 }
 
 // ourKernels lists ptxprop's own kernels, pinned by their PTX, for the

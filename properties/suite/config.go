@@ -37,9 +37,15 @@ type Config struct {
 	// Output receives Run's notices, progress lines and summary (nil: none
 	// are printed). Main prints to os.Stdout. Not a setting.
 	Output io.Writer
-	// Kernels fills the report's kernels section: the kernels the run's
-	// predictions are about (WithKernels, for Main). Not a setting.
+	// Kernels fills the report's kernels section beside the implementations
+	// the contract runs checked: the kernels the run's predictions are about
+	// (WithKernels, for Main). Not a setting.
 	Kernels []reports.Kernel
+	// Predictions are the predictions the run's tests check: the report
+	// lists each one no contract run recorded as not run (filtered out by
+	// -run), beside those that ran (WithPredictions, for Main). Without
+	// them the report lists only what ran. Not a setting.
+	Predictions []string
 }
 
 // Option adjusts what Main runs with beyond the settings.
@@ -48,6 +54,14 @@ type Option func(*Config)
 // WithKernels lists ks in the report's kernels section.
 func WithKernels(ks ...reports.Kernel) Option {
 	return func(c *Config) { c.Kernels = append(c.Kernels, ks...) }
+}
+
+// WithPredictions says that the binary's tests check the predictions ids:
+// a run in which some did not run (go test -run chose other tests) lists
+// them as not run, and is partial. ptxprop's own properties package passes
+// every prediction it registers; a user's module, its own.
+func WithPredictions(ids ...string) Option {
+	return func(c *Config) { c.Predictions = append(c.Predictions, ids...) }
 }
 
 // Auto is the Progress value that picks the interval from the output: a

@@ -12,6 +12,13 @@
 //		properties.RMSNormForwardContract(suite.T(t), myImpl)
 //	}
 //
+// The report lists the predictions the tests' contract runs recorded, each
+// crediting the implementations it checked (properties.ImplKernels), which
+// also fill its kernels section beside WithKernels'. A binary whose tests
+// check a known set of predictions passes them with WithPredictions (ptxprop's
+// own properties package passes every one it declares): those that did not
+// run are listed not_run, and the run is partial.
+//
 // Outside go test, Run runs named contract jobs on a TB of its own and
 // returns the report (see the example).
 //

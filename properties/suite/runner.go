@@ -469,16 +469,21 @@ func (r *runner) report() (*reports.Report, error) {
 	var rep *reports.Report
 	if claimed(r.jobs) {
 		rep, out = r.jobsReport(run, notRun)
+		for _, k := range r.cfg.Kernels {
+			rep.UpsertKernel(k)
+		}
 	} else {
-		rep = buildReport(run, out, notRun, r.rerun)
+		rep = buildReport(run, out, r.cfg.Predictions, append(slices.Clone(r.cfg.Kernels), usedKernels(out)...), notRun, r.rerun)
 	}
 	for i := range rep.Predictions {
 		if o, ok := out[rep.Predictions[i].ID]; ok {
 			rep.Predictions[i].Devices = used(o.Runs)
 		}
 	}
-	for _, k := range r.cfg.Kernels {
-		rep.UpsertKernel(k)
+	for _, k := range usedKernels(out) {
+		if rep.Kernel(k.Name) == nil {
+			rep.UpsertKernel(k)
+		}
 	}
 	path := r.cfg.ReportPath()
 	if path == "" {
@@ -504,10 +509,20 @@ func (r *runner) snapshot(rec *outcome.Recorder) map[string]outcome.Outcome {
 	for _, l := range rec.Live() {
 		n, st := l.Progress()
 		snap.Record(outcome.Outcome{ID: l.ID, Status: outcome.Inconclusive, Checks: n, Stats: st,
-			Duration: time.Since(l.Start), Runs: []string{l.Name},
+			Duration: time.Since(l.Start), Runs: []string{l.Name}, Impls: l.Impls,
 			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
 	}
 	return snap.Outcomes()
+}
+
+// usedKernels lists the implementations the outcomes' contract runs
+// checked, in the order of their predictions.
+func usedKernels(out map[string]outcome.Outcome) []reports.Kernel {
+	var ks []reports.Kernel
+	for _, id := range slices.Sorted(maps.Keys(out)) {
+		ks = append(ks, out[id].Impls...)
+	}
+	return ks
 }
 
 // claimed reports whether every job names its prediction.

@@ -277,7 +277,9 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(500*time.Millisecond, func() { cancel(errors.New("enough")) })
 	start := time.Now()
-	rep, err := suite.Run(ctx, c, []suite.Job{{Name: "TestSlow", Run: slow(10 * time.Millisecond)}})
+	// TestLate's contract starts after the run ended: not run, and listed.
+	late := func(t properties.TB) { <-ctx.Done(); passing(t) }
+	rep, err := suite.Run(ctx, c, []suite.Job{{Name: "TestSlow", Run: slow(10 * time.Millisecond)}, {Name: "TestLate", Run: late}})
 	if err == nil || !strings.Contains(err.Error(), "enough") {
 		t.Errorf("err = %v, want the cause", err)
 	}

@@ -469,8 +469,10 @@ func (r *runner) report() (*reports.Report, error) {
 	var rep *reports.Report
 	if claimed(r.jobs) {
 		rep, out = r.jobsReport(run, notRun)
-		for _, k := range r.cfg.Kernels {
-			rep.UpsertKernel(k)
+		for _, k := range append(slices.Clone(r.cfg.Kernels), usedKernels(out)...) {
+			if rep.Kernel(k.Name) == nil {
+				rep.UpsertKernel(k)
+			}
 		}
 	} else {
 		rep = buildReport(run, out, r.cfg.Predictions, append(slices.Clone(r.cfg.Kernels), usedKernels(out)...), notRun, r.rerun)
@@ -478,11 +480,6 @@ func (r *runner) report() (*reports.Report, error) {
 	for i := range rep.Predictions {
 		if o, ok := out[rep.Predictions[i].ID]; ok {
 			rep.Predictions[i].Devices = used(o.Runs)
-		}
-	}
-	for _, k := range usedKernels(out) {
-		if rep.Kernel(k.Name) == nil {
-			rep.UpsertKernel(k)
 		}
 	}
 	path := r.cfg.ReportPath()
@@ -635,9 +632,9 @@ func (r *runner) rerun(runs []string) string {
 	return r.withCommand(r.testFlags("-run " + shellQuote(pattern)))
 }
 
-// withCommand is the go test command (or the test binary) with args and the
-// run's settings that may change the outcome (caseFlags); without a command
-// (Config.Command empty, outside Main) the arguments alone.
+// withCommand is the go test command (or the test binary; none when
+// Config.Command is empty outside Main) with args and the run's settings
+// that may change the outcome (caseFlags).
 func (r *runner) withCommand(args string) string {
 	parts := []string{args}
 	if r.reproCmd != "" {

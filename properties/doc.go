@@ -11,7 +11,10 @@
 //	}
 //
 // go test then writes the contract report (out/contract-report.json) and
-// prints its summary; the example of package properties/suite runs the same
+// prints its summary: the predictions your tests ran, each credited to the
+// implementation it checked (named by its Name method, Namer, else by its
+// Go type, or by the kernels it lists: ImplKernels); suite.WithPredictions
+// makes a run that filtered some out partial. The example of package properties/suite runs the same
 // outside go test, and package binding checks a PTX kernel described by a
 // file alone.
 //

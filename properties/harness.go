@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/properties/outcome"
+	"github.com/ptxprop/ptxprop/reports"
 )
 
 // skip records that prediction id could not run here and skips t.
@@ -20,8 +21,22 @@ func skip(t TB, id, reason string) {
 
 // Check runs prop as a rapid property on behalf of prediction id and records
 // the outcome. prop gets an Obs through which it compares results; a
-// violated bound fails the check with the full case printed.
+// violated bound fails the check with the full case printed. The outcome
+// names no implementation: CheckImpls credits the ones prop runs.
 func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
+	t.Helper()
+	check(t, id, nil, prop)
+}
+
+// CheckImpls is Check of prop on the implementations impls (as
+// ImplKernels describes them): the report credits the outcome, a failure
+// included, to them.
+func CheckImpls(t TB, id string, impls []any, prop func(rt *rapid.T, o *Obs)) {
+	t.Helper()
+	check(t, id, ImplKernels(impls...), prop)
+}
+
+func check(t TB, id string, impls []reports.Kernel, prop func(rt *rapid.T, o *Obs)) {
 	t.Helper()
 	if _, ok := Lookup(id); !ok {
 		t.Fatalf("properties: unknown prediction %q", id)
@@ -30,12 +45,12 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	cfg := t.Config()
 	rec := cfg.Recorder
 	if err := cfg.stopped(); err != nil {
-		rec.Record(outcome.Outcome{ID: id, Status: outcome.NotRun, Reason: "not started: " + err.Error(), Runs: []string{t.Name()}})
+		rec.Record(outcome.Outcome{ID: id, Status: outcome.NotRun, Reason: "not started: " + err.Error(), Runs: []string{t.Name()}, Impls: impls})
 		t.Skipf("%s not started: %v", id, err)
 		return
 	}
 	ct := &captureTB{TB: t}
-	lr := rec.Begin(id, t.Name())
+	lr := rec.Begin(id, t.Name(), impls...)
 	// Checks that passed before the first failure are counted by the
 	// property itself; rapid's shrinking and replays run it again, and
 	// the last failing call is the minimal case's replay.
@@ -62,7 +77,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 		// not see): recorded as an error with its message, never as a run.
 		p := recover()
 		n, stats := lr.Progress()
-		o := outcome.Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats}
+		o := outcome.Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats, Impls: impls}
 		log := ct.log()
 		mu.Lock()
 		reason, ratio, stopped, failedYet, ended := last.msg, last.ratio, stop, failedYet, ended
@@ -89,7 +104,8 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 			}
 			// rapid replays checks 1…n+1 of the base seed: the last is this one.
 			o.Repro = rerun(cfg, rec, t.Name(), n+1)
-			o.Failures = []outcome.Failure{{Run: t.Name(), Reason: o.Reason, Counterexample: o.Counterexample, Repro: o.Repro}}
+			o.Failures = []outcome.Failure{{Run: t.Name(), Reason: o.Reason, Counterexample: o.Counterexample, Repro: o.Repro,
+				Impls: outcome.ImplNames(impls)}}
 		case stopped != nil && !failedYet:
 			o.Status = outcome.Inconclusive
 			o.Reason = fmt.Sprintf("%v (%s had passed %d checks)", stopped, t.Name(), n)
@@ -133,7 +149,7 @@ func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 				}
 			}
 			o.Failures = []outcome.Failure{{Run: t.Name(), Reason: o.Reason, Ratio: ratio, Counterexample: o.Counterexample,
-				Repro: o.Repro, Failfile: o.Failfile}}
+				Repro: o.Repro, Failfile: o.Failfile, Impls: outcome.ImplNames(impls)}}
 		}
 		rec.End(lr, o)
 		if p != nil {

@@ -50,7 +50,7 @@ func lnTol(impl any, c lnCase, x []float32) (want, mean, rstd, tol, tolMean, tol
 func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, LNForward)
-	Check(t, LNForward, func(rt *rapid.T, o *Obs) {
+	check(t, LNForward, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim)
 		o.Context(c.hidden, "%v", c.rmsCase)
 		a := runLN(o, dev, impl, c, c.x.Data, true)
@@ -70,7 +70,7 @@ func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, LNShift)
-	Check(t, LNShift, func(rt *rapid.T, o *Obs) {
+	check(t, LNShift, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, gen.Normal, gen.MixedScale, gen.Constant)
 		e := rapid.IntRange(-30, 10).Draw(rt, "grid.exp")
 		m := rapid.IntRange(-(1<<11)+1, 1<<11-1).Draw(rt, "shift.k")
@@ -108,7 +108,7 @@ func maxAbs(x []float32) float64 {
 func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, LNMoments)
-	Check(t, LNMoments, func(rt *rapid.T, o *Obs) {
+	check(t, LNMoments, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim, gen.Normal, gen.MixedScale)
 		for i := range c.gamma {
 			c.gamma[i], c.beta[i] = 1, 0
@@ -152,7 +152,7 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, LNBackward)
-	Check(t, LNBackward, func(rt *rapid.T, o *Obs) {
+	check(t, LNBackward, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		dyT := values(rt, lim, "dy", c.rows, c.hidden, gen.Normal, gen.MixedScale)
 		o.Context(c.hidden, "%v dy=%v", c, dyT)
@@ -211,7 +211,7 @@ func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []flo
 func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev, lim := onDevice(t, QKNForward)
-	Check(t, QKNForward, func(rt *rapid.T, o *Obs) {
+	check(t, QKNForward, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		o.Context(c.heads*c.headDim, "%v", c)
 		y := runQKN(o, dev, impl, c, c.x.Data)
@@ -235,7 +235,7 @@ func PerHeadRMSNormContract(t TB, impl PerHeadRMSNormer) {
 func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 	t.Helper()
 	dev, lim := onDevice(t, QKNHeads)
-	Check(t, QKNHeads, func(rt *rapid.T, o *Obs) {
+	check(t, QKNHeads, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawQKN(rt, lim)
 		r := rapid.IntRange(0, c.rows-1).Draw(rt, "row")
 		h := rapid.IntRange(0, c.heads-1).Draw(rt, "head")

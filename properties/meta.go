@@ -21,7 +21,7 @@ import (
 func BatchIndependenceContract(t TB, im Impls) {
 	t.Helper()
 	dev, lim := onDevice(t, BatchIndependence)
-	Check(t, BatchIndependence, func(rt *rapid.T, o *Obs) {
+	check(t, BatchIndependence, ImplKernels(im), func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		r := rapid.IntRange(0, p.rows-1).Draw(rt, "row")
 		o.Context(p.outCols, "%v row %d", p, r)
@@ -37,7 +37,7 @@ func BatchIndependenceContract(t TB, im Impls) {
 func RowPermutationContract(t TB, im Impls) {
 	t.Helper()
 	dev, lim := onDevice(t, RowPermutation)
-	Check(t, RowPermutation, func(rt *rapid.T, o *Obs) {
+	check(t, RowPermutation, ImplKernels(im), func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		perm := rapid.Permutation(seq(p.rows)).Draw(rt, "perm")
 		o.Context(p.outCols, "%v perm %v", p, perm)
@@ -65,7 +65,7 @@ func seq(n int) []int {
 func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, ScaleInvariance)
-	Check(t, ScaleInvariance, func(rt *rapid.T, o *Obs) {
+	check(t, ScaleInvariance, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim, gen.Normal, gen.MixedScale, gen.Constant)
 		k := rapid.IntRange(-20, 20).Draw(rt, "log2(alpha)")
 		alpha := math.Ldexp(1, k)
@@ -123,7 +123,7 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	defer fresh.Close()
 	lim := t.Config().Limits()
 	static := staticNoFloatAtomics(impl) // a fact of the PTX: read once, reported by the first check
-	Check(t, Determinism, func(rt *rapid.T, o *Obs) {
+	check(t, Determinism, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		if static != nil {
 			o.Fatalf("%v", static)
 		}
@@ -235,7 +235,7 @@ func DimIndependenceContract(t TB, impl RMSNormForwarder) {
 	defer dev.Close()
 	lim := t.Config().Limits()
 	static := staticParamsRead(impl) // a fact of the PTX: read once, reported by the first check
-	Check(t, DimIndependence, func(rt *rapid.T, o *Obs) {
+	check(t, DimIndependence, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		if static != nil {
 			o.Fatalf("%v", static)
 		}
@@ -287,7 +287,7 @@ func (r *launchRecorder) differs() string {
 func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, Robustness)
-	Check(t, Robustness, func(rt *rapid.T, o *Obs) {
+	check(t, Robustness, ImplKernels(fwd, bwd), func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim, gen.Zero, gen.Subnormal, gen.Huge, gen.Special, gen.Constant)
 		o.Context(c.hidden, "%v", c)
 		a := &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
@@ -366,7 +366,7 @@ func ParityContract(t TB, im Impls) {
 	}
 	defer emu.Close()
 	lim := gen.EmuLimits
-	Check(t, Parity, func(rt *rapid.T, o *Obs) {
+	check(t, Parity, ImplKernels(im), func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		o.Context(p.outCols, "%v", p)
 		o.note = func() string { return unmodelled(p.impl) }

@@ -24,7 +24,7 @@ func DeviceParityContract(t TB, im Impls) {
 		return
 	}
 	lim := t.Config().Limits()
-	Check(t, MultiDeviceParity, func(rt *rapid.T, o *Obs) {
+	check(t, MultiDeviceParity, ImplKernels(im), func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		o.Context(p.outCols, "%v", p)
 		ref, err := p.run(devs[0])

@@ -115,6 +115,8 @@ func (f fn[A]) Kernels() []*kernels.Kernel {
 	return nil
 }
 
+func (f fn[A]) describedBy() (describe, run any) { return f.describe, f.run }
+
 // Reductions returns describe's sums, if it describes them.
 func (f fn[A]) Reductions(s op.Shape) []op.Reduction {
 	if d, ok := f.describe.(ReductionDescriber); ok {

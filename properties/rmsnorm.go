@@ -112,7 +112,7 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, RMSFwd)
-	Check(t, RMSFwd, func(rt *rapid.T, o *Obs) {
+	check(t, RMSFwd, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		o.Context(c.hidden, "%v", c)
 		checkRMSForward(o, dev, impl, c)
@@ -125,7 +125,7 @@ func RMSNormForwardContract(t TB, impl RMSNormForwarder) {
 func EpsParityContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, EpsParity)
-	Check(t, EpsParity, func(rt *rapid.T, o *Obs) {
+	check(t, EpsParity, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		hidden := gen.Hidden(lim).Draw(rt, "hidden")
 		rows := gen.Rows(lim, hidden).Draw(rt, "rows")
 		eps := gen.Eps().Draw(rt, "eps")
@@ -275,7 +275,7 @@ func RMSNormBackwardWarpContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, RMSBackWarp)
 	lim.MaxHidden = 32
-	Check(t, RMSBackWarp, func(rt *rapid.T, o *Obs) {
+	check(t, RMSBackWarp, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
 		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
 		dx, _ := checkRMSBackward(o, dev, impl, c)
@@ -350,7 +350,7 @@ func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 func RMSNormBackwardContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, BRMSBack)
-	Check(t, BRMSBack, func(rt *rapid.T, o *Obs) {
+	check(t, BRMSBack, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
 		c.fd = nil // no finite differences follow
 		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
@@ -364,7 +364,7 @@ func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, BRMSBackFD)
 	lim.MaxElements = min(lim.MaxElements, 1<<14) // FD costs 10 forwards a row
-	Check(t, BRMSBackFD, func(rt *rapid.T, o *Obs) {
+	check(t, BRMSBackFD, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawBwdCase(rt, lim)
 		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
 		n := c.rows * c.hidden
@@ -379,7 +379,7 @@ func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 	t.Helper()
 	dev, lim := onDevice(t, FusedRMSNorm)
-	Check(t, FusedRMSNorm, func(rt *rapid.T, o *Obs) {
+	check(t, FusedRMSNorm, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawRMSCase(rt, lim)
 		res := values(rt, lim, "residual", c.rows, c.hidden)
 		alias := rapid.Bool().Draw(rt, "alias")

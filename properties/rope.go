@@ -118,7 +118,7 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 	dev, lim := onDevice(t, RoPEThetaCache)
 	lim = lim.Cap(1 << 16) // seven launches and oracles a check
 	inseparable := 0
-	Check(t, RoPEThetaCache, func(rt *rapid.T, o *Obs) {
+	check(t, RoPEThetaCache, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, gen.Normal, gen.MixedScale)
 		thetas := []float32{1e4, 5e5, 1e6, 1e4, gen.Theta().Draw(rt, "theta.random"), 1e6, 5e5}
 		start := rapid.IntRange(0, len(thetas)-1).Draw(rt, "theta.start")
@@ -155,7 +155,7 @@ func RoPEBasisContract(t TB, fwd RoPEForwarder, mode Positions, bwd RoPEBackward
 	t.Helper()
 	dev, lim := onDevice(t, RoPEBasis)
 	lim = lim.Cap(1 << 16) // four launches and oracles a check
-	Check(t, RoPEBasis, func(rt *rapid.T, o *Obs) {
+	check(t, RoPEBasis, ImplKernels(fwd, bwd), func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, gen.Normal, gen.MixedScale)
 		o.Context(c.heads*c.headDim, "%v", c)
 		y := runRoPE(o, dev, fwd, mode, c, c.theta)
@@ -251,7 +251,7 @@ func ropeBackwardOracle(c ropeCase, dy []float32) (want, tol []float64) {
 func RoPEBackwardContract(t TB, bwd RoPEBackwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, RoPEBackward)
-	Check(t, RoPEBackward, func(rt *rapid.T, o *Obs) {
+	check(t, RoPEBackward, ImplKernels(bwd), func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
 		o.Context(c.heads*c.headDim, "%v", c)
 		dx := runRoPEBackward(o, dev, bwd, c, c.x.Data)

@@ -11,7 +11,7 @@ import (
 func FixedShapeValueCheck(t TB, impl RMSNormForwarder, rows, hidden int) {
 	t.Helper()
 	dev := deviceFor(t, Throughput)
-	Check(t, Throughput, func(rt *rapid.T, o *Obs) {
+	check(t, Throughput, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := rmsCase{rows: rows, hidden: hidden, eps: gen.Eps().Draw(rt, "eps"),
 			x: values(rt, gen.Limits{}, "x", rows, hidden, gen.Normal), gamma: gen.Gamma(rt, "gamma", hidden)}
 		o.Context(hidden, "%v", c)
@@ -26,7 +26,7 @@ func FixedShapeGradientCheck(t TB, impl RMSNormBackwarder, rows, hidden int) {
 	t.Helper()
 	dev := deviceFor(t, Throughput)
 	lim := gen.Limits{MaxRows: rows, MaxHidden: hidden}
-	Check(t, Throughput, func(rt *rapid.T, o *Obs) {
+	check(t, Throughput, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawBwdCaseAt(rt, lim, rows, hidden)
 		o.Context(hidden, "%v", c.rmsCase)
 		dx, _ := checkRMSBackward(o, dev, impl, c)

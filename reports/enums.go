@@ -69,6 +69,10 @@ type KernelOrigin string
 const (
 	KernelOurs    KernelOrigin = "ours"    // one of ptxprop's own kernels (package kernels)
 	KernelBinding KernelOrigin = "binding" // a foreign kernel bound from a binding file
+	// KernelUser is an implementation given to a contract in Go (a user's
+	// own, named by itself or by its Go type): its PTX and entry when it
+	// lists the kernels it launches, none when it launches no PTX.
+	KernelUser KernelOrigin = "user"
 )
 
 // Flag marks a prediction with a finding beyond its status.
@@ -89,7 +93,7 @@ var (
 	predictionStatuses = []PredictionStatus{Discharged, Falsified, Inconclusive, Skipped, Error, NotRun}
 	mutantKinds        = []MutantKind{MutantNamed, MutantGeneric}
 	mutantStatuses     = []MutantStatus{MutantKilled, MutantSurvived, MutantEquivalent, MutantError, MutantSkipped, MutantNotExercised}
-	kernelOrigins      = []KernelOrigin{KernelOurs, KernelBinding}
+	kernelOrigins      = []KernelOrigin{KernelOurs, KernelBinding, KernelUser}
 	flags              = []Flag{FlagUnproven, FlagNonDeterministic}
 )
 

@@ -480,7 +480,8 @@ func TestParseErrorMessages(t *testing.T) {
 		{"huge stat", edit(func(m map[string]any) { at(m, "predictions", 0, "error_stats")["max_abs"] = huge }), []string{"predictions[0].error_stats.max_abs:", "is not a number"}},
 		{"stats are a list", edit(func(m map[string]any) { at(m, "predictions", 0)["error_stats"] = []any{1} }), []string{"predictions[0].error_stats: want an object, got an array"}},
 		{"flag", edit(func(m map[string]any) { at(m, "predictions", 1)["flags"] = []any{"x", 3} }), []string{"predictions[1].flags[0]: invalid flag", "predictions[1].flags[1]: want a string, got the number 3"}},
-		{"missing", edit(func(m map[string]any) { delete(at(m, "kernels", 1), "entry") }), []string{"kernels[1].entry is missing"}},
+		{"missing", edit(func(m map[string]any) { delete(at(m, "kernels", 1), "origin") }), []string{"kernels[1].origin is missing"}},
+		{"no entry", edit(func(m map[string]any) { delete(at(m, "kernels", 1), "entry") }), []string{`kernels[1] "rmsnorm_bwd": entry is empty`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse(c.data)

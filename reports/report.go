@@ -186,14 +186,17 @@ type Mutant struct {
 	Device *int `json:"device,omitempty"`
 }
 
-// Kernel names one kernel a run checked, pinned by the hash of its PTX:
-// one of ours (package kernels) or a foreign one bound from a binding file.
+// Kernel names one kernel (or implementation) a run checked, pinned by the
+// hash of its PTX: one of ours (package kernels), a foreign one bound from a
+// binding file, or a user's implementation given to a contract in Go.
 type Kernel struct {
-	Name      string       `json:"name"`       // unique in the report; Prediction.Kernels and Mutant.Kernel refer to it
-	Origin    KernelOrigin `json:"origin"`     // ours or binding
-	PTX       string       `json:"ptx"`        // the PTX file (module), e.g. "kernels/ptx/rmsnorm_fwd.ptx"
-	Entry     string       `json:"entry"`      // the .entry the launches call
-	PTXSHA256 string       `json:"ptx_sha256"` // SHA-256 of the PTX text, lower-case hex
+	Name   string       `json:"name"`   // unique in the report; Prediction.Kernels and Mutant.Kernel refer to it
+	Origin KernelOrigin `json:"origin"` // ours, binding or user
+	// PTX, Entry and PTXSHA256 are required but for a user's implementation
+	// that launches no PTX it lists (then all three are absent).
+	PTX       string `json:"ptx,omitempty"`        // the PTX file (module), e.g. "kernels/ptx/rmsnorm_fwd.ptx"
+	Entry     string `json:"entry,omitempty"`      // the .entry the launches call
+	PTXSHA256 string `json:"ptx_sha256,omitempty"` // SHA-256 of the PTX text, lower-case hex
 	// Binding is the binding file that describes a foreign kernel; required
 	// when Origin is binding, absent otherwise.
 	Binding      string `json:"binding,omitempty"`

@@ -359,16 +359,20 @@ func (v *validator) mutant(at string, m *Mutant) {
 
 func (v *validator) kernel(at string, k *Kernel) {
 	if !k.Origin.Valid() {
-		v.addf("%s: origin %s is not ours or binding", at, quote(string(k.Origin)))
+		v.addf("%s: origin %s is not ours, binding or user", at, quote(string(k.Origin)))
 	}
-	if k.PTX == "" {
-		v.addf("%s: ptx is empty", at)
-	}
-	if k.Entry == "" {
-		v.addf("%s: entry is empty", at)
-	}
-	if !sha256Hex.MatchString(k.PTXSHA256) {
-		v.addf("%s: ptx_sha256 %s is not 64 lower-case hex digits", at, quote(k.PTXSHA256))
+	// A user's implementation launches no PTX it lists, or names it as
+	// every kernel does.
+	if pinned := k.Origin != KernelUser || k.PTX != "" || k.Entry != "" || k.PTXSHA256 != ""; pinned {
+		if k.PTX == "" {
+			v.addf("%s: ptx is empty", at)
+		}
+		if k.Entry == "" {
+			v.addf("%s: entry is empty", at)
+		}
+		if !sha256Hex.MatchString(k.PTXSHA256) {
+			v.addf("%s: ptx_sha256 %s is not 64 lower-case hex digits", at, quote(k.PTXSHA256))
+		}
 	}
 	if k.SourceSHA256 != "" && !sha256Hex.MatchString(k.SourceSHA256) {
 		v.addf("%s: source_sha256 %s is not 64 lower-case hex digits", at, quote(k.SourceSHA256))
@@ -376,8 +380,8 @@ func (v *validator) kernel(at string, k *Kernel) {
 	switch {
 	case k.Origin == KernelBinding && k.Binding == "":
 		v.addf("%s: origin binding without the binding file", at)
-	case k.Origin == KernelOurs && k.Binding != "":
-		v.addf("%s: origin ours with a binding file", at)
+	case k.Origin != KernelBinding && k.Binding != "":
+		v.addf("%s: origin %s with a binding file", at, k.Origin)
 	}
 }
 

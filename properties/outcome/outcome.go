@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ptxprop/ptxprop/reports"
 )
 
 // Status is the verdict on a prediction, as the contract report spells it.
@@ -41,6 +43,30 @@ type Outcome struct {
 	Runs             []string  // names of the contract runs merged here
 	Notes            []string  // free-form observations worth reporting
 	Failures         []Failure // every failing contract run, in the order recorded
+	// Impls are the implementations the contract runs checked, as a report
+	// names them (kernels of ours by their descriptors, a binding's, a
+	// user's by its name or Go type); none for a contract of no
+	// implementation (the oracle's own).
+	Impls []reports.Kernel
+}
+
+// ImplNames returns the names of impls.
+func ImplNames(impls []reports.Kernel) []string {
+	var names []string
+	for _, k := range impls {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// addImpls adds to dst the impls it does not name yet.
+func addImpls(dst, impls []reports.Kernel) []reports.Kernel {
+	for _, k := range impls {
+		if !slices.ContainsFunc(dst, func(d reports.Kernel) bool { return d.Name == k.Name }) {
+			dst = append(dst, k)
+		}
+	}
+	return dst
 }
 
 // ErrorStats summarises observed error over every check of a prediction.
@@ -90,6 +116,7 @@ type Failure struct {
 	Counterexample []string // "label: value" lines of the minimal failing case
 	Repro          string
 	Failfile       string
+	Impls          []string // the names of the implementations the run checked (Outcome.Impls)
 }
 
 // Recorder collects the outcomes of contract runs, merging the runs of one
@@ -115,6 +142,7 @@ type Recorder struct {
 type LiveRun struct {
 	ID, Name string
 	Start    time.Time
+	Impls    []reports.Kernel // what the run checks (Outcome.Impls)
 	mu       sync.Mutex
 	passed   int
 	stats    ErrorStats
@@ -136,10 +164,10 @@ func (l *LiveRun) Pass(s ErrorStats) {
 	l.mu.Unlock()
 }
 
-// Begin starts the contract run name of prediction id, now: Live lists it
-// until End.
-func (r *Recorder) Begin(id, name string) *LiveRun {
-	l := &LiveRun{ID: id, Name: name, Start: time.Now()}
+// Begin starts the contract run name of prediction id on impls, now: Live
+// lists it until End.
+func (r *Recorder) Begin(id, name string, impls ...reports.Kernel) *LiveRun {
+	l := &LiveRun{ID: id, Name: name, Start: time.Now(), Impls: impls}
 	if r == nil {
 		return l
 	}
@@ -201,9 +229,11 @@ func (r *Recorder) Record(o Outcome) {
 	cur, ok := r.outcomes[o.ID]
 	if !ok {
 		c := o
+		c.Impls = addImpls(nil, o.Impls)
 		r.outcomes[o.ID] = &c
 		return
 	}
+	cur.Impls = addImpls(cur.Impls, o.Impls)
 	cur.Checks += o.Checks
 	cur.Failed += o.Failed
 	cur.Duration += o.Duration
@@ -227,7 +257,7 @@ func (r *Recorder) RecordLive(reason string) {
 	for _, l := range r.Live() {
 		n, st := l.Progress()
 		r.Record(Outcome{ID: l.ID, Status: Inconclusive, Checks: n, Stats: st,
-			Duration: time.Since(l.Start), Runs: []string{l.Name},
+			Duration: time.Since(l.Start), Runs: []string{l.Name}, Impls: l.Impls,
 			Reason: fmt.Sprintf("%s (%s had passed %d checks)", reason, l.Name, n)})
 	}
 }

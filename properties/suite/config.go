@@ -37,9 +37,15 @@ type Config struct {
 	// Output receives Run's notices, progress lines and summary (nil: none
 	// are printed). Main prints to os.Stdout. Not a setting.
 	Output io.Writer
-	// Kernels fills the report's kernels section: the kernels the run's
-	// predictions are about (WithKernels, for Main). Not a setting.
+	// Kernels fills the report's kernels section beside the implementations
+	// the contract runs checked: the kernels the run's predictions are about
+	// (WithKernels, for Main). Not a setting.
 	Kernels []reports.Kernel
+	// Predictions are the predictions the run's tests check: the report
+	// lists each one no contract run recorded as not run (filtered out by
+	// -run), beside those that ran (WithPredictions, for Main). Without
+	// them the report lists only what ran. Not a setting.
+	Predictions []string
 }
 
 // Option adjusts what Main runs with beyond the settings.
@@ -50,6 +56,14 @@ func WithKernels(ks ...reports.Kernel) Option {
 	return func(c *Config) { c.Kernels = append(c.Kernels, ks...) }
 }
 
+// WithPredictions says that the binary's tests check the predictions ids:
+// a run in which some did not run (go test -run chose other tests) lists
+// them as not run, and is partial. ptxprop's own properties package passes
+// every prediction it registers; a user's module, its own.
+func WithPredictions(ids ...string) Option {
+	return func(c *Config) { c.Predictions = append(c.Predictions, ids...) }
+}
+
 // Auto is the Progress value that picks the interval from the run's
 // output: a line every 5 seconds when it is a terminal, every minute
 // otherwise.
@@ -57,10 +71,17 @@ const Auto time.Duration = -1
 
 // Field is one row of a settings table over the configuration type C:
 // the name after "-ptxprop." (the environment twin is EnvName(Name)), its
-// default, what it means, and how a value sets it.
+// default, what it means, how a value sets it and how a C spells it.
 type Field[C any] struct {
 	Name, Default, Usage string
 	Set                  func(c *C, v string) error
+	// Get spells c's value as Set takes it.
+	Get func(c *C) string
+	// NoReplay says why a failure's reproduction leaves the setting out.
+	// "" (what a new setting gets unless it says otherwise) means the
+	// setting may change a contract run's outcome: a reproduction carries
+	// it whenever it is not the default, set by a flag or the environment.
+	NoReplay string
 }
 
 // Table is a settings table over C. The runner's (Settings) is one; a
@@ -80,17 +101,23 @@ var settings = Table[Config]{
 				return nil
 			}
 			return fmt.Errorf("want gpu, emu, emu-checked or auto")
-		}},
+		},
+		func(c *Config) string { return c.Backend }, ""},
 	{"devices", "all", "devices to spread the contract runs over, one context each: all (every visible GPU; CUDA_VISIBLE_DEVICES masks them), a count N (the first N; on the emulator N emulator devices), or ordinals 0,2 or 1-3",
-		func(c *Config, v string) (err error) { c.Devices, err = ParseDevices(v); return }},
+		func(c *Config, v string) (err error) { c.Devices, err = ParseDevices(v); return },
+		func(c *Config) string { return c.Devices.String() }, ""},
 	{"report", "", "contract report path (default out/contract-report.json at the module root; off: none)",
-		func(c *Config, v string) error { c.Report = v; return nil }},
+		func(c *Config, v string) error { c.Report = v; return nil },
+		func(c *Config) string { return c.Report }, "where the report goes"},
 	{"merge", "false", "merge into the report at the report path (same commit and backend only) instead of replacing it",
-		func(c *Config, v string) (err error) { c.Merge, err = strconv.ParseBool(v); return }},
+		func(c *Config, v string) (err error) { c.Merge, err = strconv.ParseBool(v); return },
+		func(c *Config) string { return strconv.FormatBool(c.Merge) }, "where the report goes"},
 	{"deadline", "0", "end the run after this long, as Ctrl-C does: finished predictions as they ended, running ones inconclusive (0: none)",
-		func(c *Config, v string) (err error) { c.Deadline, err = NonNegDuration(v); return }},
+		func(c *Config, v string) (err error) { c.Deadline, err = NonNegDuration(v); return },
+		func(c *Config) string { return c.Deadline.String() }, "it ends a run inconclusive, never with a finding"},
 	{"max-elements", "0", "cap on the elements of one generated tensor (0: the backend's limits)",
-		func(c *Config, v string) (err error) { c.MaxElements, err = NonNegInt(v); return }},
+		func(c *Config, v string) (err error) { c.MaxElements, err = NonNegInt(v); return },
+		func(c *Config) string { return strconv.Itoa(c.MaxElements) }, ""},
 	{"progress", "auto", "progress interval: what runs, checks done, elapsed (auto: 5s on a terminal, 1m otherwise; 0: none)",
 		func(c *Config, v string) (err error) {
 			if v == "auto" {
@@ -99,17 +126,23 @@ var settings = Table[Config]{
 			}
 			c.Progress, err = NonNegDuration(v)
 			return
-		}},
+		},
+		func(c *Config) string { return progressString(c.Progress) }, "what is printed"},
 	{"emu-adversarial", "0", "emulator: approximate instructions return any value within the PTX ISA's bound, chosen from this seed (0: off)",
-		func(c *Config, v string) (err error) { c.EmuAdversarial, err = strconv.ParseInt(v, 0, 64); return }},
+		func(c *Config, v string) (err error) { c.EmuAdversarial, err = strconv.ParseInt(v, 0, 64); return },
+		func(c *Config) string { return strconv.FormatInt(c.EmuAdversarial, 10) }, ""},
 	{"checks", "0", "rapid checks per contract unless -rapid.checks or RAPID_CHECKS is given (0: rapid's default, 100)",
-		func(c *Config, v string) (err error) { c.Checks, err = NonNegInt(v); return }},
+		func(c *Config, v string) (err error) { c.Checks, err = NonNegInt(v); return },
+		func(c *Config) string { return strconv.Itoa(c.Checks) }, "a reproduction replays the failing case itself (its fail file, or its seed as the first check)"},
 	{"seed", "0", "rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one; the report records it)",
-		func(c *Config, v string) (err error) { c.Seed, err = strconv.ParseUint(v, 0, 64); return }},
+		func(c *Config, v string) (err error) { c.Seed, err = strconv.ParseUint(v, 0, 64); return },
+		func(c *Config) string { return strconv.FormatUint(c.Seed, 10) }, "a reproduction gives the failing case's own fail file or seed"},
 	{"watchdog", "0", "bound on one launch and one launcher call before a liveness failure (0: the device's 30s a launch, 2m a call)",
-		func(c *Config, v string) (err error) { c.Watchdog, err = NonNegDuration(v); return }},
+		func(c *Config, v string) (err error) { c.Watchdog, err = NonNegDuration(v); return },
+		func(c *Config) string { return c.Watchdog.String() }, ""},
 	{"summary", "true", "print the report's summary when the run ends",
-		func(c *Config, v string) (err error) { c.Summary, err = strconv.ParseBool(v); return }},
+		func(c *Config, v string) (err error) { c.Summary, err = strconv.ParseBool(v); return },
+		func(c *Config) string { return strconv.FormatBool(c.Summary) }, "what is printed"},
 }
 
 // EnvName returns the environment twin of the setting -ptxprop.name.
@@ -130,6 +163,39 @@ func RegisterFlags(fs *flag.FlagSet, c *Config) { settings.RegisterFlags(fs, c) 
 
 // Settings lists every setting, in the order of the package documentation.
 func Settings() []Setting { return settings.Settings() }
+
+// ReplayFlags returns the flags -ptxprop.X=v that give c's settings that may
+// change a contract run's outcome and are not at their default, in the
+// table's order: what a failure's reproduction carries, so that it fails
+// again under the settings that made it fail.
+func ReplayFlags(c Config) []string { return settings.ReplayFlags(c) }
+
+// progressString spells a Progress value as the setting takes it.
+func progressString(d time.Duration) string {
+	if d == Auto {
+		return "auto"
+	}
+	return d.String()
+}
+
+// ReplayFlags returns the flags for c's settings of t that a reproduction
+// carries: each one without NoReplay whose value is not the default's.
+func (t Table[C]) ReplayFlags(c C) []string {
+	def := t.Default()
+	var out []string
+	for _, f := range t {
+		if f.NoReplay != "" {
+			continue
+		}
+		if f.Get == nil {
+			panic(fmt.Sprintf("suite: setting %s has no Get: a reproduction cannot carry it", f.Name))
+		}
+		if v := f.Get(&c); v != f.Get(&def) {
+			out = append(out, "-ptxprop."+f.Name+"="+shellQuote(v))
+		}
+	}
+	return out
+}
 
 // Default returns a C with every setting of t at its default.
 func (t Table[C]) Default() C {
@@ -189,8 +255,9 @@ func (t Table[C]) RegisterFlags(fs *flag.FlagSet, c *C) {
 }
 
 // Setting describes one setting: its flag -ptxprop.Name, its environment
-// twin Env, its default and what it does.
-type Setting struct{ Name, Env, Default, Usage string }
+// twin Env, its default and what it does; NoReplay says why a failure's
+// reproduction leaves it out ("": it carries it when not the default).
+type Setting struct{ Name, Env, Default, Usage, NoReplay string }
 
 // Settings lists t's settings in its order; an empty default reads "".
 func (t Table[C]) Settings() []Setting {
@@ -200,7 +267,7 @@ func (t Table[C]) Settings() []Setting {
 		if def == "" {
 			def = `""`
 		}
-		out[i] = Setting{Name: f.Name, Env: EnvName(f.Name), Default: def, Usage: f.Usage}
+		out[i] = Setting{Name: f.Name, Env: EnvName(f.Name), Default: def, Usage: f.Usage, NoReplay: f.NoReplay}
 	}
 	return out
 }

@@ -12,6 +12,13 @@
 //		properties.RMSNormForwardContract(suite.T(t), myImpl)
 //	}
 //
+// The report lists the predictions the tests' contract runs recorded, each
+// crediting the implementations it checked (properties.ImplKernels), which
+// also fill its kernels section beside WithKernels'. A binary whose tests
+// check a known set of predictions passes them with WithPredictions (ptxprop's
+// own properties package passes every one it declares): those that did not
+// run are listed not_run, and the run is partial.
+//
 // Outside go test, Run runs named contract jobs on a TB of its own and
 // returns the report (see the example).
 //
@@ -82,6 +89,9 @@
 // read, or that is the report of another commit or device, is left as it
 // is and this run's report is written beside it, the error naming both.
 // A failure's reproduction is one command: go test with the package, the
-// test's anchored -run pattern and rapid's fail file (or the failing
-// check's seed); the report records the base seed the run used.
+// test's anchored -run pattern, rapid's fail file (or the failing check's
+// seed) and every setting that may change the outcome and is not at its
+// default, given as a flag or in the environment (ReplayFlags: backend,
+// devices, max-elements, emu-adversarial, watchdog); the report records the
+// base seed the run used.
 package suite

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,30 +161,67 @@ func PredictionReport(p *properties.Prediction, o outcome.Outcome, ok bool, notR
 
 func failureText(f outcome.Failure) string {
 	s := f.Run + ": " + f.Reason
+	if len(f.Impls) > 0 {
+		s = f.Run + " (" + strings.Join(f.Impls, ", ") + "): " + f.Reason
+	}
 	if f.Ratio > 0 && !strings.Contains(f.Reason, "ratio") {
 		s += fmt.Sprintf(" (err/tol %.4g)", f.Ratio)
 	}
 	return s
 }
 
-// buildReport makes the report of one run: every registered prediction,
-// run or not (notRun is the reason for those that did not run), except the
-// harness's self-tests and benchmarks that did not run. rerun, when not
-// nil, gives the command that reruns the named contract runs.
-func buildReport(run reports.Run, out map[string]outcome.Outcome, notRun string, rerun func(runs []string) string) *reports.Report {
+// buildReport makes the report of one run: every prediction a contract run
+// recorded, and each of expect (the predictions the run's tests check:
+// Config.Predictions) that none did, as not run (notRun is why), except the
+// harness's self-tests. kernels is the report's kernels section: a
+// prediction's kernels are the implementations its contract runs checked,
+// else those of its registered kernels that the section lists. rerun, when
+// not nil, gives the command that reruns the named contract runs.
+func buildReport(run reports.Run, out map[string]outcome.Outcome, expect []string, kernels []reports.Kernel, notRun string, rerun func(runs []string) string) *reports.Report {
 	r := reports.New(run)
-	for _, p := range properties.All() {
-		o, ok := out[p.ID]
-		if strings.HasPrefix(p.ID, "TEST-") || (strings.HasPrefix(p.ID, "BENCH-") && !ok) {
+	for _, k := range kernels {
+		r.UpsertKernel(k)
+	}
+	ids := slices.Collect(maps.Keys(out))
+	for _, id := range expect {
+		if _, ok := out[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if strings.HasPrefix(id, "TEST-") {
 			continue
 		}
+		p, ok := properties.Lookup(id)
+		if !ok {
+			p = &properties.Prediction{ID: id}
+		}
+		o, ok := out[id]
 		rp := PredictionReport(p, o, ok, notRun)
+		rp.Kernels = creditedKernels(r, p, o)
 		if ok && rerun != nil && len(o.Runs) > 0 {
 			rp.Rerun = rerun(o.Runs)
 		}
 		r.UpsertPrediction(rp)
 	}
 	return r
+}
+
+// creditedKernels names the kernels of r that prediction p's outcome o is
+// about: the implementations its contract runs checked, else those of p's
+// registered kernels that r lists (ptxprop's own, in its own run).
+func creditedKernels(r *reports.Report, p *properties.Prediction, o outcome.Outcome) []string {
+	if len(o.Impls) > 0 {
+		return outcome.ImplNames(o.Impls)
+	}
+	var ks []string
+	for _, k := range p.Kernels {
+		if r.Kernel(k) != nil {
+			ks = append(ks, k)
+		}
+	}
+	return ks
 }
 
 // writeReport writes r to path: replacing what is there, or, with merge,
@@ -209,6 +248,11 @@ func writeReport(path string, r *reports.Report, ran map[string]outcome.Outcome,
 		for _, p := range r.Predictions {
 			if _, ok := ran[p.ID]; ok || old.Prediction(p.ID) == nil {
 				old.UpsertPrediction(p)
+			}
+		}
+		for _, k := range r.Kernels { // those the predictions taken name
+			if old.Kernel(k.Name) == nil {
+				old.UpsertKernel(k)
 			}
 		}
 		return nil

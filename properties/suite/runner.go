@@ -469,16 +469,18 @@ func (r *runner) report() (*reports.Report, error) {
 	var rep *reports.Report
 	if claimed(r.jobs) {
 		rep, out = r.jobsReport(run, notRun)
+		for _, k := range append(slices.Clone(r.cfg.Kernels), usedKernels(out)...) {
+			if rep.Kernel(k.Name) == nil {
+				rep.UpsertKernel(k)
+			}
+		}
 	} else {
-		rep = buildReport(run, out, notRun, r.rerun)
+		rep = buildReport(run, out, r.cfg.Predictions, append(slices.Clone(r.cfg.Kernels), usedKernels(out)...), notRun, r.rerun)
 	}
 	for i := range rep.Predictions {
 		if o, ok := out[rep.Predictions[i].ID]; ok {
 			rep.Predictions[i].Devices = used(o.Runs)
 		}
-	}
-	for _, k := range r.cfg.Kernels {
-		rep.UpsertKernel(k)
 	}
 	path := r.cfg.ReportPath()
 	if path == "" {
@@ -504,10 +506,20 @@ func (r *runner) snapshot(rec *outcome.Recorder) map[string]outcome.Outcome {
 	for _, l := range rec.Live() {
 		n, st := l.Progress()
 		snap.Record(outcome.Outcome{ID: l.ID, Status: outcome.Inconclusive, Checks: n, Stats: st,
-			Duration: time.Since(l.Start), Runs: []string{l.Name},
+			Duration: time.Since(l.Start), Runs: []string{l.Name}, Impls: l.Impls,
 			Reason: fmt.Sprintf("%s (%s had passed %d checks)", why, l.Name, n)})
 	}
 	return snap.Outcomes()
+}
+
+// usedKernels lists the implementations the outcomes' contract runs
+// checked, in the order of their predictions.
+func usedKernels(out map[string]outcome.Outcome) []reports.Kernel {
+	var ks []reports.Kernel
+	for _, id := range slices.Sorted(maps.Keys(out)) {
+		ks = append(ks, out[id].Impls...)
+	}
+	return ks
 }
 
 // claimed reports whether every job names its prediction.
@@ -562,10 +574,7 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 		return r.command(seed)
 	}
 	args := r.testFlags(reproArgs(name, seed, failfile))
-	if r.reproCmd == "" {
-		return args
-	}
-	return strings.Join(append([]string{r.reproCmd, args}, r.caseFlags()...), " ")
+	return r.withCommand(args)
 }
 
 // rerunChecks is the Recorder's command that replays the first checks
@@ -578,20 +587,10 @@ func (r *runner) rerunChecks(name string, seed uint64, checks int) string {
 	return fmt.Sprintf("%s -rapid.checks=%d", r.repro(name, seed, ""), checks)
 }
 
-// caseFlags are the settings that shape the cases a run draws.
-func (r *runner) caseFlags() []string {
-	var extra []string
-	if r.cfg.Backend != "auto" && r.cfg.Backend != "" {
-		extra = append(extra, "-ptxprop.backend="+r.cfg.Backend)
-	}
-	if r.cfg.MaxElements > 0 {
-		extra = append(extra, fmt.Sprintf("-ptxprop.max-elements=%d", r.cfg.MaxElements))
-	}
-	if r.cfg.EmuAdversarial != 0 {
-		extra = append(extra, fmt.Sprintf("-ptxprop.emu-adversarial=%d", r.cfg.EmuAdversarial))
-	}
-	return extra
-}
+// caseFlags are the run's settings that may change a contract run's
+// outcome and are not at their default (ReplayFlags): every reproduction
+// and rerun carries them, whether a flag or the environment set them.
+func (r *runner) caseFlags() []string { return ReplayFlags(r.cfg) }
 
 // command is the command line of a Run's cfg.Command: its flags, the seed
 // (0: none) and cfg.CommandArgs. The failing check's seed as the base seed
@@ -630,11 +629,18 @@ func (r *runner) rerun(runs []string) string {
 			pattern = "^(" + strings.Join(names, "|") + ")$"
 		}
 	}
-	args := r.testFlags("-run " + shellQuote(pattern))
-	if r.reproCmd == "" {
-		return args
+	return r.withCommand(r.testFlags("-run " + shellQuote(pattern)))
+}
+
+// withCommand is the go test command (or the test binary; none when
+// Config.Command is empty outside Main) with args and the run's settings
+// that may change the outcome (caseFlags).
+func (r *runner) withCommand(args string) string {
+	parts := []string{args}
+	if r.reproCmd != "" {
+		parts = []string{r.reproCmd, args}
 	}
-	return r.reproCmd + " " + args
+	return strings.Join(append(parts, r.caseFlags()...), " ")
 }
 
 // testFlags spells go test's -run and -rapid.X for a test binary run

@@ -257,10 +257,10 @@ func TestReportOfAFailure(t *testing.T) {
 		t.Fatal("no reproduction")
 	}
 	cmd := p.Reproduction.Command
-	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+)$`).MatchString(cmd) {
+	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+) -ptxprop\.backend=emu$`).MatchString(cmd) {
 		t.Errorf("reproduction = %q, want one pasteable command", cmd)
 	}
-	if want := "-run '^(TestFailA|TestFailB)$'"; p.Rerun != want {
+	if want := "-run '^(TestFailA|TestFailB)$' -ptxprop.backend=emu"; p.Rerun != want {
 		t.Errorf("rerun = %q, want %q", p.Rerun, want)
 	}
 	if rep.Run.RapidSeed == nil || *rep.Run.RapidSeed == 0 {
@@ -277,7 +277,9 @@ func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(500*time.Millisecond, func() { cancel(errors.New("enough")) })
 	start := time.Now()
-	rep, err := suite.Run(ctx, c, []suite.Job{{Name: "TestSlow", Run: slow(10 * time.Millisecond)}})
+	// TestLate's contract starts after the run ended: not run, and listed.
+	late := func(t properties.TB) { <-ctx.Done(); passing(t) }
+	rep, err := suite.Run(ctx, c, []suite.Job{{Name: "TestSlow", Run: slow(10 * time.Millisecond)}, {Name: "TestLate", Run: late}})
 	if err == nil || !strings.Contains(err.Error(), "enough") {
 		t.Errorf("err = %v, want the cause", err)
 	}
@@ -412,7 +414,7 @@ func TestInterrupt(t *testing.T) {
 		}
 		if p := rep.Prediction(idPass); p == nil || p.Status != reports.Discharged {
 			t.Errorf("%v: finished prediction = %+v, want discharged", sig, p)
-		} else if want := "go test ./properties/suite -run '^TestChildSlow$/^done$'"; p.Rerun != want {
+		} else if want := "go test ./properties/suite -run '^TestChildSlow$/^done$' -ptxprop.backend=emu"; p.Rerun != want {
 			t.Errorf("%v: rerun = %q, want %q", sig, p.Rerun, want)
 		}
 	}

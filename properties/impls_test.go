@@ -45,7 +45,7 @@ func TestImplKernels(t *testing.T) {
 		var names []string
 		var origins []reports.KernelOrigin
 		r := reports.New(reports.NewRun(reports.BackendEmu))
-		r.UpsertPrediction(reports.Prediction{ID: "P", Status: reports.Discharged})
+		r.UpsertPrediction(reports.Prediction{ID: "P", Status: reports.Discharged, Checks: 1})
 		for _, k := range ks {
 			names, origins = append(names, k.Name), append(origins, k.Origin)
 			r.UpsertKernel(k)

@@ -84,7 +84,7 @@ func (b *Binding) claimedJobs(im any, j func(id string, f func(t properties.TB))
 		js := []Job{
 			j(properties.BRMSBack, func(t properties.TB) { properties.RMSNormBackwardContract(t, g) }),
 			j(properties.BRMSBackFD, func(t properties.TB) { properties.RMSNormBackwardFDContract(t, g) }),
-			j(properties.Determinism, func(t properties.TB) { properties.DeterminismContract(t, g) }),
+			j(properties.Determinism, func(t properties.TB) { properties.DeterminismContract(t, properties.Impls{g}) }),
 		}
 		if b.Forward != nil {
 			f := b.Forward.Impl().(properties.RMSNormForwarder)

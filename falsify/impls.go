@@ -150,8 +150,8 @@ var (
 	pBwdChunk  = probe{properties.BRMSBack, "RMSNormBackwardContract(chunk)", func(t properties.TB, e *env) { properties.RMSNormBackwardContract(t, e.chunk()) }}
 	pFDRow     = probe{properties.BRMSBackFD, "RMSNormBackwardFDContract(rowwarp)", func(t properties.TB, e *env) { properties.RMSNormBackwardFDContract(t, e.rowWarp()) }}
 	pFDChunk   = probe{properties.BRMSBackFD, "RMSNormBackwardFDContract(chunk)", func(t properties.TB, e *env) { properties.RMSNormBackwardFDContract(t, e.chunk()) }}
-	pDetRow    = probe{properties.Determinism, "DeterminismContract(rowwarp)", func(t properties.TB, e *env) { properties.DeterminismContract(t, e.rowWarp()) }}
-	pDetChunk  = probe{properties.Determinism, "DeterminismContract(chunk)", func(t properties.TB, e *env) { properties.DeterminismContract(t, e.chunk()) }}
+	pDetRow    = probe{properties.Determinism, "DeterminismContract(rowwarp)", func(t properties.TB, e *env) { properties.DeterminismContract(t, properties.Impls{e.rowWarp()}) }}
+	pDetChunk  = probe{properties.Determinism, "DeterminismContract(chunk)", func(t properties.TB, e *env) { properties.DeterminismContract(t, properties.Impls{e.chunk()}) }}
 	pFused     = probe{properties.FusedRMSNorm, "FusedResidualRMSNormContract", func(t properties.TB, e *env) { properties.FusedResidualRMSNormContract(t, e.fused()) }}
 	pLNFwd     = probe{properties.LNForward, "LayerNormForwardContract", func(t properties.TB, e *env) { properties.LayerNormForwardContract(t, e.lnFwd()) }}
 	pLNShift   = probe{properties.LNShift, "LayerNormShiftContract", func(t properties.TB, e *env) { properties.LayerNormShiftContract(t, e.lnFwd()) }}

@@ -38,6 +38,15 @@ func CheckImpls(t TB, id string, impls []any, prop func(rt *rapid.T, o *Obs)) {
 
 func check(t TB, id string, impls []reports.Kernel, prop func(rt *rapid.T, o *Obs)) {
 	t.Helper()
+	checkCredited(t, id, func() []reports.Kernel { return impls }, prop)
+}
+
+// checkCredited is check with the implementations credited known only as
+// the run goes (the kernels a contract launched): credit is called as the
+// run begins and again when it ends, for its outcome.
+func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt *rapid.T, o *Obs)) {
+	t.Helper()
+	impls := credit()
 	if _, ok := Lookup(id); !ok {
 		t.Fatalf("properties: unknown prediction %q", id)
 		return
@@ -76,6 +85,7 @@ func check(t TB, id string, impls []reports.Kernel, prop func(rt *rapid.T, o *Ob
 		// ends a failed property with runtime.Goexit, which recover does
 		// not see): recorded as an error with its message, never as a run.
 		p := recover()
+		impls := credit()
 		n, stats := lr.Progress()
 		o := outcome.Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats, Impls: impls}
 		log := ct.log()

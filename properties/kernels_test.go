@@ -46,16 +46,6 @@ func TestRMSNormBackwardChunkFD(t *testing.T) {
 	properties.RMSNormBackwardFDContract(suite.T(t), kernels.RMSNormBwdChunk)
 }
 
-func TestDeterminismRowWarp(t *testing.T) {
-	t.Parallel()
-	properties.DeterminismContract(suite.T(t), kernels.RMSNormBwdWarp)
-}
-
-func TestDeterminismChunk(t *testing.T) {
-	t.Parallel()
-	properties.DeterminismContract(suite.T(t), kernels.RMSNormBwdChunk)
-}
-
 func TestDimIndependence(t *testing.T) {
 	t.Parallel()
 	properties.DimIndependenceContract(suite.T(t), kernels.RMSNormFwd)
@@ -130,6 +120,19 @@ func TestBatchIndependence(t *testing.T) {
 func TestRowPermutation(t *testing.T) {
 	t.Parallel()
 	properties.RowPermutationContract(suite.T(t), ours)
+}
+
+// Bit determinism holds of every operation: one contract run over every
+// family, as for batch independence, and one for the row-warp backward,
+// the other design of rmsnorm.backward.
+func TestDeterminism(t *testing.T) {
+	t.Parallel()
+	properties.DeterminismContract(suite.T(t), ours)
+}
+
+func TestDeterminismRowWarp(t *testing.T) {
+	t.Parallel()
+	properties.DeterminismContract(suite.T(t), properties.Impls{kernels.RMSNormBwdWarp})
 }
 
 func TestScaleInvariance(t *testing.T) {

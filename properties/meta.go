@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties/gen"
 	"github.com/ptxprop/ptxprop/ptx"
+	"github.com/ptxprop/ptxprop/reports"
 )
 
 // BatchIndependenceContract checks META-BATCH-001 over every family in im.
@@ -90,10 +92,15 @@ func ScaleInvarianceContract(t TB, impl RMSNormForwarder) {
 	})
 }
 
-// DeterminismContract checks FALSIFY-GPUTRAIN-006 on a backward: repeated
-// launches, launches interleaved, another schedule seed on the emulator, and
-// a fresh device (so a freshly loaded module) must all give the same bits.
-func DeterminismContract(t TB, impl RMSNormBackwarder) {
+// DeterminismContract checks FALSIFY-GPUTRAIN-006 over every family in im
+// (any operation): a drawn problem launched again with fresh outputs (and,
+// for a binding, fresh scratch: it is allocated per launch) after another
+// drawn problem was launched, under another schedule seed on the emulator,
+// and on a fresh device (so a freshly loaded module), must give every
+// output bit for bit as the first launch did. Statically, no kernel im
+// lists may use a floating-point atomic. The report credits the kernels
+// the contract launched.
+func DeterminismContract(t TB, im Impls) {
 	t.Helper()
 	shared := deviceFor(t, Determinism)
 	if shared == nil {
@@ -104,7 +111,7 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 	// whatever runs on the run's device in parallel (else a failure found
 	// under one schedule need not replay). A GPU has no seeded schedule, and
 	// another context on it would time-slice every launch of the run.
-	dev := shared
+	var dev cudart.Device = shared
 	if shared.Capabilities().Has(cudart.CapSchedule) {
 		d := openPrivate(t, Determinism, shared.Info().Backend)
 		if d == nil {
@@ -121,36 +128,88 @@ func DeterminismContract(t TB, impl RMSNormBackwarder) {
 		return
 	}
 	defer fresh.Close()
+	launched := &launchSet{seen: map[[2]string]bool{}}
+	onDev, onFresh := &launchLog{Device: dev, set: launched}, &launchLog{Device: fresh, set: launched}
 	lim := t.Config().Limits()
-	static := staticNoFloatAtomics(impl) // a fact of the PTX: read once, reported by the first check
-	check(t, Determinism, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
+	static := staticNoFloatAtomics(im) // a fact of the PTX: read once, reported by the first check
+	credit := func() []reports.Kernel { return launched.credit(ImplKernels(im), static != nil) }
+	checkCredited(t, Determinism, credit, func(rt *rapid.T, o *Obs) {
 		if static != nil {
 			o.Fatalf("%v", static)
 		}
-		c := drawBwdCase(rt, lim)
-		o.Context(c.hidden, "%v dy=%v", c.rmsCase, c.dy)
-		run := func(d cudart.Device, what string) ([]float32, []float32) {
-			a := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
-				DY: c.dy.Data, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden)}
-			o.Check(what, impl.RMSNormBackward(d, a))
-			return a.DX, a.DGamma
-		}
-		setSchedule(dev, 0) // each check's launches are scheduled alike, whatever came before
-		dx1, dg1 := run(dev, "first launch")
+		p := drawProblem(rt, im, lim)
+		o.Context(p.outCols, "%v", p)
+		setSchedule(onDev, 0) // each check's launches are scheduled alike, whatever came before
+		first, err := p.outputs(onDev)
+		o.Check("first launch", err)
 		seed := rapid.Int64().Draw(rt, "schedule.seed")
-		setSchedule(dev, seed)
-		other := drawBwdCase(rt, lim) // interleaved launch of another shape
-		a := &op.RMSNormBackwardArgs{Rows: other.rows, Hidden: other.hidden, X: other.x.Data, Gamma: other.gamma,
-			RMS: other.rms32, DY: other.dy.Data, DX: make([]float32, other.rows*other.hidden), DGamma: make([]float32, other.hidden)}
-		o.Check("interleaved launch", impl.RMSNormBackward(dev, a))
-		dx2, dg2 := run(dev, "second launch")
-		o.Identical("dx, second launch", dx2, dx1)
-		o.Identical("dgamma, second launch", dg2, dg1)
-		setSchedule(fresh, 0)
-		dx3, dg3 := run(fresh, "launch on a fresh device")
-		o.Identical("dx, fresh module", dx3, dx1)
-		o.Identical("dgamma, fresh module", dg3, dg1)
+		setSchedule(onDev, seed)
+		other := drawProblem(rt, im, lim) // interleaved: another problem, maybe of another family
+		_, err = other.outputs(onDev)
+		o.Check("interleaved launch ("+other.String()+")", err)
+		second, err := p.outputs(onDev)
+		o.Check("second launch", err)
+		o.identicalOutputs(fmt.Sprintf("second launch (schedule seed %d, after %s)", seed, other), second, first)
+		freshSeed := rapid.Int64().Draw(rt, "fresh.schedule.seed")
+		setSchedule(onFresh, freshSeed)
+		third, err := p.outputs(onFresh)
+		o.Check("launch on a fresh device", err)
+		o.identicalOutputs(fmt.Sprintf("fresh module (schedule seed %d)", freshSeed), third, first)
 	})
+}
+
+// identicalOutputs requires every output of got to equal want's bit for
+// bit; a difference names the output, the element (row and column of a
+// row-wise output) and both values with their bits.
+func (o *Obs) identicalOutputs(what string, got, want []output) {
+	o.rt.Helper()
+	if len(got) != len(want) {
+		o.Fatalf("%s: %d outputs vs %d", what, len(got), len(want))
+	}
+	defer func(cols int) { o.cols = cols }(o.cols)
+	for i, w := range want {
+		o.cols = w.cols
+		o.Identical(w.name+", "+what+" vs the first launch", got[i].data, w.data)
+	}
+}
+
+// launchSet is the set of (entry, module hash) a contract launched.
+type launchSet struct {
+	mu   sync.Mutex
+	seen map[[2]string]bool
+}
+
+// credit returns the kernels of ks that were launched (ks as ImplKernels
+// describes them), and those that name no PTX (a user's implementation
+// that lists none: what it launches is not known). With all, or when
+// nothing was launched (the static check ended every check first), all of
+// ks: the static check read them.
+func (s *launchSet) credit(ks []reports.Kernel, all bool) []reports.Kernel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if all || len(s.seen) == 0 {
+		return ks
+	}
+	var out []reports.Kernel
+	for _, k := range ks {
+		if k.Entry == "" || s.seen[[2]string{k.Entry, k.PTXSHA256}] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// launchLog is a Device that adds every entry it launches to set.
+type launchLog struct {
+	cudart.Device
+	set *launchSet
+}
+
+func (l *launchLog) Launch(m cudart.Module, entry string, g cudart.Geometry, params ...cudart.Param) error {
+	l.set.mu.Lock()
+	l.set.seen[[2]string{entry, m.Hash}] = true
+	l.set.mu.Unlock()
+	return l.Device.Launch(m, entry, g, params...)
 }
 
 // setSchedule varies the schedule where the backend can (the emulator:
@@ -161,7 +220,10 @@ func setSchedule(dev cudart.Device, seed int64) {
 	}
 }
 
-var floatAtomic = regexp.MustCompile(`\b(atom|red)(\.[a-z]+)*\.(add|min|max|exch|cas)?\.?f(16|32|64)\b|\b(atom|red)\.[a-z.]*\.f(16|32|64)\b`)
+// floatAtomic matches an atom or red instruction on a floating-point type
+// (f16, f16x2, bf16, bf16x2, f32, f64), whatever its qualifiers
+// (.global.gpu.acq_rel.add.noftz.bf16x2, .v4.f32, …).
+var floatAtomic = regexp.MustCompile(`\b(?:atom|red)(?:\.\w+)*?\.(?:f16|f16x2|bf16|bf16x2|f32|f64)\b`)
 
 // entryBody returns the text of entry's body in a PTX module.
 func entryBody(ptx []byte, entry string) []byte {
@@ -176,15 +238,50 @@ func entryBody(ptx []byte, entry string) []byte {
 	return rest
 }
 
-// staticNoFloatAtomics inspects every deterministic kernel impl launches.
-func staticNoFloatAtomics(impl any) error {
-	kl, ok := impl.(KernelLister)
-	if !ok {
-		return nil
+// PTXEntryLister is implemented by implementations that launch PTX which
+// is not package kernels' (a binding's kernels): the static predictions
+// inspect each entry they list as they do a KernelLister's kernels.
+type PTXEntryLister interface {
+	PTXEntries() []PTXEntry
+}
+
+// PTXEntry is one entry an implementation launches, with its PTX text.
+type PTXEntry struct {
+	Entry string
+	PTX   []byte
+	// Unread names the .params the implementation passes no value in (a
+	// binding's {ignore} parameters): the entry need not read them.
+	Unread []string
+}
+
+// staticEntries returns the entries the static checks inspect in impl: an
+// Impls' members', a KernelLister's kernels and a PTXEntryLister's entries.
+func staticEntries(impl any) []PTXEntry {
+	var out []PTXEntry
+	if im, ok := impl.(Impls); ok {
+		for _, m := range im {
+			out = append(out, staticEntries(m)...)
+		}
+		return out
 	}
-	for _, k := range kl.Kernels() {
-		if m := floatAtomic.Find(entryBody(k.PTX, k.Entry)); m != nil {
-			return fmt.Errorf("kernel %s uses a floating-point atomic (%s): its sum order depends on the schedule", k.Entry, m)
+	if kl, ok := impl.(KernelLister); ok {
+		for _, k := range kl.Kernels() {
+			if k != nil {
+				out = append(out, PTXEntry{Entry: k.Entry, PTX: k.PTX})
+			}
+		}
+	}
+	if el, ok := impl.(PTXEntryLister); ok {
+		out = append(out, el.PTXEntries()...)
+	}
+	return out
+}
+
+// staticNoFloatAtomics inspects every kernel impl launches (staticEntries).
+func staticNoFloatAtomics(impl any) error {
+	for _, e := range staticEntries(impl) {
+		if m := floatAtomic.Find(entryBody(e.PTX, e.Entry)); m != nil {
+			return fmt.Errorf("kernel %s uses a floating-point atomic (%s): its sum order depends on the schedule", e.Entry, m)
 		}
 	}
 	return nil
@@ -195,23 +292,23 @@ var (
 )
 
 // staticParamsRead checks that every .param of every kernel impl launches
-// is read (ld.param … [name] or [name+off]) in its entry.
+// (staticEntries), but those it passes no value in, is read (ld.param …
+// [name] or [name+off]) in its entry.
 func staticParamsRead(impl any) error {
-	kl, ok := impl.(KernelLister)
-	if !ok {
-		return nil
-	}
-	for _, k := range kl.Kernels() {
-		body := entryBody(k.PTX, k.Entry)
+	for _, e := range staticEntries(impl) {
+		body := entryBody(e.PTX, e.Entry)
 		open := bytes.IndexByte(body, '(')
 		closeP := bytes.IndexByte(body, ')')
 		if open < 0 || closeP < open {
-			return fmt.Errorf("kernel %s: entry %q not found in its PTX", k.Name, k.Entry)
+			return fmt.Errorf("kernel %s: entry not found in its PTX", e.Entry)
 		}
 		for _, m := range paramDecl.FindAllSubmatch(body[open:closeP], -1) {
 			name := string(m[1])
+			if slices.Contains(e.Unread, name) {
+				continue
+			}
 			if !bytes.Contains(body[closeP:], []byte("["+name+"]")) && !bytes.Contains(body[closeP:], []byte("["+name+"+")) {
-				return fmt.Errorf("kernel %s: parameter %s is declared but never read: a shape or constant is baked into the PTX", k.Entry, name)
+				return fmt.Errorf("kernel %s: parameter %s is declared but never read: a shape or constant is baked into the PTX", e.Entry, name)
 			}
 		}
 	}

@@ -115,6 +115,14 @@ func (f fn[A]) Kernels() []*kernels.Kernel {
 	return nil
 }
 
+// PTXEntries returns describe's entries, if it lists them.
+func (f fn[A]) PTXEntries() []PTXEntry {
+	if l, ok := f.describe.(PTXEntryLister); ok {
+		return l.PTXEntries()
+	}
+	return nil
+}
+
 func (f fn[A]) describedBy() (describe, run any) { return f.describe, f.run }
 
 // Reductions returns describe's sums, if it describes them.
@@ -205,9 +213,20 @@ type problem struct {
 	run           func(dev cudart.Device) ([]float32, error)
 	// selectRows returns the problem restricted to rows idx (in that order).
 	selectRows func(idx []int) problem
+	// outputs runs the problem as run does and returns each output tensor
+	// apart, by its op table name.
+	outputs func(dev cudart.Device) ([]output, error)
 	// approxTol is nil when conforming devices agree bit for bit.
 	approxTol func() []float64
 	impl      any // the implementation that runs it
+}
+
+// output is one output tensor of a launch: its op table name, its values,
+// and its columns per row (0 for a column sum, which is indexed by column).
+type output struct {
+	name string
+	cols int
+	data []float32
 }
 
 func (p problem) String() string { return p.family + " " + p.desc }
@@ -221,11 +240,33 @@ func newProblem[A, I any](o *Operation[A, I], impl I, a *A, d drawn[A]) problem 
 			out, _ := o.Op.ByRow(b)
 			return out, err
 		},
+		outputs: func(dev cudart.Device) ([]output, error) {
+			b := o.Op.Fresh(a)
+			err := o.Call(impl, dev, b)
+			return outputsOf(o.Op, b), err
+		},
 		selectRows: func(idx []int) problem { return newProblem(o, impl, o.Op.SelectRows(a, idx), d) }}
 	if d.approxTol != nil {
 		p.approxTol = func() []float64 { return d.approxTol(a) }
 	}
 	return p
+}
+
+// outputsOf returns a's requested outputs in table order.
+func outputsOf[A any](o *op.Op[A], a *A) []output {
+	s := o.Shape(a)
+	var out []output
+	for i, t := range o.Tensors() {
+		if t.Role != op.Out || o.IsNil(a, i) {
+			continue
+		}
+		x := output{name: t.Name, data: *o.F32(a, i)}
+		if t.Layout == op.Row {
+			x.cols = t.Cols.Of(s)
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // families lists the families of im's implementations.

@@ -40,6 +40,17 @@ func (b *Binding) jobs() []Job {
 		}}
 	}
 	js := b.claimedJobs(im, j)
+	// Bit determinism holds of every operation, unless the file says its
+	// kernel claims none: then the prediction is reported not_claimed,
+	// without loading anything.
+	if b.NoDeterminism != "" {
+		js = append(js, Job{ID: properties.Determinism, Binding: b.Name, bindings: []*Binding{b}, Contract: func(t properties.TB) {
+			t.Helper()
+			properties.NotClaimed(t, properties.Determinism, b.NoDeterminism)
+		}})
+	} else {
+		js = append(js, j(properties.Determinism, func(t properties.TB) { properties.DeterminismContract(t, properties.Impls{im}) }))
+	}
 	if rowWise(b.Contract) {
 		// Batch independence and row permutation hold of any row-wise
 		// operation alone: the binding is the one member of its family.
@@ -84,7 +95,6 @@ func (b *Binding) claimedJobs(im any, j func(id string, f func(t properties.TB))
 		js := []Job{
 			j(properties.BRMSBack, func(t properties.TB) { properties.RMSNormBackwardContract(t, g) }),
 			j(properties.BRMSBackFD, func(t properties.TB) { properties.RMSNormBackwardFDContract(t, g) }),
-			j(properties.Determinism, func(t properties.TB) { properties.DeterminismContract(t, properties.Impls{g}) }),
 		}
 		if b.Forward != nil {
 			f := b.Forward.Impl().(properties.RMSNormForwarder)

@@ -18,8 +18,9 @@ import (
 // fail: the Triton backward that sums dγ with float atomics is not
 // deterministic. Every other prediction must be discharged, except those in
 // mayFalsify.
-var falsifiedForeign = map[string]bool{
-	"triton-rmsnorm-bwd-atomic/" + properties.Determinism: true,
+var falsifiedForeign = map[string]string{
+	// Found before any launch: the PTX has atom.global.gpu.acq_rel.add.f32.
+	"triton-rmsnorm-bwd-atomic/" + properties.Determinism: "floating-point atomic (atom.global.gpu.acq_rel.add.f32)",
 }
 
 // mayFalsify are predictions a kernel fails only on some draws: the atomic
@@ -67,9 +68,12 @@ func TestForeignBindings(t *testing.T) {
 		if id == properties.Parity && rep.Run.Backend != "gpu" {
 			want = reports.Skipped // GPU/emulator parity needs a GPU
 		}
-		if falsifiedForeign[key] {
+		if why, ok := falsifiedForeign[key]; ok {
 			t.Logf("%s: %s", p.ID, p.Reason)
 			want = reports.Falsified
+			if !strings.Contains(p.Reason, why) {
+				t.Errorf("%s: falsified for %q, want a reason naming %q", p.ID, p.Reason, why)
+			}
 		}
 		switch why, ok := mayFalsify[key]; {
 		case ok && p.Status == reports.Falsified && strings.Contains(p.Reason, why),

@@ -29,6 +29,13 @@ type file struct {
 	Alias       yaml.Node         `yaml:"alias"`
 	RowStride   pos[string]       `yaml:"row_stride"`
 	Reductions  []reductionDecl   `yaml:"reductions"`
+	Claims      pos[claimsDecl]   `yaml:"claims"`
+}
+
+// claimsDecl is what a kernel claims beyond its contract's values (each
+// true unless the file says false).
+type claimsDecl struct {
+	Determinism *bool `yaml:"determinism"`
 }
 
 // pos is a value with the line it was written on.

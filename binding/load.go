@@ -84,6 +84,10 @@ type Binding struct {
 	// Forward is the forward binding a backward names (forward:), nil
 	// when it names none.
 	Forward *Binding
+	// NoDeterminism, when not "", says the file claims no bit
+	// determinism (claims: {determinism: false}), and where: the
+	// determinism prediction is then reported not_claimed, not run.
+	NoDeterminism string
 
 	op          *opSpec
 	consts      map[string]int64
@@ -418,6 +422,9 @@ func (l *loader) compile(f *file) *Binding {
 		b.Name = strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
 	}
 	b.Contract = f.Contract.V
+	if d := f.Claims.V.Determinism; d != nil && !*d {
+		b.NoDeterminism = fmt.Sprintf("%s:%d: claims: {determinism: false}", l.path, f.Claims.Line)
+	}
 	b.op = ops[f.Contract.V]
 	if b.op == nil { // the schema's enum catches this; keep the message if it is widened
 		l.errf(f.Contract.Line, "unknown contract %q (%s)", f.Contract.V, strings.Join(Contracts(), ", "))

@@ -3,7 +3,9 @@ package binding
 import (
 	"context"
 	"errors"
+	"slices"
 
+	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
@@ -58,6 +60,32 @@ func (b *Binding) EntrySources() (entries []string, ptx [][]byte) {
 		}
 	}
 	return entries, ptx
+}
+
+// PTXEntries lists the entries b launches with their PTX and the .params
+// it passes nothing in ({ignore}), for the static predictions (no float
+// atomic, every other .param read).
+func (b *Binding) PTXEntries() []properties.PTXEntry {
+	var out []properties.PTXEntry
+	at := map[string]int{}
+	for _, ln := range b.launches {
+		var unread []string
+		for _, p := range ln.params {
+			if p.kind == pIgnore {
+				unread = append(unread, p.ptxName)
+			}
+		}
+		key := ln.ptxPath + "\x00" + ln.entry
+		i, seen := at[key]
+		if !seen {
+			at[key] = len(out)
+			out = append(out, properties.PTXEntry{Entry: ln.entry, PTX: ln.ptx, Unread: unread})
+			continue
+		}
+		// Launched twice: a .param is unread only if no launch passes it.
+		out[i].Unread = slices.DeleteFunc(out[i].Unread, func(n string) bool { return !slices.Contains(unread, n) })
+	}
+	return out
 }
 
 // LoadAll loads every binding file; the error lists every file's problems

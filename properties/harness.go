@@ -19,6 +19,15 @@ func skip(t TB, id, reason string) {
 	t.Skipf("%s skipped: %s", id, reason)
 }
 
+// NotClaimed records that the implementation t would check makes no claim
+// of prediction id (reason says where it says so) and skips t: the report
+// lists the prediction as not_claimed, never leaves it out.
+func NotClaimed(t TB, id, reason string) {
+	t.Helper()
+	t.Config().Recorder.Record(outcome.Outcome{ID: id, Status: outcome.NotClaimed, Reason: reason, Runs: []string{t.Name()}})
+	t.Skipf("%s not claimed: %s", id, reason)
+}
+
 // Check runs prop as a rapid property on behalf of prediction id and records
 // the outcome. prop gets an Obs through which it compares results; a
 // violated bound fails the check with the full case printed. The outcome

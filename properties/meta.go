@@ -135,6 +135,7 @@ func DeterminismContract(t TB, im Impls) {
 	credit := func() []reports.Kernel { return launched.credit(ImplKernels(im), static != nil) }
 	checkCredited(t, Determinism, credit, func(rt *rapid.T, o *Obs) {
 		if static != nil {
+			o.Context(0, "the PTX launched")
 			o.Fatalf("%v", static)
 		}
 		p := drawProblem(rt, im, lim)

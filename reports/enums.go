@@ -36,6 +36,11 @@ const (
 	// or not started before a deadline or a signal stopped the run). A
 	// report with one is partial (Report.Partial).
 	NotRun PredictionStatus = "not_run"
+	// NotClaimed: the kernel makes no such claim (a binding's claims:
+	// {determinism: false}), so the prediction was not put to it; Reason
+	// says where it says so. Neither a failure nor a gap: a report with one
+	// is not partial.
+	NotClaimed PredictionStatus = "not_claimed"
 )
 
 // MutantKind says where a mutant comes from.
@@ -90,7 +95,7 @@ const (
 
 var (
 	backends           = []Backend{BackendGPU, BackendEmu}
-	predictionStatuses = []PredictionStatus{Discharged, Falsified, Inconclusive, Skipped, Error, NotRun}
+	predictionStatuses = []PredictionStatus{Discharged, Falsified, Inconclusive, Skipped, Error, NotRun, NotClaimed}
 	mutantKinds        = []MutantKind{MutantNamed, MutantGeneric}
 	mutantStatuses     = []MutantStatus{MutantKilled, MutantSurvived, MutantEquivalent, MutantError, MutantSkipped, MutantNotExercised}
 	kernelOrigins      = []KernelOrigin{KernelOurs, KernelBinding, KernelUser}

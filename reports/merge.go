@@ -11,17 +11,17 @@ import (
 // statusRank orders prediction statuses from the least to the most
 // serious: the merged status of a prediction run in several shards is the
 // most serious one (a single falsified shard falsifies it).
-var statusRank = map[PredictionStatus]int{NotRun: 0, Skipped: 0, Discharged: 1, Inconclusive: 2, Error: 3, Falsified: 4}
+var statusRank = map[PredictionStatus]int{NotRun: 0, Skipped: 0, NotClaimed: 0, Discharged: 1, Inconclusive: 2, Error: 3, Falsified: 4}
 
 // Merge combines reports of shards of one run — the same code on the same
 // backend and device, split into processes, seeds or machines (e.g. a soak
 // too long for one job) — into one report. For each prediction the shards
-// that ran it (neither skipped nor not_run) are added up: checks, failed checks and
+// that ran it (neither skipped, not_run nor not_claimed) are added up: checks, failed checks and
 // durations are summed (so checks per second is the rate of one shard, not
 // of the shards side by side), the error maxima are the maxima over the
 // shards, and the status is the most serious one, with that shard's reason,
 // counterexample and reproduction. A prediction no shard ran keeps the
-// first shard's skip (or, if none skipped it, not_run). Kernels and mutants
+// first shard's skip or not_claimed (or, if none has one, not_run). Kernels and mutants
 // are united; the same kernel with other hashes, or the same mutant in two
 // shards, is an error, as are shards of other commits, backends or devices.
 //
@@ -154,10 +154,12 @@ var ErrSameRun = errors.New("the same run twice")
 
 // mergePrediction adds up one prediction's shards (see Merge).
 func mergePrediction(ps []Prediction) Prediction {
-	ran := slices.DeleteFunc(slices.Clone(ps), func(p Prediction) bool { return p.Status == Skipped || p.Status == NotRun })
+	ran := slices.DeleteFunc(slices.Clone(ps), func(p Prediction) bool {
+		return p.Status == Skipped || p.Status == NotRun || p.Status == NotClaimed
+	})
 	if len(ran) == 0 {
 		for _, p := range ps {
-			if p.Status == Skipped {
+			if p.Status == Skipped || p.Status == NotClaimed {
 				return p
 			}
 		}

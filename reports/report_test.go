@@ -17,7 +17,7 @@ func TestEnums(t *testing.T) {
 		Valid() bool
 		MarshalText() ([]byte, error)
 	}
-	good := []enum{BackendGPU, BackendEmu, Discharged, Falsified, Inconclusive, Skipped, Error,
+	good := []enum{BackendGPU, BackendEmu, Discharged, Falsified, Inconclusive, Skipped, Error, NotRun, NotClaimed,
 		MutantNamed, MutantGeneric, MutantKilled, MutantSurvived, MutantEquivalent, MutantError, MutantSkipped,
 		FlagUnproven, FlagNonDeterministic}
 	for _, e := range good {
@@ -269,12 +269,12 @@ func genReport() *rapid.Generator[*Report] {
 			case Falsified:
 				checks = max(checks, 1)
 				failed = rapid.IntRange(1, checks).Draw(t, "failed")
-			case Skipped, NotRun:
+			case Skipped, NotRun, NotClaimed:
 				checks, failed = 0, 0
 			}
 			// What a failure leaves (Validate's consistent): its evidence
 			// goes with a status that saw one.
-			sawFailure := status != Discharged && status != Skipped && status != NotRun
+			sawFailure := status != Discharged && status != Skipped && status != NotRun && status != NotClaimed
 			p := Prediction{
 				ID:           name.Draw(t, "id") + "#" + string(rune('a'+i)),
 				Title:        optStr(t, "title"),
@@ -402,6 +402,10 @@ func TestPartial(t *testing.T) {
 	r.Predictions[3].Status = Skipped
 	if r.Partial() || r.NotRun() != nil {
 		t.Errorf("complete report: partial %v, not run %v", r.Partial(), r.NotRun())
+	}
+	r.Predictions[3].Status = NotClaimed // the kernel claims none: no gap in the evidence
+	if r.Partial() || r.NotRun() != nil {
+		t.Errorf("report with a not_claimed prediction: partial %v, not run %v", r.Partial(), r.NotRun())
 	}
 	r.Run.Stopped = "interrupt"
 	if !r.Partial() {

@@ -273,7 +273,7 @@ func (v *validator) prediction(at string, p *Prediction) {
 //   - falsified: a failed check (checks_failed at least 1);
 //   - inconclusive with failed checks: only a failure that did not
 //     reproduce (nondeterministic); one that did falsifies;
-//   - skipped and not_run: no check ran, so no checks, measurements,
+//   - skipped, not_run and not_claimed: no check ran, so no checks, measurements,
 //     counterexample, reproduction or rate; not_run used no device;
 //   - any status: error_stats and checks_per_second need checks, a rate
 //     needs a duration, and the nondeterministic flag and text come
@@ -308,9 +308,9 @@ func (v *validator) consistent(at string, p *Prediction) {
 		if p.ChecksFailed > 0 && !nondet && p.NonDeterministic == "" {
 			v.addf("%s: inconclusive with checks_failed %d but not nondeterministic (a failure that reproduced is falsified)", at, p.ChecksFailed)
 		}
-	case Skipped, NotRun:
-		if p.Status == Skipped && p.Checks > 0 { // not_run's is reported above
-			v.addf("%s: skipped with %d checks", at, p.Checks)
+	case Skipped, NotRun, NotClaimed:
+		if p.Status != NotRun && p.Checks > 0 { // not_run's is reported above
+			v.addf("%s: %s with %d checks", at, p.Status, p.Checks)
 		}
 		if nondet || p.NonDeterministic != "" {
 			v.addf("%s: %s with a nondeterministic failure", at, p.Status)

@@ -39,6 +39,13 @@ func TestContradictionsRejected(t *testing.T) {
 		{"skipped with checks", `predictions[2] "FALSIFY-X-003"`, "skipped with 200 checks", func(r *Report) {
 			r.Predictions[2].Checks = 200
 		}},
+		{"not_claimed with checks", `predictions[2] "FALSIFY-X-003"`, "not_claimed with 7 checks", func(r *Report) {
+			r.Predictions[2].Status, r.Predictions[2].Checks = NotClaimed, 7
+		}},
+		{"not_claimed with a counterexample", `predictions[2] "FALSIFY-X-003"`, "counterexample", func(r *Report) {
+			r.Predictions[2].Status = NotClaimed
+			r.Predictions[2].Counterexample = r.Predictions[1].Counterexample
+		}},
 		{"skipped with error_stats", `predictions[2] "FALSIFY-X-003"`, "error_stats", func(r *Report) {
 			r.Predictions[2].ErrorStats = &ErrorStats{MaxRatio: 0.5}
 		}},

@@ -454,7 +454,8 @@ func checkCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 }
 
 // outcome reports whether a prediction of status s ran (any status but
-// skipped and not_run) and whether it ran and was not discharged.
+// skipped, not_run and not_claimed) and whether it ran and was not
+// discharged.
 func outcome(s reports.PredictionStatus) (ran, failed bool) {
 	switch s {
 	case reports.Discharged:
@@ -466,7 +467,7 @@ func outcome(s reports.PredictionStatus) (ran, failed bool) {
 }
 
 // verdict returns check's findings on r, one line each, and how many
-// predictions ran (any status but skipped and not_run). With allowPartial a
+// predictions ran (any status but skipped, not_run and not_claimed). With allowPartial a
 // partial report is noted on e.stdout instead of being a finding. A command
 // that runs contracts (verify, run) judges its report with it too.
 func verdict(e *env, r *reports.Report, allowPartial bool) (findings []string, ran int) {

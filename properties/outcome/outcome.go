@@ -22,9 +22,10 @@ const (
 	Skipped      Status = "skipped"      // could not run here; Reason says why
 	Errored      Status = "error"        // the harness itself failed
 	NotRun       Status = "not_run"      // the run ended before it started
+	NotClaimed   Status = "not_claimed"  // the kernel makes no such claim; Reason says where
 )
 
-var statusRank = map[Status]int{"": 0, NotRun: 1, Skipped: 2, Discharged: 3, Inconclusive: 4, Errored: 5, Falsified: 6}
+var statusRank = map[Status]int{"": 0, NotRun: 1, Skipped: 2, NotClaimed: 3, Discharged: 4, Inconclusive: 5, Errored: 6, Falsified: 7}
 
 // Outcome is what running a prediction's contracts produced. Several contract
 // runs for one ID (e.g. two backward designs) merge into one Outcome.

@@ -48,6 +48,8 @@ type runner struct {
 	cancel    context.CancelCauseFunc
 	signaled  atomic.Bool
 	finishing atomic.Bool   // finish has begun: it prints the summary
+	ended     atomic.Bool   // end has cancelled ctx
+	abandonMu sync.Mutex    // one abandon exits the process
 	id        string        // the run's identity in its report
 	watchdog  time.Duration // the device's bound on one launch
 	reproCmd  string        // command prefix that replays a contract run
@@ -425,6 +427,7 @@ func (r *runner) handleSignals(exit func(int)) (stop func()) {
 // write in progress, which completes: the report is replaced by a rename)
 // and, unless finish has begun and prints it, the summary.
 func (r *runner) abandon(exit func(int), why string) {
+	r.abandonMu.Lock() // never unlocked: a second caller waits for the exit
 	rep, err := r.report()
 	fmt.Fprintf(r.out, "ptxprop: %s: exiting without waiting for the tests still running\n", why)
 	if rep != nil && r.cfg.Summary && !r.finishing.Load() {
@@ -456,7 +459,7 @@ func (r *runner) stop(cause error) {
 // end cancels the run's context with cause, and reports whether it was
 // this call that did (false: the run had already ended).
 func (r *runner) end(cause error) bool {
-	if r.ctx.Err() != nil {
+	if !r.ended.CompareAndSwap(false, true) {
 		return false
 	}
 	r.cancel(cause)

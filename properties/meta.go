@@ -138,7 +138,14 @@ func DeterminismContract(t TB, im Impls) {
 			o.Context(0, "the PTX launched")
 			o.Fatalf("%v", static)
 		}
-		p := drawProblem(rt, im, lim)
+		// A sum that CTAs add into a shared accumulator in the order they
+		// arrive (under a lock, by atomics) changes bits only when several
+		// CTAs share one: half the checks draw many rows.
+		plim := lim
+		if rapid.Bool().Draw(rt, "many rows") {
+			plim.MinRows = contendRows
+		}
+		p := drawProblem(rt, im, plim)
 		o.Context(p.outCols, "%v", p)
 		setSchedule(onDev, 0) // each check's launches are scheduled alike, whatever came before
 		first, err := p.outputs(onDev)
@@ -158,6 +165,12 @@ func DeterminismContract(t TB, im Impls) {
 		o.identicalOutputs(fmt.Sprintf("fresh module (schedule seed %d)", freshSeed), third, first)
 	})
 }
+
+// contendRows is the least row count half of FALSIFY-GPUTRAIN-006's checks
+// draw, where the elements allow: with a CTA a row, as row-wise kernels
+// launch, 64 CTAs put at least three on each of up to 21 shared
+// accumulators (three terms, unlike two, sum differently in another order).
+const contendRows = 64
 
 // identicalOutputs requires every output of got to equal want's bit for
 // bit; a difference names the output, the element (row and column of a

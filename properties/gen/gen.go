@@ -26,7 +26,10 @@ var EdgeRows = []int{1, 2, 7, 64, 1000, 2048, 2049, 4096}
 // Limits bounds the shapes a generator may draw; the emulator uses smaller
 // limits than a GPU so that CI stays within its time.
 type Limits struct {
-	MaxRows     int // rows drawn from 1..MaxRows
+	MaxRows int // rows drawn from 1..MaxRows
+	// MinRows, above 1, raises the least row count Rows draws to it, where
+	// the elements allow as many (else to as many as they allow).
+	MinRows     int
 	RandomRows  int // rows above it only from EdgeRows, once in WideOdds draws (0: MaxRows)
 	MaxHidden   int // hidden drawn from the edge grid up to MaxHidden, or at random beyond it
 	MaxElements int // rows·hidden cap (rows shrink to fit)
@@ -142,27 +145,32 @@ func Hidden(lim Limits) *rapid.Generator[int] {
 }
 
 // Rows draws a row count for rows of length hidden under lim: an edge row
-// count or one uniform in 1..RandomRows and, once in WideOdds draws where one
+// count or one uniform in MinRows..RandomRows (1 when MinRows is unset) and, once in WideOdds draws where one
 // fits the elements, an edge row count beyond RandomRows.
 func Rows(lim Limits, hidden int) *rapid.Generator[int] {
 	hi := lim.MaxRows
 	if lim.MaxElements > 0 && hidden > 0 && hi*hidden > lim.MaxElements {
 		hi = max(1, lim.MaxElements/hidden)
 	}
+	lo := max(1, min(lim.MinRows, hi))
 	random := hi
 	if lim.RandomRows > 0 {
-		random = min(hi, lim.RandomRows)
+		random = max(lo, min(hi, lim.RandomRows))
 	}
 	var in, wide []int
 	for _, r := range EdgeRows {
 		switch {
+		case r < lo:
 		case r <= random:
 			in = append(in, r)
 		case r <= hi:
 			wide = append(wide, r)
 		}
 	}
-	common := rapid.OneOf(rapid.SampledFrom(in), rapid.IntRange(1, random))
+	common := rapid.IntRange(lo, random)
+	if len(in) > 0 {
+		common = rapid.OneOf(rapid.SampledFrom(in), common)
+	}
 	if len(wide) == 0 {
 		return common
 	}

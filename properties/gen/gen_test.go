@@ -400,3 +400,18 @@ func TestEmulatorDrawsChunkedRowCounts(t *testing.T) {
 		}
 	}
 }
+
+// MinRows raises the least row count drawn, but never past what the
+// elements allow (then every draw is that many rows).
+func TestRowsMinRows(t *testing.T) {
+	lim := EmuLimits
+	lim.MinRows = 64
+	for seed := range 300 {
+		if r := Rows(lim, 31).Example(seed); r < 64 || r*31 > lim.MaxElements {
+			t.Fatalf("hidden 31, MinRows 64: %d rows", r)
+		}
+		if r := Rows(lim, 1024).Example(seed); r != lim.MaxElements/1024 {
+			t.Fatalf("hidden 1024, MinRows 64: %d rows, want the %d the elements allow", r, lim.MaxElements/1024)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func init() {
 			Statement: "for every kernel formula, a float32 CPU evaluation in naive serial order stays within the tolerance derived by forward error analysis (serial-order reduction) over generated shapes, magnitudes, ε, θ and positions",
 			Tolerance: "each kernel's oracle.*Tol with oracle.SerialReduction()"},
 		{ID: OracleGradient, Title: "analytic gradients agree with complex step and finite differences",
-			Statement: "⟨∇L, v⟩ from the oracle's analytic backward agrees with the complex-step derivative to 1e-11 of the gradient's term scale and with Richardson finite differences within their error estimate, for RMSNorm, per-head RMSNorm, LayerNorm and RoPE",
+			Statement: "⟨∇L, v⟩ from the oracle's analytic backward agrees with the complex-step derivative to 1e-11 of the gradient's term scale and with Richardson finite differences within their error estimate, for RMSNorm, per-head RMSNorm, LayerNorm, RoPE and softmax",
 			Tolerance: "complex step: 1e-11·Scale; FD: its own error estimate + 1e-11·Scale"},
 		{ID: Throughput, Title: "fixed-shape check throughput (benchmark)",
 			Statement: "RMSNorm forward value checks and backward gradient checks at fixed shapes pass (run by BenchmarkThroughput only)",

@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,11 @@ func skip(t TB, id, reason string) {
 // Check runs prop as a rapid property on behalf of prediction id and records
 // the outcome. prop gets an Obs through which it compares results; a
 // violated bound fails the check with the full case printed. The outcome
-// names no implementation: CheckImpls credits the ones prop runs.
+// names no implementation: CheckImpls credits the ones prop runs. A
+// prediction that the Recorder already holds falsified by a liveness
+// failure is not checked again (its kernel hangs: another run would only
+// wait the watchdog again): the run is recorded not_run, with a note, and
+// skipped.
 func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	t.Helper()
 	check(t, id, nil, prop)
@@ -47,6 +52,14 @@ func check(t TB, id string, impls []reports.Kernel, prop func(rt *rapid.T, o *Ob
 	if err := cfg.stopped(); err != nil {
 		rec.Record(outcome.Outcome{ID: id, Status: outcome.NotRun, Reason: "not started: " + err.Error(), Runs: []string{t.Name()}, Impls: impls})
 		t.Skipf("%s not started: %v", id, err)
+		return
+	}
+	if why := hung(rec, id); why != "" {
+		// Its kernel hangs: another run would wait the watchdog again to
+		// learn nothing new.
+		rec.Record(outcome.Outcome{ID: id, Status: outcome.NotRun, Reason: "not started: " + why, Runs: []string{t.Name()},
+			Notes: []string{t.Name() + ": not started: " + why}})
+		t.Skipf("%s not started: %s", id, why)
 		return
 	}
 	ct := &captureTB{TB: t}
@@ -227,4 +240,21 @@ func rerun(cfg *Config, rec *outcome.Recorder, name string, checks int) string {
 		cmd = rec.Repro(name, cfg.Seed, "")
 	}
 	return fmt.Sprintf("%s -rapid.checks=%d", cmd, checks)
+}
+
+// hung says why prediction id, already falsified in rec by a liveness
+// failure, is not checked again ("" when it is not).
+func hung(rec *outcome.Recorder, id string) string {
+	if rec == nil {
+		return ""
+	}
+	o, ok := rec.Outcomes()[id]
+	if !ok || o.Status != outcome.Falsified || !strings.HasPrefix(o.Reason, "liveness: ") {
+		return ""
+	}
+	by := ""
+	if len(o.Failures) > 0 {
+		by = " in " + o.Failures[0].Run
+	}
+	return fmt.Sprintf("%s is already falsified by a liveness failure%s", id, by)
 }

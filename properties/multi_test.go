@@ -1,6 +1,7 @@
 package properties_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/outcome"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 // offDevice is a device whose float results come back with their first
@@ -33,6 +35,9 @@ func (d offDevice) Read(dst any, src cudart.Buffer) error {
 // every parallel one, so a GPU run would wait for this emulator-only test.
 func TestDeviceParityCatchesADisagreeingDevice(t *testing.T) {
 	t.Parallel()
+	// The run's context: its checks stop, as the contracts' do, when the
+	// run is interrupted (suite.T skips the test if it already was).
+	stop := suite.T(t).Config().Context
 	open := func() cudart.Device {
 		d := cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions())
 		t.Cleanup(func() { d.Close() })
@@ -49,13 +54,16 @@ func TestDeviceParityCatchesADisagreeingDevice(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			first := open()
 			cfg := properties.Config{Device: first, Devices: []cudart.Device{first, c.second}, MaxElements: 64,
-				Recorder: &outcome.Recorder{}}
+				Recorder: &outcome.Recorder{}, Context: stop}
 			q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeviceParityContract(tb, impls) })
 			o := q.Outcomes()[properties.MultiDeviceParity]
 			// The disagreeing device fails on purpose: the fail file rapid
 			// wrote for it is no finding, and left behind it would be
 			// replayed by every later run (TestMain checks none is left).
 			removeFailFile(o.Failfile)
+			if stop.Err() != nil {
+				t.Skipf("the run ended: %v", context.Cause(stop))
+			}
 			if o.Status != c.want || (c.want == outcome.Falsified && !strings.Contains(o.Reason, "vs")) {
 				t.Fatalf("outcome %s (%s), want %s", o.Status, o.Reason, c.want)
 			}

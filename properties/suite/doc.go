@@ -69,17 +69,28 @@
 // # Ending a run
 //
 // When the deadline passes, or at the first SIGINT or SIGTERM, contract
-// runs stop before their next check: the report keeps the predictions that
-// finished as they ended, the running ones inconclusive with the checks
-// they passed, and those not started not_run. The report is written
-// atomically at once and again when the tests have returned. A second
-// signal ends the process at once.
+// runs stop before their next check (rapid's shrinking too): the report
+// keeps the predictions that finished as they ended, the running ones
+// inconclusive with the checks they passed, and those not started not_run;
+// a test that calls T after the end is skipped at once. The report is
+// written atomically at once and again when the tests have returned.
+//
+// After a signal the process exits within 5 seconds: what still runs then
+// (a test that does not heed the end, a launch that hangs until its
+// watchdog) is abandoned and the report written from what is known. Later
+// signals are caught until the process exits, so that a second one (as
+// timeout(1) sends, to its child and then to the child's process group)
+// cannot kill it while it writes the report; a third exits at once, after
+// writing it.
 //
 // # Exit codes
 //
 // Main returns 0 when every test passed and the report was written, 1 when
 // a test failed, the deadline passed or the report could not be written, 2
-// for an invalid setting and 130 after SIGINT or SIGTERM.
+// for an invalid setting and 130 (ExitInterrupted) after SIGINT or SIGTERM
+// alike. go test does not pass the test binary's status on: it prints FAIL
+// and exits 1 for any status but 0; the 130 is seen running the binary
+// itself (go test -c).
 //
 // # Reports
 //

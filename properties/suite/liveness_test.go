@@ -186,3 +186,35 @@ func TestPoisonedDeviceIsAnError(t *testing.T) {
 		t.Errorf("status %s after %d checks, reason %q: want an error at once", o.Status, o.Checks, o.Reason)
 	}
 }
+
+// A prediction falsified by a liveness failure costs one watchdog: a later
+// contract run of it (another test of the same prediction) does not launch
+// the hanging kernel again to wait the watchdog a second time.
+func TestLivenessCostsOneWatchdog(t *testing.T) {
+	const wd = time.Second
+	c := suite.Default()
+	c.Backend, c.Watchdog = "emu", wd
+	dev, _, err := suite.OpenDevice(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	cfg := suite.ContractConfig(c, dev)
+	cfg.Recorder, cfg.Seed = &outcome.Recorder{}, 12345
+	defer suite.SetRapid(suite.Rapid{Checks: 100, NoFailFile: true})()
+	start := time.Now()
+	for _, name := range []string{"TestSpinA", "TestSpinB", "TestSpinC"} {
+		properties.RunQuiet(name, cfg, func(tb properties.TB) { properties.RMSNormForwardContract(tb, spin) })
+	}
+	took := time.Since(start)
+	o := cfg.Recorder.Outcomes()[properties.RMSFwd]
+	if o.Status != outcome.Falsified || !strings.HasPrefix(o.Reason, "liveness: ") || o.Failed != 1 {
+		t.Errorf("status %s, %d failed, reason %q: want falsified by one liveness failure", o.Status, o.Failed, o.Reason)
+	}
+	if took > wd+wd/2 {
+		t.Errorf("three contract runs of a hanging kernel took %v with a %v watchdog: want about one", took, wd)
+	}
+	if len(o.Notes) != 2 || !strings.Contains(o.Notes[0], "already falsified by a liveness failure in TestSpinA") {
+		t.Errorf("notes %q: want the two runs not started, naming the one that hung", o.Notes)
+	}
+}

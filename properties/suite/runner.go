@@ -37,22 +37,25 @@ const (
 // runner is one run: its settings, device, recorder, output and the
 // context that ends it.
 type runner struct {
-	cfg      Config
-	pcfg     properties.Config
-	rec      *outcome.Recorder
-	devs     []cudart.Device // the run's devices, one context each
-	spread   *spread         // which test runs on which device
-	start    time.Time
-	out      io.Writer // summary and notices
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	signaled atomic.Bool
-	id       string        // the run's identity in its report
-	watchdog time.Duration // the device's bound on one launch
-	reproCmd string        // command prefix that replays a contract run
-	outside  bool          // a Run outside go test: reproductions are cfg.Command's
-	cmdline  []string      // the command line recorded in the report
-	reportMu sync.Mutex
+	cfg       Config
+	pcfg      properties.Config
+	rec       *outcome.Recorder
+	devs      []cudart.Device // the run's devices, one context each
+	spread    *spread         // which test runs on which device
+	start     time.Time
+	out       io.Writer // summary and notices
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	signaled  atomic.Bool
+	finishing atomic.Bool   // finish has begun: it prints the summary
+	ended     atomic.Bool   // end has cancelled ctx
+	abandonMu sync.Mutex    // one abandon exits the process
+	id        string        // the run's identity in its report
+	watchdog  time.Duration // the device's bound on one launch
+	reproCmd  string        // command prefix that replays a contract run
+	outside   bool          // a Run outside go test: reproductions are cfg.Command's
+	cmdline   []string      // the command line recorded in the report
+	reportMu  sync.Mutex
 	// jobs are a Run's; when each names its Prediction, the report lists
 	// exactly theirs. subjects holds the outcomes of jobs with a Subject,
 	// one Recorder per subject, so that one prediction checked on several
@@ -119,7 +122,7 @@ func Main(m *testing.M, opts ...Option) int {
 	r.open()
 	current.Store(r)
 	defer current.Store(nil)
-	stopSignals := r.handleSignals()
+	stopSignals := r.handleSignals(os.Exit)
 	defer stopSignals()
 	stopTimers := r.arm()
 	code := m.Run()
@@ -134,6 +137,11 @@ func T(t testing.TB) properties.TB {
 	r := current.Load()
 	if r == nil {
 		t.Fatal("suite.T needs the run suite.Main starts: func TestMain(m *testing.M) { os.Exit(suite.Main(m)) }")
+	}
+	if cause := r.stopCause(); cause != nil {
+		// A test that starts after the run ended does nothing: its
+		// predictions are reported not started.
+		t.Skipf("not started: %v", cause)
 	}
 	if r.spread == nil {
 		return &testTB{TB: t, cfg: &r.pcfg}
@@ -350,40 +358,117 @@ func (r *runner) arm() (stop func()) {
 	}
 }
 
-// handleSignals makes the first SIGINT or SIGTERM end the run (a second
-// one kills the process as usual).
-func (r *runner) handleSignals() (stop func()) {
-	ch := make(chan os.Signal, 1)
+// shutdownGrace is how long the run may take to end after the first
+// SIGINT or SIGTERM before the process exits anyway: contract runs stop at
+// their next check and tests not started skip at once, but a launch that
+// hangs until its watchdog, a device that waits for such a kernel at
+// Close, or a test that does not heed the stop would otherwise keep the
+// terminal for as long as they take.
+const shutdownGrace = 5 * time.Second
+
+// handleSignals makes the first SIGINT or SIGTERM end the run, and keeps
+// catching both until stop is called, so that a second one — timeout(1)
+// signals its child and then the child's whole process group — cannot kill
+// the process while it writes the report. A third signal, or the run not
+// having ended shutdownGrace after the first, exits the process with
+// ExitInterrupted through exit, after writing the report from what is
+// known.
+func (r *runner) handleSignals(exit func(int)) (stop func()) {
+	ch := make(chan os.Signal, 3)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})
+	var grace *time.Timer
+	var graceMu sync.Mutex
 	go func() {
-		select {
-		case sig := <-ch:
-			signal.Stop(ch)
-			r.signaled.Store(true)
+		for n := 1; ; n++ {
+			var sig os.Signal
+			select {
+			case sig = <-ch:
+			case <-done:
+				return
+			}
 			name := "SIGTERM"
 			if sig == syscall.SIGINT {
 				name = "SIGINT"
 			}
-			r.stop(fmt.Errorf("interrupted by %s", name))
-		case <-done:
+			switch n {
+			case 1:
+				r.signaled.Store(true)
+				graceMu.Lock()
+				grace = time.AfterFunc(shutdownGrace, func() {
+					r.abandon(exit, fmt.Sprintf("the run had not ended %v after %s", shutdownGrace, name))
+				})
+				graceMu.Unlock()
+				// The run ends now; the report is written beside the
+				// loop, which goes on catching signals meanwhile.
+				if cause := fmt.Errorf("interrupted by %s", name); r.end(cause) {
+					go r.writePartial(cause, fmt.Sprintf("; the process exits within %v", shutdownGrace))
+				}
+			case 2:
+				fmt.Fprintf(r.out, "ptxprop: %s again: still ending the run (a third signal exits at once)\n", name)
+			default:
+				go r.abandon(exit, fmt.Sprintf("%s a third time", name))
+			}
 		}
 	}()
-	return func() { signal.Stop(ch); close(done) }
+	return func() {
+		graceMu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		graceMu.Unlock()
+		signal.Stop(ch)
+		close(done)
+	}
+}
+
+// abandon exits the process with ExitInterrupted without waiting for the
+// tests still running: it writes the report from what is known (after any
+// write in progress, which completes: the report is replaced by a rename)
+// and, unless finish has begun and prints it, the summary.
+func (r *runner) abandon(exit func(int), why string) {
+	r.abandonMu.Lock() // never unlocked: a second caller waits for the exit
+	rep, err := r.report()
+	fmt.Fprintf(r.out, "ptxprop: %s: exiting without waiting for the tests still running\n", why)
+	if rep != nil && r.cfg.Summary && !r.finishing.Load() {
+		fmt.Fprintln(r.out)
+		reports.Summary(r.out, rep)
+	}
+	if err != nil {
+		fmt.Fprintln(r.out, "ptxprop:", err)
+	} else if path := r.cfg.ReportPath(); path != "" {
+		fmt.Fprintf(r.out, "ptxprop: contract report written to %s\n", path)
+	}
+	exit(ExitInterrupted)
 }
 
 // stop ends the run: contract runs end before their next check, and the
 // report is written at once from what is known, so that it exists even if a
 // launch in progress never returns.
 func (r *runner) stop(cause error) {
-	if r.ctx.Err() != nil {
+	if !r.end(cause) {
 		return
 	}
-	r.cancel(cause)
 	wait := ""
 	if r.watchdog > 0 {
 		wait = fmt.Sprintf(" (a launch in progress returns within the watchdog, -ptxprop.watchdog=%v)", r.watchdog)
 	}
+	r.writePartial(cause, wait)
+}
+
+// end cancels the run's context with cause, and reports whether it was
+// this call that did (false: the run had already ended).
+func (r *runner) end(cause error) bool {
+	if !r.ended.CompareAndSwap(false, true) {
+		return false
+	}
+	r.cancel(cause)
+	return true
+}
+
+// writePartial says why the run ends and writes the report of what is
+// known; wait says how long what is in progress may still take.
+func (r *runner) writePartial(cause error, wait string) {
 	fmt.Fprintf(r.out, "ptxprop: %v after %v: ending the run; running contracts stop at their next check%s\n", cause, time.Since(r.start).Round(time.Second), wait)
 	if path := r.cfg.ReportPath(); path != "" {
 		if _, err := r.report(); err != nil {
@@ -403,6 +488,7 @@ func (r *runner) stopCause() error {
 
 // finish writes the report after m.Run and returns the exit code.
 func (r *runner) finish(code int) int {
+	r.finishing.Store(true)
 	defer r.closeDevice()
 	if len(r.rec.Outcomes()) == 0 && r.stopCause() == nil {
 		// Only tests that are no contracts ran (-run picked others, or

@@ -567,3 +567,107 @@ func ranChecks(n int) int {
 	}
 	return n
 }
+
+// TestChildStubborn is the child run of TestSignalsEndTheProcess: a
+// contract run, then a test that does not heed the run's end, then tests
+// that start after it.
+func TestChildStubborn(t *testing.T) {
+	if os.Getenv(childEnv) != "TestChildStubborn" {
+		t.Skip("run as a child by TestSignalsEndTheProcess")
+	}
+	t.Run("done", func(t *testing.T) { passing(suite.T(t)) })
+	t.Run("slow", func(t *testing.T) { slow(20 * time.Millisecond)(suite.T(t)) })
+	t.Run("stubborn", func(t *testing.T) {
+		time.Sleep(time.Minute) // no check of the run's end
+	})
+}
+
+// TestChildLater is a test of the child run that starts after the
+// interruption: it must end at once.
+func TestChildLater(t *testing.T) {
+	if os.Getenv(childEnv) != "TestChildStubborn" {
+		t.Skip("run as a child by TestSignalsEndTheProcess")
+	}
+	suite.T(t)
+	time.Sleep(time.Minute)
+}
+
+// interrupted starts TestChildStubborn, waits until its slow contract has
+// passed checks, sends it sig count times (each after the previous one's
+// notice, when wait) and returns the exit error, the output, the report
+// and the time from the first signal to the exit.
+func interrupted(t *testing.T, sig syscall.Signal, count int) (error, string, *reports.Report, time.Duration) {
+	t.Helper()
+	cmd, out, report := childRun(t, "TestChildStubborn", "-test.run=^TestChild(Stubborn|Later)$", "-ptxprop.checks=100000",
+		"-ptxprop.progress=100ms", "-test.v")
+	var lines []string
+	for out.Scan() { // a progress line with the slow contract running
+		lines = append(lines, out.Text())
+		if strings.Contains(out.Text(), "TestChildStubborn/slow ") {
+			break
+		}
+	}
+	start := time.Now()
+	cmd.Process.Signal(sig)
+	for i := 1; i < count && out.Scan(); {
+		lines = append(lines, out.Text())
+		// The first signal's notice, then the second's: the signal
+		// before has been taken.
+		if strings.Contains(out.Text(), "ending the run") || strings.Contains(out.Text(), "again: still ending") {
+			cmd.Process.Signal(sig)
+			i++
+		}
+	}
+	for out.Scan() {
+		lines = append(lines, out.Text())
+	}
+	err := cmd.Wait()
+	took := time.Since(start)
+	rep, rerr := reports.Read(report)
+	if rerr != nil {
+		t.Errorf("%v ×%d: no report: %v\n%s", sig, count, rerr, strings.Join(lines, "\n"))
+	}
+	return err, strings.Join(lines, "\n"), rep, took
+}
+
+// After SIGINT or SIGTERM the process exits with 130 and the report within
+// the shutdown grace, whatever still runs: contract runs stop at their
+// next check, a test that starts afterwards ends at once, and one that does
+// not heed the end is abandoned. A second signal (timeout(1) signals the
+// child, then its process group) does not kill the process before the
+// report is written, and a third exits at once.
+func TestSignalsEndTheProcess(t *testing.T) {
+	for _, c := range []struct {
+		sig   syscall.Signal
+		count int
+		want  string // in the output
+	}{
+		{syscall.SIGINT, 1, "the run had not ended 5s after SIGINT"},
+		{syscall.SIGTERM, 2, "SIGTERM again: still ending the run"},
+		{syscall.SIGINT, 3, "SIGINT a third time"},
+	} {
+		err, out, rep, took := interrupted(t, c.sig, c.count)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != suite.ExitInterrupted {
+			t.Errorf("%v ×%d: exit %v, want status %d\n%s", c.sig, c.count, err, suite.ExitInterrupted, out)
+		}
+		if took > 8*time.Second {
+			t.Errorf("%v ×%d: the process took %v to exit", c.sig, c.count, took)
+		}
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%v ×%d: output lacks %q:\n%s", c.sig, c.count, c.want, out)
+		}
+		if strings.Contains(out, "=== RUN   TestChildLater") && !strings.Contains(out, "--- SKIP: TestChildLater") {
+			t.Errorf("%v ×%d: a test started after the signal ran on:\n%s", c.sig, c.count, out)
+		}
+		if rep == nil {
+			continue
+		}
+		if p := rep.Prediction(idSlow); p == nil || p.Status != reports.Inconclusive || p.Checks == 0 {
+			t.Errorf("%v ×%d: running prediction = %+v, want inconclusive with its checks", c.sig, c.count, p)
+		}
+		if p := rep.Prediction(idPass); p == nil || p.Status != reports.Discharged {
+			t.Errorf("%v ×%d: finished prediction = %+v, want discharged", c.sig, c.count, p)
+		}
+	}
+}

@@ -55,8 +55,10 @@ func TestForeignBindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"triton-rmsnorm-fwd", "triton-rmsnorm-bwd", "triton-rmsnorm-bwd-atomic", "nvcc13-rms-norm-f32"} {
-		if rep.Prediction(properties.Determinism+"@"+name) == nil && rep.Prediction(properties.RMSFwd+"@"+name) == nil {
+	for _, name := range []string{"triton-rmsnorm-fwd", "triton-rmsnorm-bwd", "triton-rmsnorm-bwd-atomic", "nvcc13-rms-norm-f32",
+		"triton-softmax-fwd", "triton-softmax-bwd"} {
+		if rep.Prediction(properties.Determinism+"@"+name) == nil && rep.Prediction(properties.RMSFwd+"@"+name) == nil &&
+			rep.Prediction(properties.SoftmaxFwd+"@"+name) == nil && rep.Prediction(properties.SoftmaxBwd+"@"+name) == nil {
 			t.Errorf("%s: not in the report", name)
 		}
 	}

@@ -126,7 +126,7 @@ func init() {
 			Statement: "softmax(x + c) = softmax(x) for a constant c with x + c exact in float32, within the two inputs' bounds, for rows up to 2^18 in magnitude",
 			Kernels:   []string{"softmax_fwd"}, Tolerance: "tolY(x) + tolY(x+c), with x+c exact in float32", Device: true},
 		{ID: SoftmaxSum, Title: "softmax rows sum to 1",
-			Statement: "every output is ≥ 0 and each output row sums to 1 within the sum of its elements' bounds",
+			Statement: "every output is nonnegative within its bound and each output row sums to 1 within the sum of its elements' bounds",
 			Kernels:   []string{"softmax_fwd"}, Tolerance: "Σ_j oracle.SoftmaxForwardTol_j (the exact row sums to 1)", Device: true},
 		{ID: BatchIndependence, Title: "row-wise kernels are batch independent",
 			Statement: "a row's row-wise outputs are bit-identical whether it is computed alone or inside any batch, for every row-wise kernel (forwards, per-head, RoPE, softmax, and the dx of the backwards)",

@@ -136,6 +136,16 @@ func (b *Binding) claimedJobs(im any, j func(id string, f func(t properties.TB))
 			js = append(js, pair)
 		}
 		return js
+	case "softmax.forward":
+		f := im.(properties.SoftmaxForwarder)
+		return []Job{
+			j(properties.SoftmaxFwd, func(t properties.TB) { properties.SoftmaxForwardContract(t, f) }),
+			j(properties.SoftmaxShift, func(t properties.TB) { properties.SoftmaxShiftContract(t, f) }),
+			j(properties.SoftmaxSum, func(t properties.TB) { properties.SoftmaxSumContract(t, f) }),
+		}
+	case "softmax.backward":
+		g := im.(properties.SoftmaxBackwarder)
+		return []Job{j(properties.SoftmaxBwd, func(t properties.TB) { properties.SoftmaxBackwardContract(t, g) })}
 	}
 	return nil
 }

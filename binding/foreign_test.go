@@ -62,7 +62,7 @@ func TestForeignBindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"triton-rmsnorm-fwd", "triton-rmsnorm-bwd", "triton-rmsnorm-bwd-atomic", "nvcc13-rms-norm-f32",
-		"triton-layernorm-bwd-lock"} {
+		"triton-layernorm-bwd-lock", "triton-softmax-fwd", "triton-softmax-bwd"} {
 		// Every binding gets the determinism prediction, whatever its operation.
 		if rep.Prediction(properties.Determinism+"@"+name) == nil {
 			t.Errorf("%s: not in the report", name)

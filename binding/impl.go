@@ -32,6 +32,10 @@ func (b *Binding) Impl() any {
 		im = ropeForward{b}
 	case "rope.neox.backward":
 		im = ropeBackward{b}
+	case "softmax.forward":
+		im = softmaxForward{b}
+	case "softmax.backward":
+		im = softmaxBackward{b}
 	}
 	if len(b.reductions) == 0 {
 		return im
@@ -65,6 +69,16 @@ func (b *Binding) Impl() any {
 	case perHeadRMS:
 		return struct {
 			perHeadRMS
+			describer
+		}{x, describer{b}}
+	case softmaxForward:
+		return struct {
+			softmaxForward
+			describer
+		}{x, describer{b}}
+	case softmaxBackward:
+		return struct {
+			softmaxBackward
 			describer
 		}{x, describer{b}}
 	}
@@ -314,5 +328,23 @@ type ropeBackward struct{ *Binding }
 func (f ropeBackward) RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error {
 	return f.run(dev, &call{shape: headShape(a.Rows, a.Heads, a.HeadDim), theta: a.Theta, positions: a.Positions,
 		in:  map[string][]float32{"dy": a.DY},
+		out: map[string][]float32{"dx": a.DX}})
+}
+
+type softmaxForward struct{ *Binding }
+
+// SoftmaxForward runs the bound kernels and fills a.Y.
+func (f softmaxForward) SoftmaxForward(dev cudart.Device, a *op.SoftmaxForwardArgs) error {
+	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden},
+		in:  map[string][]float32{"x": a.X},
+		out: map[string][]float32{"y": a.Y}})
+}
+
+type softmaxBackward struct{ *Binding }
+
+// SoftmaxBackward runs the bound kernels and fills a.DX.
+func (f softmaxBackward) SoftmaxBackward(dev cudart.Device, a *op.SoftmaxBackwardArgs) error {
+	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden},
+		in:  map[string][]float32{"y": a.Y, "dy": a.DY},
 		out: map[string][]float32{"dx": a.DX}})
 }

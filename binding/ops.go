@@ -128,6 +128,18 @@ var ops = map[string]*opSpec{
 		required: []string{"dy", "positions", "dx"},
 		scalars:  []string{"rows", "heads", "head_dim", "hidden", "theta"},
 	},
+	"softmax.forward": {
+		tensors:  map[string]tensorSpec{"x": {size: rowsHidden, input: true}, "y": {size: rowsHidden}},
+		required: []string{"x", "y"},
+		scalars:  []string{"rows", "hidden"},
+	},
+	"softmax.backward": {
+		tensors: map[string]tensorSpec{
+			"y": {size: rowsHidden, input: true}, "dy": {size: rowsHidden, input: true}, "dx": {size: rowsHidden},
+		},
+		required: []string{"y", "dy", "dx"},
+		scalars:  []string{"rows", "hidden"},
+	},
 }
 
 func init() {

@@ -21,6 +21,8 @@ type set struct {
 	rope    properties.RoPEForwarder // one position for every row
 	ropeB   properties.RoPEForwarder // batched, per-row positions
 	ropeBwd properties.RoPEBackwarder
+	smFwd   properties.SoftmaxForwarder
+	smBwd   properties.SoftmaxBackwarder
 }
 
 // defaults returns package kernels' implementations.
@@ -34,7 +36,8 @@ func setWith(ks ...*kernels.Kernel) set {
 		rowWarp: swap(kernels.RMSNormBwdWarp, ks), chunk: swap(kernels.RMSNormBwdChunk, ks),
 		fused: swap(kernels.FusedResidualRMSNormFwd, ks), lnFwd: swap(kernels.LayerNormFwd, ks),
 		lnBwd: swap(kernels.LayerNormBwd, ks), perHead: swap(kernels.PerHeadRMSNormFwd, ks),
-		rope: swap(kernels.RoPEFwd, ks), ropeB: swap(kernels.RoPEFwdBatched, ks), ropeBwd: swap(kernels.RoPEBwd, ks)}
+		rope: swap(kernels.RoPEFwd, ks), ropeB: swap(kernels.RoPEFwdBatched, ks), ropeBwd: swap(kernels.RoPEBwd, ks),
+		smFwd: swap(kernels.SoftmaxFwd, ks), smBwd: swap(kernels.SoftmaxBwd, ks)}
 }
 
 // swap returns impl, a struct of *kernels.Kernel fields, with each kernel
@@ -133,6 +136,12 @@ func (e *env) ropeB() properties.RoPEForwarder {
 func (e *env) ropeBwd() properties.RoPEBackwarder {
 	return use(e, properties.RoPEBackwardOp, e.mut.ropeBwd, e.orig.ropeBwd)
 }
+func (e *env) smFwd() properties.SoftmaxForwarder {
+	return use(e, properties.SoftmaxForwardOp, e.mut.smFwd, e.orig.smFwd)
+}
+func (e *env) smBwd() properties.SoftmaxBackwarder {
+	return use(e, properties.SoftmaxBackwardOp, e.mut.smBwd, e.orig.smBwd)
+}
 
 // Probes of each family. The lists mirror the contract runs of
 // properties/kernels_test.go for the implementation that launches the
@@ -177,6 +186,10 @@ var (
 	pDeviceParity = probe{properties.MultiDeviceParity, "DeviceParityContract(rmsnorm_bwd)", func(t properties.TB, e *env) {
 		properties.DeviceParityContract(t, properties.Impls{e.chunk()})
 	}}
+	pSmFwd   = probe{properties.SoftmaxFwd, "SoftmaxForwardContract", func(t properties.TB, e *env) { properties.SoftmaxForwardContract(t, e.smFwd()) }}
+	pSmShift = probe{properties.SoftmaxShift, "SoftmaxShiftContract", func(t properties.TB, e *env) { properties.SoftmaxShiftContract(t, e.smFwd()) }}
+	pSmSum   = probe{properties.SoftmaxSum, "SoftmaxSumContract", func(t properties.TB, e *env) { properties.SoftmaxSumContract(t, e.smFwd()) }}
+	pSmBwd   = probe{properties.SoftmaxBwd, "SoftmaxBackwardContract", func(t properties.TB, e *env) { properties.SoftmaxBackwardContract(t, e.smBwd()) }}
 	pRoPEBwd = probe{properties.RoPEBackward, "RoPEBackwardContract", func(t properties.TB, e *env) { properties.RoPEBackwardContract(t, e.ropeBwd()) }}
 )
 
@@ -226,6 +239,10 @@ var probeTable = map[string][]probe{
 		meta("rope_neox_fwd_batched", (*env).ropeB)),
 	"rope_neox_bwd_batched": join([]probe{pRoPEBwd, pBasis},
 		meta("rope_neox_bwd_batched", (*env).ropeBwd)),
+	"softmax_fwd": join([]probe{pSmFwd, pSmShift, pSmSum},
+		meta("softmax_fwd", (*env).smFwd)),
+	"softmax_bwd": join([]probe{pSmBwd},
+		meta("softmax_bwd", (*env).smBwd)),
 }
 
 // kernelProbes returns the probes of kernel name.

@@ -39,6 +39,8 @@
 //	RoPEFwd                 RoPEForward            rope_neox_fwd (one position for all rows)
 //	RoPEFwdBatched          RoPEForwardBatched     rope_neox_fwd_batched (positions[rows])
 //	RoPEBwd                 RoPEBackward           rope_neox_bwd_batched (R(angle)ᵀ)
+//	SoftmaxFwd              SoftmaxForward         softmax_fwd (one block per row)
+//	SoftmaxBwd              SoftmaxBackward        softmax_bwd (one block per row)
 //	ColSum                  ColumnSum              colsum_f32
 //
 // Every implementation has two levels:

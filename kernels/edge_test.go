@@ -542,3 +542,36 @@ func TestEdgeRoPE(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeSoftmax runs softmax_fwd on the edge grid with rows of large
+// magnitude (offset 300: exp without the max subtracted overflows), then
+// softmax_bwd on its output, each against the oracle's bound.
+func TestEdgeSoftmax(t *testing.T) {
+	dev := openDevice(t)
+	eachShape(t, dev, func(t *testing.T, s op.Shape) {
+		rows, h := s.Rows, s.Hidden
+		r := rng(s, 8)
+		x, dy := normals(r, rows, h, 300), normals(r, rows, h, 0)
+		c := checker{t, fmt.Sprintf("softmax %v", s)}
+		d := newDeviceData(t, dev)
+		b := SoftmaxBuffers{Rows: rows, Hidden: h, X: d.in("x", x), Y: d.out("y", rows*h)}
+		if err := SoftmaxFwd.Launch(dev, b); err != nil {
+			t.Fatal(err)
+		}
+		c.writtenOnce(dev, "y", b.Y)
+		y := d.read(b.Y)
+		wy := newRef(rows * h)
+		oracle.SoftmaxForward(wy.want, widen(x), rows, h)
+		oracle.SoftmaxForwardTol(wy.tol, widen(x), rows, h, orderOf(kSoftmaxFwd.Reductions(s)[0]))
+		c.within("y", y, wy)
+		bb := SoftmaxBuffers{Rows: rows, Hidden: h, Y: d.in("y", y), DY: d.in("dy", dy), DX: d.out("dx", rows*h)}
+		if err := SoftmaxBwd.Launch(dev, bb); err != nil {
+			t.Fatal(err)
+		}
+		c.writtenOnce(dev, "dx", bb.DX)
+		wdx := newRef(rows * h)
+		oracle.SoftmaxBackward(wdx.want, widen(y), widen(dy), rows, h)
+		oracle.SoftmaxBackwardTol(wdx.tol, widen(y), widen(dy), rows, h, orderOf(kSoftmaxBwd.Reductions(s)[0]))
+		c.within("dx", d.read(bb.DX), wdx)
+	})
+}

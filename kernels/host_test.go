@@ -144,6 +144,12 @@ func hostCalls(rows, hidden int) []hostCall {
 		{"RoPEBwd", func(d cudart.Device) error {
 			return RoPEBwd.RoPEBackward(d, &op.RoPEBackwardArgs{Rows: rows, Heads: heads, HeadDim: hd, Theta: 1e4, Positions: pos, DY: f32s(nh), DX: f32s(nh)})
 		}, []string{"rope_neox_bwd_batched"}},
+		{"SoftmaxFwd", func(d cudart.Device) error {
+			return SoftmaxFwd.SoftmaxForward(d, &op.SoftmaxForwardArgs{Rows: rows, Hidden: hidden, X: f32s(n), Y: f32s(n)})
+		}, []string{"softmax_fwd"}},
+		{"SoftmaxBwd", func(d cudart.Device) error {
+			return SoftmaxBwd.SoftmaxBackward(d, &op.SoftmaxBackwardArgs{Rows: rows, Hidden: hidden, Y: f32s(n), DY: f32s(n), DX: f32s(n)})
+		}, []string{"softmax_bwd"}},
 		{"ColSum", func(d cudart.Device) error {
 			return ColSum.ColumnSum(d, &ColumnSumArgs{Rows: rows, Cols: hidden, Partial: f32s(n), Out: f32s(hidden)})
 		}, []string{"colsum_f32"}},

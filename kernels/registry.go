@@ -291,6 +291,15 @@ var (
 		Params:   []ParamSpec{in("dy", rowsHidden), positions, out("dx", rowsHidden), pRows, pHeads, pHeadDim, pTheta},
 		Geometry: ropeGeometry, Deterministic: true, Reductions: noReductions,
 	})
+
+	kSoftmaxFwd = entry("softmax_fwd", "softmax", Kernel{
+		Params:   []ParamSpec{in("x", rowsHidden), out("y", rowsHidden), pRows, pHidden},
+		Geometry: rowPerBlock, Deterministic: true, Reductions: softmaxRowSum("Σ exp(x−max) per row"),
+	})
+	kSoftmaxBwd = entry("softmax_bwd", "softmax", Kernel{
+		Params:   []ParamSpec{in("y", rowsHidden), in("dy", rowsHidden), out("dx", rowsHidden), pRows, pHidden},
+		Geometry: rowPerBlock, Deterministic: true, Reductions: softmaxRowSum("Σ y·dy per row"),
+	})
 )
 
 func layerNormFwdReductions(s op.Shape) []op.Reduction {
@@ -311,6 +320,7 @@ var registry = []*Kernel{
 	kLayerNormFwd, kLayerNormFwdStats, kLayerNormBwdChunk,
 	kPerHeadRMSNorm,
 	kRoPEFwd, kRoPEFwdBatched, kRoPEBwdBatched,
+	kSoftmaxFwd, kSoftmaxBwd,
 }
 
 // All returns a copy of every kernel descriptor, in a fixed order. The

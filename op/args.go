@@ -97,3 +97,20 @@ type RoPEBackwardArgs struct {
 	DY                   []float32 // [Rows·Heads·HeadDim] gradient w.r.t. the forward's output
 	DX                   []float32 // output [Rows·Heads·HeadDim]: R(angle)ᵀ·dy
 }
+
+// SoftmaxForwardArgs are the arguments of softmax.forward: for every row,
+// y_j = exp(x_j − max x)/Σ_k exp(x_k − max x) over the Hidden columns.
+type SoftmaxForwardArgs struct {
+	Rows, Hidden int
+	X            []float32 // [Rows·Hidden] logits
+	Y            []float32 // output [Rows·Hidden]
+}
+
+// SoftmaxBackwardArgs are the arguments of softmax.backward: for every row,
+// dx_j = y_j·(dy_j − Σ_k y_k·dy_k), y being the forward's output.
+type SoftmaxBackwardArgs struct {
+	Rows, Hidden int
+	Y            []float32 // [Rows·Hidden] the forward's output
+	DY           []float32 // [Rows·Hidden] upstream gradient ∂L/∂y
+	DX           []float32 // output [Rows·Hidden]: ∂L/∂x
+}

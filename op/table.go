@@ -359,12 +359,19 @@ var (
 		Tensor{Name: "dy", Field: "DY", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
 		Tensor{Name: "positions", Field: "Positions", Kind: "u32", Role: In, Layout: Row, Cols: One},
 		Tensor{Name: "dx", Field: "DX", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden})
+	SoftmaxForward = define[SoftmaxForwardArgs]("softmax.forward",
+		Tensor{Name: "x", Field: "X", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "y", Field: "Y", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden})
+	SoftmaxBackward = define[SoftmaxBackwardArgs]("softmax.backward",
+		Tensor{Name: "y", Field: "Y", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "dy", Field: "DY", Kind: "f32", Role: In, Layout: Row, Cols: Hidden},
+		Tensor{Name: "dx", Field: "DX", Kind: "f32", Role: Out, Layout: Row, Cols: Hidden})
 )
 
 // All lists the operations in table order.
 func All() []Operation {
 	return []Operation{RMSNormForward, RMSNormBackward, FusedResidualRMSNorm, LayerNormForward,
-		LayerNormBackward, PerHeadRMSNorm, RoPEForward, RoPEBackward}
+		LayerNormBackward, PerHeadRMSNorm, RoPEForward, RoPEBackward, SoftmaxForward, SoftmaxBackward}
 }
 
 // Lookup returns the operation called name.

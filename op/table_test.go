@@ -16,7 +16,7 @@ func TestTableNames(t *testing.T) {
 		}
 	}
 	want := []string{"rmsnorm.forward", "rmsnorm.backward", "fused_residual_rmsnorm", "layernorm.forward",
-		"layernorm.backward", "per_head_rmsnorm", "rope.neox.forward", "rope.neox.backward"}
+		"layernorm.backward", "per_head_rmsnorm", "rope.neox.forward", "rope.neox.backward", "softmax.forward", "softmax.backward"}
 	if !slices.Equal(got, want) {
 		t.Errorf("operations %v, want %v", got, want)
 	}
@@ -32,13 +32,14 @@ func TestTableCoversEveryField(t *testing.T) {
 	for _, ty := range []reflect.Type{reflect.TypeFor[RMSNormForwardArgs](), reflect.TypeFor[RMSNormBackwardArgs](),
 		reflect.TypeFor[FusedResidualRMSNormArgs](), reflect.TypeFor[LayerNormForwardArgs](),
 		reflect.TypeFor[LayerNormBackwardArgs](), reflect.TypeFor[PerHeadRMSNormArgs](),
-		reflect.TypeFor[RoPEForwardArgs](), reflect.TypeFor[RoPEBackwardArgs]()} {
+		reflect.TypeFor[RoPEForwardArgs](), reflect.TypeFor[RoPEBackwardArgs](),
+		reflect.TypeFor[SoftmaxForwardArgs](), reflect.TypeFor[SoftmaxBackwardArgs]()} {
 		types[ty.Name()] = ty
 	}
 	for _, o := range All() {
 		ty := types[o.Args()]
 		if ty == nil {
-			t.Errorf("%s: argument type %q is not one of the eight", o.Name(), o.Args())
+			t.Errorf("%s: argument type %q is not one of the table's", o.Name(), o.Args())
 			continue
 		}
 		delete(types, o.Args())

@@ -1,8 +1,9 @@
 // Package oracle provides float64 reference implementations, derivative
-// checks and float32 forward error bounds for the normalisation and rotary
-// embedding kernels ptxprop verifies: RMSNorm (forward, backward, fused
-// residual, per head), LayerNorm (forward, backward) and RoPE (NeoX and
-// GPT-J layouts, forward and backward).
+// checks and float32 forward error bounds for the normalisation, rotary
+// embedding and softmax kernels ptxprop verifies: RMSNorm (forward,
+// backward, fused residual, per head), LayerNorm (forward, backward), RoPE
+// (NeoX and GPT-J layouts, forward and backward) and row-wise softmax
+// (forward, backward; ex2.approx assumed within Ex2ApproxRelErr).
 //
 // # Conventions
 //
@@ -46,8 +47,8 @@
 // Richardson extrapolation and an error estimate) and ComplexStep
 // (Im f(x+ihv)/h with complex128 forwards, exact to rounding because it has
 // no subtraction) give ⟨∇L, v⟩ independently of the backward formulas;
-// RMSNormDirectional, LayerNormDirectional, PerHeadRMSNormDirectional and
-// RoPENeoXDirectional return all three for L = ⟨forward(θ), w⟩.
+// RMSNormDirectional, LayerNormDirectional, PerHeadRMSNormDirectional,
+// RoPENeoXDirectional and SoftmaxDirectional return all three for L = ⟨forward(θ), w⟩.
 //
 // # Error bounds
 //

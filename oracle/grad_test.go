@@ -115,6 +115,14 @@ func TestRoPEBackwardIsAdjoint(t *testing.T) {
 	})
 }
 
+func TestSoftmaxBackwardMatchesDerivatives(t *testing.T) {
+	checkDirectionals(t, func(t *rapid.T) (Directional, float64) {
+		c := GenerateCase(KernelSoftmaxForward, rapidChooser{t})
+		w := drawData(t, "w", c.Rows, c.Hidden)
+		return SoftmaxDirectional(c.X, w, direction(t, "vx", len(c.X)), c.Rows, c.Hidden), 1
+	})
+}
+
 func TestDirectionalDerivativeFD(t *testing.T) {
 	// f(x) = exp(x0)·sin(x1): the derivative along v is known in closed form.
 	f := func(p []float64) float64 { return math.Exp(p[0]) * math.Sin(p[1]) }

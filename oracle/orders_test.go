@@ -89,6 +89,58 @@ func rmsBwdEmu(a adv, dx, dg, x, g, dy []float32, rows, n int, eps float32, red,
 	}
 }
 
+// softmaxFwdEmu is the forward as a kernel computes it: ex2.approx moved by
+// up to 2 ulp (flushed to zero below 2^-126, as .ftz does), the row sum in
+// order red, and the quotient by division moved by up to 2 ulp (div.full)
+// or through a reciprocal moved by 1 ulp (rcp.approx) and a product.
+func softmaxFwdEmu(a adv, y, x []float32, rows, n int, red Reduction) {
+	const l2e = float32(math.Log2E)
+	for r := 0; r < rows; r++ {
+		xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+		m := xr[0]
+		for _, v := range xr {
+			m = max(m, v)
+		}
+		for j, v := range xr {
+			e := a.ulps(float32(math.Exp2(float64((v-m)*l2e))), 2)
+			if e < 0x1p-126 && a.r.IntN(2) == 0 {
+				e = 0
+			}
+			yr[j] = e
+		}
+		s := Sum32(yr, red)
+		inv := a.ulps(1/s, 1)
+		for j, e := range yr {
+			if a.r.IntN(2) == 0 {
+				yr[j] = a.ulps(e/s, 2)
+			} else {
+				yr[j] = e * inv
+			}
+		}
+	}
+}
+
+// softmaxBwdEmu is the backward in either form SoftmaxBackwardTol covers,
+// with the dot product in order red.
+func softmaxBwdEmu(a adv, dx, y, dy []float32, rows, n int, red Reduction) {
+	t := make([]float32, n)
+	for r := 0; r < rows; r++ {
+		lo := r * n
+		for j := range t {
+			t[j] = y[lo+j] * dy[lo+j]
+		}
+		s := Sum32(t, red)
+		two := a.r.IntN(2) == 0
+		for j := lo; j < lo+n; j++ {
+			if two {
+				dx[j] = float32(y[j]*dy[j]) - float32(y[j]*s)
+			} else {
+				dx[j] = y[j] * (dy[j] - s)
+			}
+		}
+	}
+}
+
 func lnStatsEmu(a adv, x []float32, eps float32, red Reduction, alg VarianceAlgorithm) (mu, rs float32) {
 	n := len(x)
 	mu = a.div(Sum32(x, red), n)
@@ -208,6 +260,12 @@ func checkEmu(c Case, a adv, red, rowRed Reduction) Outcome {
 	case KernelLayerNormBackward:
 		got.dx, got.dgamma, got.dbeta = f(n), f(c.Hidden), f(c.Hidden)
 		lnBwdEmu(a, got.dx, got.dgamma, got.dbeta, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
+	case KernelSoftmaxForward:
+		got.y = f(n)
+		softmaxFwdEmu(a, got.y, x32, c.Rows, c.Hidden, red)
+	case KernelSoftmaxBackward:
+		got.dx = f(n)
+		softmaxBwdEmu(a, got.dx, x32, to32(c.DY), c.Rows, c.Hidden, red)
 	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
 		style, sign, in := c.rotation()
 		y := f(n)

@@ -23,6 +23,8 @@ const (
 	KernelRoPENeoXForward
 	KernelRoPENeoXBackward
 	KernelRoPEGPTJForward
+	KernelSoftmaxForward
+	KernelSoftmaxBackward
 	numKernels
 )
 
@@ -37,6 +39,8 @@ var kernelNames = [...]string{
 	KernelRoPENeoXForward:         "rope_neox_fwd",
 	KernelRoPENeoXBackward:        "rope_neox_bwd",
 	KernelRoPEGPTJForward:         "rope_gptj_fwd",
+	KernelSoftmaxForward:          "softmax_fwd",
+	KernelSoftmaxBackward:         "softmax_bwd",
 }
 
 // Kernels returns every Kernel.
@@ -107,7 +111,8 @@ func (c RandChooser) SampleFloat64(_ string, values []float64) float64 {
 func (c RandChooser) Uint64(string) uint64 { return c.R.Uint64() }
 
 // Case is one soundness case: a kernel and its float32-representable inputs.
-// For per-head and RoPE kernels Hidden = Heads·HeadDim. Eps and Theta are
+// For per-head and RoPE kernels Hidden = Heads·HeadDim. For the softmax
+// backward X holds the forward's output y (a softmax rounded to float32). Eps and Theta are
 // the nominal values; the float32 evaluation uses float32(Eps) and
 // float32(Theta), and the bounds account for that rounding.
 type Case struct {
@@ -127,9 +132,11 @@ func (c Case) String() string {
 	if c.Heads > 0 {
 		fmt.Fprintf(&b, " heads=%d headDim=%d", c.Heads, c.HeadDim)
 	}
-	if c.Pos != nil {
+	switch {
+	case c.Kernel == KernelSoftmaxForward || c.Kernel == KernelSoftmaxBackward: // no scalar
+	case c.Pos != nil:
 		fmt.Fprintf(&b, " theta=%g pos=%v", c.Theta, c.Pos)
-	} else {
+	default:
 		fmt.Fprintf(&b, " eps=%g", c.Eps)
 	}
 	return b.String()
@@ -267,6 +274,14 @@ func (c Case) reference(red, rowRed Reduction) (want, tol outputs64) {
 		} else {
 			want.y, tol.y = y, t
 		}
+	case KernelSoftmaxForward:
+		want.y, tol.y = f(n), f(n)
+		SoftmaxForward(want.y, c.X, c.Rows, c.Hidden)
+		SoftmaxForwardTol(tol.y, c.X, c.Rows, c.Hidden, red)
+	case KernelSoftmaxBackward:
+		want.dx, tol.dx = f(n), f(n)
+		SoftmaxBackward(want.dx, c.X, c.DY, c.Rows, c.Hidden)
+		SoftmaxBackwardTol(tol.dx, c.X, c.DY, c.Rows, c.Hidden, red)
 	default:
 		panic(fmt.Sprintf("oracle: unknown kernel %v", c.Kernel))
 	}
@@ -353,6 +368,12 @@ func (c Case) Check() Outcome {
 		} else {
 			got.y = y
 		}
+	case KernelSoftmaxForward:
+		got.y = f(n)
+		SoftmaxForward32Naive(got.y, to32(c.X), c.Rows, c.Hidden)
+	case KernelSoftmaxBackward:
+		got.dx = f(n)
+		SoftmaxBackward32Naive(got.dx, to32(c.X), to32(c.DY), c.Rows, c.Hidden)
 	default:
 		panic(fmt.Sprintf("oracle: Check: unknown kernel %v", c.Kernel))
 	}
@@ -572,6 +593,15 @@ func GenerateCase(k Kernel, ch Chooser) Case {
 	case KernelRMSNormBackward, KernelLayerNormBackward:
 		c.DY = make([]float64, n)
 		fillRows(ch, "dy", c.DY, c.Rows, c.Hidden)
+	case KernelSoftmaxForward, KernelSoftmaxBackward:
+		c.Gamma, c.Eps = nil, 0
+		if k == KernelSoftmaxBackward { // X becomes y = softmax(logits) in float32
+			y := make([]float64, n)
+			SoftmaxForward(y, c.X, c.Rows, c.Hidden)
+			c.X = RoundToFloat32(y)
+			c.DY = make([]float64, n)
+			fillRows(ch, "dy", c.DY, c.Rows, c.Hidden)
+		}
 	case KernelFusedResidualRMSNorm:
 		c.Residual = make([]float64, n)
 		fillRows(ch, "residual", c.Residual, c.Rows, c.Hidden)

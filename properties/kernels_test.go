@@ -106,10 +106,31 @@ func TestPerHeadIndependence(t *testing.T) {
 	properties.PerHeadIndependenceContract(suite.T(t), kernels.PerHeadRMSNormFwd)
 }
 
+func TestSoftmaxForward(t *testing.T) {
+	t.Parallel()
+	properties.SoftmaxForwardContract(suite.T(t), kernels.SoftmaxFwd)
+}
+
+func TestSoftmaxBackward(t *testing.T) {
+	t.Parallel()
+	properties.SoftmaxBackwardContract(suite.T(t), kernels.SoftmaxBwd)
+}
+
+func TestSoftmaxShift(t *testing.T) {
+	t.Parallel()
+	properties.SoftmaxShiftContract(suite.T(t), kernels.SoftmaxFwd)
+}
+
+func TestSoftmaxSum(t *testing.T) {
+	t.Parallel()
+	properties.SoftmaxSumContract(suite.T(t), kernels.SoftmaxFwd)
+}
+
 // ours lists every row-wise implementation for the metamorphic predictions.
 var ours = properties.Impls{
 	kernels.RMSNormFwd, kernels.FusedResidualRMSNormFwd, kernels.LayerNormFwd, kernels.PerHeadRMSNormFwd,
 	kernels.RoPEFwdBatched, kernels.RoPEBwd, kernels.RMSNormBwdChunk, kernels.LayerNormBwd,
+	kernels.SoftmaxFwd, kernels.SoftmaxBwd,
 }
 
 func TestBatchIndependence(t *testing.T) {

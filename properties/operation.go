@@ -48,6 +48,14 @@ type (
 	RoPEBackwarder interface {
 		RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error
 	}
+	// SoftmaxForwarder runs softmax.forward.
+	SoftmaxForwarder interface {
+		SoftmaxForward(dev cudart.Device, a *op.SoftmaxForwardArgs) error
+	}
+	// SoftmaxBackwarder runs softmax.backward.
+	SoftmaxBackwarder interface {
+		SoftmaxBackward(dev cudart.Device, a *op.SoftmaxBackwardArgs) error
+	}
 )
 
 // Operation ties an operation of package op (argument type A) to the
@@ -94,11 +102,17 @@ var (
 	RoPEBackwardOp = &Operation[op.RoPEBackwardArgs, RoPEBackwarder]{Op: op.RoPEBackward,
 		Call: RoPEBackwarder.RoPEBackward, adapt: func(f fn[op.RoPEBackwardArgs]) RoPEBackwarder { return ropeBwdFn{f} },
 		draw: drawRoPEBackwardFamily}
+	SoftmaxForwardOp = &Operation[op.SoftmaxForwardArgs, SoftmaxForwarder]{Op: op.SoftmaxForward,
+		Call: SoftmaxForwarder.SoftmaxForward, adapt: func(f fn[op.SoftmaxForwardArgs]) SoftmaxForwarder { return softmaxFwdFn{f} },
+		draw: drawSoftmaxForwardFamily}
+	SoftmaxBackwardOp = &Operation[op.SoftmaxBackwardArgs, SoftmaxBackwarder]{Op: op.SoftmaxBackward,
+		Call: SoftmaxBackwarder.SoftmaxBackward, adapt: func(f fn[op.SoftmaxBackwardArgs]) SoftmaxBackwarder { return softmaxBwdFn{f} },
+		draw: drawSoftmaxBackwardFamily}
 )
 
 // operations lists every Operation for the row-wise predictions.
 var operations = []family{RMSNormForwardOp, FusedResidualRMSNormOp, LayerNormForwardOp, PerHeadRMSNormOp,
-	RoPEForwardOp, RoPEBackwardOp, RMSNormBackwardOp, LayerNormBackwardOp}
+	RoPEForwardOp, RoPEBackwardOp, RMSNormBackwardOp, LayerNormBackwardOp, SoftmaxForwardOp, SoftmaxBackwardOp}
 
 // fn is an implementation given as a function; the fooFn types below give
 // it the method of each interface.
@@ -144,6 +158,9 @@ type (
 	perHeadFn struct{ fn[op.PerHeadRMSNormArgs] }
 	ropeFwdFn struct{ fn[op.RoPEForwardArgs] }
 	ropeBwdFn struct{ fn[op.RoPEBackwardArgs] }
+
+	softmaxFwdFn struct{ fn[op.SoftmaxForwardArgs] }
+	softmaxBwdFn struct{ fn[op.SoftmaxBackwardArgs] }
 )
 
 func (f rmsFwdFn) RMSNormForward(d cudart.Device, a *op.RMSNormForwardArgs) error { return f.run(d, a) }
@@ -164,6 +181,12 @@ func (f perHeadFn) PerHeadRMSNorm(d cudart.Device, a *op.PerHeadRMSNormArgs) err
 }
 func (f ropeFwdFn) RoPEForward(d cudart.Device, a *op.RoPEForwardArgs) error   { return f.run(d, a) }
 func (f ropeBwdFn) RoPEBackward(d cudart.Device, a *op.RoPEBackwardArgs) error { return f.run(d, a) }
+func (f softmaxFwdFn) SoftmaxForward(d cudart.Device, a *op.SoftmaxForwardArgs) error {
+	return f.run(d, a)
+}
+func (f softmaxBwdFn) SoftmaxBackward(d cudart.Device, a *op.SoftmaxBackwardArgs) error {
+	return f.run(d, a)
+}
 
 // Impls lists implementations for the row-wise predictions. Each value
 // joins the family of every operation whose interface it implements

@@ -56,7 +56,7 @@ func oracleSoundnessContract(t TB) {
 func oracleGradientContract(t TB) {
 	t.Helper()
 	Check(t, OracleGradient, func(rt *rapid.T, o *Obs) {
-		kind := rapid.SampledFrom([]string{"rmsnorm", "per-head", "layernorm", "rope"}).Draw(rt, "kernel")
+		kind := rapid.SampledFrom([]string{"rmsnorm", "per-head", "layernorm", "rope", "softmax"}).Draw(rt, "kernel")
 		rows := rapid.IntRange(1, 3).Draw(rt, "rows")
 		hidden := rapid.OneOf(rapid.SampledFrom([]int{1, 2, 31, 32, 33, 256}), rapid.IntRange(1, 300)).Draw(rt, "hidden")
 		eps := float64(gen.Eps().Draw(rt, "eps"))
@@ -85,6 +85,8 @@ func oracleGradientContract(t TB) {
 			}
 			theta := float64(gen.Theta().Draw(rt, "theta"))
 			d = oracle.RoPENeoXDirectional(x, w, vx, pos, rows, 1, hidden, theta)
+		case "softmax":
+			d = oracle.SoftmaxDirectional(x, w, vx, rows, hidden)
 		}
 		o.Ratio("analytic vs complex step", math.Abs(d.Analytic-d.ComplexStep), 1e-11*d.Scale+1e-300)
 		o.Ratio(fmt.Sprintf("analytic vs finite difference (FD %.17g)", d.FD), math.Abs(d.Analytic-d.FD), d.FDErr+1e-11*d.Scale+1e-300)

@@ -25,6 +25,12 @@ const (
 	RoPEBasis      = "FALSIFY-CUDA-NF4-TRAIN-LOSS-PARITY-001"
 	RoPEBackward   = "ROPE-BWD-001"
 
+	// Row-wise softmax.
+	SoftmaxFwd   = "SOFTMAX-FWD-001"
+	SoftmaxBwd   = "SOFTMAX-BWD-001"
+	SoftmaxShift = "SOFTMAX-SHIFT-001"
+	SoftmaxSum   = "SOFTMAX-SUM-001"
+
 	// Metamorphic relations, determinism, dimension independence,
 	// robustness, GPU/emulator parity and the parity of a run's devices.
 	BatchIndependence = "META-BATCH-001"
@@ -58,6 +64,8 @@ const (
 	qknTolNote    = "oracle.PerHeadRMSNormTol (RMSNormForwardTol per head)"
 	lnShiftNote   = "tolY(x) + tolY(x+c), with x+c exact in float32"
 	lnMomNote     = "Σ tolY/n for the mean; (2Σ|y|·tolY + Σ tolY²)/n for the variance, against the exact var/(var+ε)"
+	smFwdTolNote  = "oracle.SoftmaxForwardTol: (E_j + y_j·E_s)/(s − E_s) + 5u·(y_j + ·) + 2^-126, E_j = e_j·((1+ρ_j)(1+5u) − 1) + 2^-126, ρ_j = exp(γ₃|x_j − max|) − 1 (ex2.approx 2 ulp), E_s = ΣE + γ_k(s + ΣE)"
+	smBwdTolNote  = "oracle.SoftmaxBackwardTol: |y|·E_g + u(|dx| + |y|·E_g), E_g = E_S + u(|dy| + |S| + E_S), E_S = γ_{k+1}Σ|y·dy|"
 	ropeTolNote   = "oracle.RoPETol: (|x_p|+|x_q|)·(|A|·(5u·|ln f|+11u) + 6u) to first order, A = pos·freq (the float32 angle error dominates at large positions)"
 )
 
@@ -108,13 +116,25 @@ func init() {
 		{ID: RoPEBackward, Title: "RoPE backward is the transpose rotation",
 			Statement: "the backward matches R(−angle)·dy from the float64 oracle within the derived bound",
 			Kernels:   []string{"rope_neox_bwd_batched"}, Tolerance: ropeTolNote, Device: true},
+		{ID: SoftmaxFwd, Title: "softmax forward matches the float64 oracle",
+			Statement: "y = exp(x − max)/Σexp(x − max) per row agrees with the float64 oracle within the derived per-element bound for every shape, including rows far above exp's overflow (x ≫ 88) and below its underflow; every output element is written",
+			Kernels:   []string{"softmax_fwd"}, Tolerance: smFwdTolNote, Device: true},
+		{ID: SoftmaxBwd, Title: "softmax backward matches the analytic gradient and finite differences",
+			Statement: "dx = y·(dy − Σy·dy) agrees with the float64 analytic backward at the given y within the derived bound, and ⟨dx, v⟩ with the complex-step and Richardson finite-difference derivative of ⟨softmax(x), dy⟩ along random v",
+			Kernels:   []string{"softmax_bwd"}, Tolerance: smBwdTolNote + "; " + fdTolNote, Device: true},
+		{ID: SoftmaxShift, Title: "softmax is shift invariant",
+			Statement: "softmax(x + c) = softmax(x) for a constant c with x + c exact in float32, within the two inputs' bounds, for rows up to 2^18 in magnitude",
+			Kernels:   []string{"softmax_fwd"}, Tolerance: "tolY(x) + tolY(x+c), with x+c exact in float32", Device: true},
+		{ID: SoftmaxSum, Title: "softmax rows sum to 1",
+			Statement: "every output is nonnegative within its bound and each output row sums to 1 within the sum of its elements' bounds",
+			Kernels:   []string{"softmax_fwd"}, Tolerance: "Σ_j oracle.SoftmaxForwardTol_j (the exact row sums to 1)", Device: true},
 		{ID: BatchIndependence, Title: "row-wise kernels are batch independent",
-			Statement: "a row's row-wise outputs are bit-identical whether it is computed alone or inside any batch, for every row-wise kernel (forwards, per-head, RoPE, and the dx of the backwards)",
-			Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk"},
+			Statement: "a row's row-wise outputs are bit-identical whether it is computed alone or inside any batch, for every row-wise kernel (forwards, per-head, RoPE, softmax, and the dx of the backwards)",
+			Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk", "softmax_fwd", "softmax_bwd"},
 			Tolerance: "bit-exact", Device: true},
 		{ID: RowPermutation, Title: "row-wise kernels commute with row permutations",
 			Statement: "permuting the input rows permutes the row-wise outputs, bit for bit",
-			Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk"},
+			Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk", "softmax_fwd", "softmax_bwd"},
 			Tolerance: "bit-exact", Device: true},
 		{ID: ScaleInvariance, Title: "RMSNorm is scale invariant up to ε",
 			Statement: "y(αx) = y(x)·(exact ε effect) for α a power of two: |y(αx) − y(x)| ≤ tol(x) + tol(αx) + |y*(αx) − y*(x)| with y* the float64 oracle",
@@ -130,16 +150,16 @@ func init() {
 			Statement: "zero rows give finite output and gradients when ε > 0; subnormal rows match the oracle; for magnitudes near float32 overflow and for ±Inf/NaN inputs the output is finite exactly where the float64 oracle's is, NaN where it is NaN and infinite where it is infinite",
 			Kernels:   []string{"rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote + " for zero/subnormal rows; class equality otherwise", Device: true},
 		{ID: Parity, Title: "the emulator reproduces the GPU",
-			Statement: "on the same inputs every kernel gives bit-identical outputs on the GPU and on the PTX emulator when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's ex2.approx)",
-			Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol", Device: true},
+			Statement: "on the same inputs every kernel gives bit-identical outputs on the GPU and on the PTX emulator when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's and softmax's ex2.approx)",
+			Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol; softmax forward: 2·oracle.SoftmaxForwardTol", Device: true},
 		{ID: MultiDeviceParity, Title: "every device of a run computes the same bits",
-			Statement: "on the same inputs every kernel gives bit-identical outputs on each device of the run as on its first, when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's ex2.approx, which the PTX ISA bounds but does not pin)",
-			Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol", Device: true},
+			Statement: "on the same inputs every kernel gives bit-identical outputs on each device of the run as on its first, when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's and softmax's ex2.approx, which the PTX ISA bounds but does not pin)",
+			Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol; softmax forward: 2·oracle.SoftmaxForwardTol", Device: true},
 		{ID: OracleSound, Title: "the derived bounds hold for a naive float32 evaluation",
 			Statement: "for every kernel formula, a float32 CPU evaluation in naive serial order stays within the tolerance derived by forward error analysis (serial-order reduction) over generated shapes, magnitudes, ε, θ and positions",
 			Tolerance: "each kernel's oracle.*Tol with oracle.SerialReduction()"},
 		{ID: OracleGradient, Title: "analytic gradients agree with complex step and finite differences",
-			Statement: "⟨∇L, v⟩ from the oracle's analytic backward agrees with the complex-step derivative to 1e-11 of the gradient's term scale and with Richardson finite differences within their error estimate, for RMSNorm, per-head RMSNorm, LayerNorm and RoPE",
+			Statement: "⟨∇L, v⟩ from the oracle's analytic backward agrees with the complex-step derivative to 1e-11 of the gradient's term scale and with Richardson finite differences within their error estimate, for RMSNorm, per-head RMSNorm, LayerNorm, RoPE and softmax",
 			Tolerance: "complex step: 1e-11·Scale; FD: its own error estimate + 1e-11·Scale"},
 		{ID: Throughput, Title: "fixed-shape check throughput (benchmark)",
 			Statement: "RMSNorm forward value checks and backward gradient checks at fixed shapes pass (run by BenchmarkThroughput only)",

@@ -1,0 +1,177 @@
+package properties_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/cudart/emu"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/outcome"
+	"github.com/ptxprop/ptxprop/ptx"
+)
+
+// The tests of PARITY-001's classification run it without a GPU: an
+// emulator device that calls itself a GPU (asGPU) stands in for one, and
+// the contract's own emulator is another emulator device.
+
+// asGPU is an emulator device whose Info says "gpu". seed, when not nil,
+// gives the schedule of its nth launch (0, 1, …), as a GPU schedules a
+// launch as it pleases.
+type asGPU struct {
+	cudart.Device
+	seed func(n int) int64
+
+	mu       sync.Mutex
+	launches int
+}
+
+func (d *asGPU) Info() cudart.Info {
+	i := d.Device.Info()
+	i.Backend = "gpu"
+	return i
+}
+
+func (d *asGPU) Launch(m cudart.Module, entry string, g cudart.Geometry, params ...cudart.Param) error {
+	d.mu.Lock()
+	n := d.launches
+	d.launches++
+	d.mu.Unlock()
+	if d.seed != nil {
+		if err := d.Device.SetSchedule(d.seed(n)); err != nil {
+			return err
+		}
+	}
+	return d.Device.Launch(m, entry, g, params...)
+}
+
+// openEmu opens an emulator device, closed when t ends.
+func openEmu(t *testing.T) cudart.Device {
+	d := cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions())
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// parityOutcome runs PARITY-001 on im with gpu as the run's device and
+// fresh emulators for the contract's own, and returns its outcome.
+func parityOutcome(t *testing.T, gpu cudart.Device, im properties.Impls) outcome.Outcome {
+	t.Helper()
+	cfg := properties.Config{Device: gpu, MaxElements: 64, Recorder: &outcome.Recorder{},
+		Open: func(string) (cudart.Device, error) {
+			return cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions()), nil
+		}}
+	q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.ParityContract(tb, im) })
+	o := q.Outcomes()[properties.Parity]
+	t.Logf("%s: %s", o.Status, o.Reason)
+	// These failures are provoked: their fail files are no finding.
+	removeFailFile(o.Failfile)
+	if o.Status != outcome.Falsified {
+		t.Fatalf("outcome %s (%s), want falsified", o.Status, o.Reason)
+	}
+	return o
+}
+
+// moved returns v changed by at least 1 (and by |v| where that is more):
+// beyond any parity bound, whatever v is.
+func moved(v float32) float32 {
+	if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		return 0
+	}
+	return float32(float64(v) + 1 + math.Abs(float64(v)))
+}
+
+// onGPU reports whether dev is the stand-in GPU.
+func onGPU(dev cudart.Device) bool { return dev.Info().Backend == "gpu" }
+
+// A GPU whose bits change from launch to launch, the emulator's not: the
+// disagreement is the GPU's non-determinism, named with the element and
+// the GPU's two values, not the emulator's fault.
+func TestParityClassifiesANonDeterministicGPU(t *testing.T) {
+	var mu sync.Mutex
+	calls, first, second := 0, float32(0), float32(0)
+	impl := properties.RMSNormForwardOp.Func(func(dev cudart.Device, a *op.RMSNormForwardArgs) error {
+		err := kernels.RMSNormFwd.RMSNormForward(dev, a)
+		if err == nil && onGPU(dev) {
+			mu.Lock()
+			defer mu.Unlock()
+			// Every other launch on the GPU moves its last element.
+			if calls++; calls%2 == 1 {
+				v := a.Y[len(a.Y)-1]
+				first, a.Y[len(a.Y)-1] = moved(v), moved(v)
+			} else {
+				second = a.Y[len(a.Y)-1]
+			}
+		}
+		return err
+	}, kernels.RMSNormFwd)
+	o := parityOutcome(t, &asGPU{Device: openEmu(t)}, properties.Impls{impl})
+	mu.Lock()
+	values := fmt.Sprintf("%g (%08x) vs %g (%08x)", first, math.Float32bits(first), second, math.Float32bits(second))
+	mu.Unlock()
+	for _, want := range []string{"emulator vs gpu (GPU non-deterministic)",
+		"the GPU is non-deterministic, the emulator not at fault", "GPU run 1 and GPU run 2 differ at y[row ", values} {
+		if !strings.Contains(o.Reason, want) {
+			t.Errorf("reason %q lacks %q", o.Reason, want)
+		}
+	}
+	if strings.Contains(o.Reason, "real disagreement") {
+		t.Errorf("reason %q calls it a real disagreement", o.Reason)
+	}
+}
+
+// A GPU that computes other bits than the emulator, the same every time,
+// for a kernel with no approximate instruction: a real disagreement.
+func TestParityClassifiesARealDisagreement(t *testing.T) {
+	impl := properties.RMSNormForwardOp.Func(func(dev cudart.Device, a *op.RMSNormForwardArgs) error {
+		err := kernels.RMSNormFwd.RMSNormForward(dev, a)
+		if err == nil && onGPU(dev) {
+			a.Y[0] = moved(a.Y[0])
+		}
+		return err
+	}, kernels.RMSNormFwd)
+	o := parityOutcome(t, &asGPU{Device: openEmu(t)}, properties.Impls{impl})
+	for _, want := range []string{"emulator vs gpu (real disagreement)", "a real disagreement: the GPU repeats its bits over runs 1 to 3 and the emulator under schedule seeds 0 to 2"} {
+		if !strings.Contains(o.Reason, want) {
+			t.Errorf("reason %q lacks %q", o.Reason, want)
+		}
+	}
+}
+
+// The same for a kernel with approximate instructions the emulator does
+// not compute as the GPU (RoPE's ex2.approx): the disagreement names them
+// with their PTX lines, as the likely cause, past the parity bound too.
+func TestParityClassifiesAnUnmodelledInstruction(t *testing.T) {
+	impl := properties.RoPEForwardOp.Func(func(dev cudart.Device, a *op.RoPEForwardArgs) error {
+		err := kernels.RoPEFwdBatched.RoPEForward(dev, a)
+		if err == nil && onGPU(dev) {
+			a.Y[0] = moved(a.Y[0])
+		}
+		return err
+	}, kernels.RoPEFwdBatched)
+	o := parityOutcome(t, &asGPU{Device: openEmu(t)}, properties.Impls{impl})
+	wants := []string{"emulator vs gpu (unmodelled approximate instruction)",
+		"the GPU repeats its bits over runs 1 to 3 and the emulator under schedule seeds 0 to 2; approximate instructions the emulator does not compute as the GPU does: "}
+	k := kernels.RoPEFwdBatched.K
+	as, err := ptx.Approximations(k.PTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range as {
+		if !a.Modelled && a.Function == k.Entry {
+			wants = append(wants, a.String())
+		}
+	}
+	if len(wants) == 2 {
+		t.Fatalf("%s has no unmodelled approximate instruction: the test needs one", k.Entry)
+	}
+	for _, want := range wants {
+		if !strings.Contains(o.Reason, want) {
+			t.Errorf("reason %q lacks %q", o.Reason, want)
+		}
+	}
+}

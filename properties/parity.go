@@ -125,6 +125,7 @@ func byRowElement[A any](o *op.Op[A], a *A, i int) string {
 	type out struct {
 		name  string
 		width int
+		one   bool // a per-row value: named by its row alone
 	}
 	var rows, sums []out
 	cols := 0
@@ -133,17 +134,17 @@ func byRowElement[A any](o *op.Op[A], a *A, i int) string {
 			continue
 		}
 		if t.Layout == op.Row {
-			rows = append(rows, out{t.Name, t.Cols.Of(s)})
+			rows = append(rows, out{t.Name, t.Cols.Of(s), t.Cols == op.One})
 			cols += t.Cols.Of(s)
 		} else {
-			sums = append(sums, out{t.Name, len(*o.F32(a, j))})
+			sums = append(sums, out{t.Name, len(*o.F32(a, j)), false})
 		}
 	}
 	if n := s.Rows * cols; i < n {
 		r, c := i/cols, i%cols
 		for _, t := range rows {
 			if c < t.width {
-				if t.width == 1 {
+				if t.one {
 					return fmt.Sprintf("%s[row %d]", t.name, r)
 				}
 				return fmt.Sprintf("%s[row %d, col %d]", t.name, r, c)

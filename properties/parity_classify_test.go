@@ -175,3 +175,75 @@ func TestParityClassifiesAnUnmodelledInstruction(t *testing.T) {
 		}
 	}
 }
+
+// deviceParityOutcome runs MULTI-DEVICE-PARITY-001 on im over two
+// emulator devices, ordinals 0 and 1, and returns its outcome.
+func deviceParityOutcome(t *testing.T, im func(second cudart.Device) properties.Impls) outcome.Outcome {
+	t.Helper()
+	var devs []cudart.Device
+	for i := range 2 {
+		d := cudart.New(emu.Open(i, emu.Options{}), cudart.DefaultOptions())
+		t.Cleanup(func() { d.Close() })
+		devs = append(devs, d)
+	}
+	cfg := properties.Config{Device: devs[0], Devices: devs, MaxElements: 64, Recorder: &outcome.Recorder{}}
+	q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeviceParityContract(tb, im(devs[1])) })
+	o := q.Outcomes()[properties.MultiDeviceParity]
+	t.Logf("%s: %s", o.Status, o.Reason)
+	removeFailFile(o.Failfile) // a provoked failure's
+	if o.Status != outcome.Falsified {
+		t.Fatalf("outcome %s (%s), want falsified", o.Status, o.Reason)
+	}
+	return o
+}
+
+// MULTI-DEVICE-PARITY-001 calls a device whose bits change from launch to
+// launch non-deterministic, naming the element and its two values, and one
+// that repeats other bits than the first device a real disagreement.
+func TestDeviceParityClassifies(t *testing.T) {
+	t.Run("non-deterministic", func(t *testing.T) {
+		var mu sync.Mutex
+		calls, first, second := 0, float32(0), float32(0)
+		o := deviceParityOutcome(t, func(dev1 cudart.Device) properties.Impls {
+			return properties.Impls{properties.RMSNormForwardOp.Func(func(dev cudart.Device, a *op.RMSNormForwardArgs) error {
+				err := kernels.RMSNormFwd.RMSNormForward(dev, a)
+				if err == nil && dev == dev1 {
+					mu.Lock()
+					defer mu.Unlock()
+					// Every other launch on device 1 moves its last element.
+					if calls++; calls%2 == 1 {
+						first = moved(a.Y[len(a.Y)-1])
+						a.Y[len(a.Y)-1] = first
+					} else {
+						second = a.Y[len(a.Y)-1]
+					}
+				}
+				return err
+			}, kernels.RMSNormFwd)}
+		})
+		mu.Lock()
+		values := fmt.Sprintf("%g (%08x) vs %g (%08x)", first, math.Float32bits(first), second, math.Float32bits(second))
+		mu.Unlock()
+		for _, want := range []string{"emu device 1 vs emu device 0 (emu device 1 non-deterministic)",
+			"emu device 1 is non-deterministic, not another device", "its run 1 and run 2 differ at y[row ", values} {
+			if !strings.Contains(o.Reason, want) {
+				t.Errorf("reason %q lacks %q", o.Reason, want)
+			}
+		}
+	})
+	t.Run("real", func(t *testing.T) {
+		o := deviceParityOutcome(t, func(dev1 cudart.Device) properties.Impls {
+			return properties.Impls{properties.RMSNormForwardOp.Func(func(dev cudart.Device, a *op.RMSNormForwardArgs) error {
+				err := kernels.RMSNormFwd.RMSNormForward(dev, a)
+				if err == nil && dev == dev1 {
+					a.Y[0] = moved(a.Y[0])
+				}
+				return err
+			}, kernels.RMSNormFwd)}
+		})
+		want := "emu device 1 vs emu device 0 (real disagreement): element 0 (row 0, col 0): bits differ"
+		if !strings.Contains(o.Reason, want) || !strings.Contains(o.Reason, "each repeat their own bits over runs 1 to 3") {
+			t.Errorf("reason %q lacks %q or the evidence", o.Reason, want)
+		}
+	})
+}

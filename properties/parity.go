@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 
@@ -22,6 +23,9 @@ const (
 	parityNondeterministic = "non-deterministic"
 	// parityScheduleDependent: the emulator under two schedules differs.
 	parityScheduleDependent = "emulator non-deterministic under schedules"
+	// parityFloatAtomics: both sides repeat their bits, but the kernel's
+	// float atomics may sum in another order under a schedule not met.
+	parityFloatAtomics = "schedule-dependent float atomics"
 	// parityUnmodelled: both sides repeat their bits, and the kernel uses
 	// approximate instructions the emulator does not compute as the GPU.
 	parityUnmodelled = "unmodelled approximate instruction"
@@ -111,6 +115,41 @@ func rerunDiffers(p problem, dev cudart.Device, first []float32, before func(k i
 			}
 			return fmt.Sprintf("%s and %s differ at %s: %g (%08x) vs %g (%08x)", what(0), what(k), p.element(i),
 				first[i], math.Float32bits(first[i]), again[i], math.Float32bits(again[i]))
+		}
+	}
+	return ""
+}
+
+// implSources returns the entries impl launches and the PTX of each, as it
+// lists them (KernelLister) or names them for messages (entrySources);
+// none when it does neither.
+func implSources(impl any) (entries []string, srcs [][]byte) {
+	switch l := impl.(type) {
+	case KernelLister:
+		for _, k := range l.Kernels() {
+			entries, srcs = append(entries, k.Entry), append(srcs, k.PTX)
+		}
+	case entrySources:
+		entries, srcs = l.EntrySources()
+	}
+	return entries, srcs
+}
+
+// floatAtomicSite names the first floating-point atomic in the entries
+// impl launches ("atom.global.gpu.acq_rel.add.f32, PTX line 80 of
+// rmsnorm_bwd_atomic_kernel"), or "" when there is none or impl does not
+// list its kernels.
+func floatAtomicSite(impl any) string {
+	entries, srcs := implSources(impl)
+	for i, src := range srcs {
+		start := bytes.Index(src, []byte(".entry "+entries[i]+"("))
+		if start < 0 {
+			continue
+		}
+		body := entryBody(src, entries[i])
+		if m := floatAtomic.FindIndex(body); m != nil {
+			line := 1 + bytes.Count(src[:start+m[0]], []byte("\n"))
+			return fmt.Sprintf("%s, PTX line %d of %s", body[m[0]:m[1]], line, entries[i])
 		}
 	}
 	return ""

@@ -3,10 +3,12 @@ package properties_test
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/ptxprop/ptxprop/binding"
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/kernels"
@@ -58,8 +60,19 @@ func openEmu(t *testing.T) cudart.Device {
 }
 
 // parityOutcome runs PARITY-001 on im with gpu as the run's device and
-// fresh emulators for the contract's own, and returns its outcome.
+// fresh emulators for the contract's own, and returns its outcome, which
+// must be falsified.
 func parityOutcome(t *testing.T, gpu cudart.Device, im properties.Impls) outcome.Outcome {
+	t.Helper()
+	o := parityRun(t, gpu, im)
+	if o.Status != outcome.Falsified {
+		t.Fatalf("outcome %s (%s), want falsified", o.Status, o.Reason)
+	}
+	return o
+}
+
+// parityRun runs PARITY-001 as parityOutcome does, whatever the outcome.
+func parityRun(t *testing.T, gpu cudart.Device, im properties.Impls) outcome.Outcome {
 	t.Helper()
 	cfg := properties.Config{Device: gpu, MaxElements: 64, Recorder: &outcome.Recorder{},
 		Open: func(string) (cudart.Device, error) {
@@ -70,9 +83,6 @@ func parityOutcome(t *testing.T, gpu cudart.Device, im properties.Impls) outcome
 	t.Logf("%s: %s", o.Status, o.Reason)
 	// These failures are provoked: their fail files are no finding.
 	removeFailFile(o.Failfile)
-	if o.Status != outcome.Falsified {
-		t.Fatalf("outcome %s (%s), want falsified", o.Status, o.Reason)
-	}
 	return o
 }
 
@@ -246,4 +256,60 @@ func TestDeviceParityClassifies(t *testing.T) {
 			t.Errorf("reason %q lacks %q or the evidence", o.Reason, want)
 		}
 	})
+}
+
+// A kernel whose float atomics add in the order of the schedule (the
+// Triton RMSNorm backward's dγ), on a GPU that schedules every launch its
+// own way: PARITY-001 finds the GPU non-deterministic, with no device
+// that lies about its bits.
+func TestParityClassifiesAScheduleDependentKernel(t *testing.T) {
+	b, err := binding.Load("../binding/testdata/foreign/triton/rmsnorm_bwd_atomic.binding.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := &asGPU{Device: openEmu(t), seed: func(n int) int64 { return int64(n + 1) }}
+	// A failure found under one GPU schedule need not replay under the
+	// next: then inconclusive, as a non-reproducing failure is.
+	o := parityRun(t, gpu, properties.Impls{b.Impl()})
+	if o.Status != outcome.Falsified && (o.Status != outcome.Inconclusive || o.NonDeterministic == "") {
+		t.Fatalf("outcome %s (%s), want falsified, or inconclusive as a failure that did not replay", o.Status, o.Reason)
+	}
+	// Rarely, the shrunk case's few orders repeat over the GPU's three
+	// runs: then the emulator's schedules show the same dependence.
+	want := regexp.MustCompile(`emulator vs gpu \(GPU non-deterministic\): .*GPU run 1 and GPU run [23] differ at dgamma\[\d+\]: ` +
+		`|emulator vs gpu \(emulator non-deterministic under schedules\): .*under schedule seed [12] differ at dgamma\[\d+\]: `)
+	if !want.MatchString(o.Reason) {
+		t.Errorf("reason %q does not match %q", o.Reason, want)
+	}
+}
+
+// The same kernel on a GPU that schedules every launch alike (seed 7)
+// repeats its bits, but the emulator's differ from schedule to schedule:
+// the kernel is schedule-dependent, which the emulator shows, or, where
+// the shrunk case's few orders met none of the emulator's schedules, the
+// float atomics say (never a real disagreement).
+func TestParityClassifiesScheduleDependenceOnTheEmulator(t *testing.T) {
+	b, err := binding.Load("../binding/testdata/foreign/triton/rmsnorm_bwd_atomic.binding.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := parityOutcome(t, &asGPU{Device: openEmu(t), seed: func(int) int64 { return 7 }}, properties.Impls{b.Impl()})
+	want := regexp.MustCompile(`emulator vs gpu \(emulator non-deterministic under schedules\): .*the kernel's result depends on the schedule, as it may on a GPU: the emulator under schedule seed 0 and the emulator under schedule seed [12] differ at dgamma\[\d+\]: ` +
+		`|emulator vs gpu \(schedule-dependent float atomics\): .*the kernel adds floats atomically \(atom\.global\.gpu\.acq_rel\.add\.f32, PTX line \d+ of rmsnorm_bwd_atomic_kernel\)`)
+	if !want.MatchString(o.Reason) {
+		t.Errorf("reason %q does not match %q", o.Reason, want)
+	}
+}
+
+// PARITY-001 names a bound kernel's float atomic with its qualifiers,
+// Triton's acq_rel included, and its PTX line.
+func TestParityNamesTritonFloatAtomics(t *testing.T) {
+	b, err := binding.Load("../binding/testdata/foreign/triton/rmsnorm_bwd_atomic.binding.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := properties.FloatAtomicSite(b.Impl())
+	if !strings.HasPrefix(got, "atom.global.gpu.acq_rel.add.f32, PTX line ") || !strings.HasSuffix(got, " of rmsnorm_bwd_atomic_kernel") {
+		t.Errorf("float atomic site %q", got)
+	}
 }

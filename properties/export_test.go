@@ -6,3 +6,6 @@ var (
 	OracleSoundnessContract = oracleSoundnessContract
 	OracleGradientContract  = oracleGradientContract
 )
+
+// FloatAtomicSite is floatAtomicSite, for the parity tests.
+var FloatAtomicSite = floatAtomicSite

@@ -459,7 +459,9 @@ func sameClass(o *Obs, name string, got []float32, want []float64) {
 
 // ParityContract checks PARITY-001: every family of im on the GPU device
 // and on a fresh emulator, same inputs. It is skipped (with the reason)
-// unless the current device is a GPU and the emulator is available.
+// unless the current device is a GPU and the emulator is available. A
+// disagreement is classified (classifyParity) in the comparison's name
+// and at the end of the message: which side, if either, is at fault.
 func ParityContract(t TB, im Impls) {
 	t.Helper()
 	dev := deviceFor(t, Parity)
@@ -480,17 +482,69 @@ func ParityContract(t TB, im Impls) {
 	check(t, Parity, ImplKernels(im), func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		o.Context(p.outCols, "%v", p)
-		o.note = func() string { return unmodelled(p.impl) }
+		setSchedule(emu, 0) // the canonical schedule first, whatever a failing check's classification left
 		g, err := p.run(dev)
 		o.Check("gpu", err)
 		e, err := p.run(emu)
 		o.Check("emulator", err)
-		if p.approxTol == nil {
-			o.Identical("emulator vs gpu", e, g)
+		var tol []float64
+		if p.approxTol != nil {
+			tol = p.approxTol()
+		}
+		cls := classified(func() parityClass { return classifyParity(p, dev, emu, g, e) })
+		name := "emulator vs gpu"
+		if parityDiffers(e, g, tol) {
+			name += " (" + cls().class + ")"
+		}
+		o.note = func() string { return "; " + cls().detail }
+		if tol == nil {
+			o.Identical(name, e, g)
 			return
 		}
-		o.Within("emulator vs gpu", e, gen.F64(g), p.approxTol())
+		o.Within(name, e, gen.F64(g), tol)
 	})
+}
+
+// classifyParity says why the emulator's outputs e disagree with the GPU's
+// g for p: the GPU is non-deterministic (the launch run again on it gives
+// other bits: a property of the kernel or the GPU, not of the emulator);
+// else the kernel depends on the schedule (the emulator under other
+// schedule seeds gives other bits, which a GPU's schedule can too); else
+// an approximate instruction the emulator does not compute as the GPU
+// (unmodelled, named with its PTX line); else float atomics (named with
+// their PTX line), whose order schedules the reruns did not meet can
+// change; else a real disagreement between two sides that each repeat
+// their own bits.
+func classifyParity(p problem, gpu, emu cudart.Device, g, e []float32) parityClass {
+	gpuRun := func(k int) string { return fmt.Sprintf("GPU run %d", k+1) }
+	if d := rerunDiffers(p, gpu, g, nil, gpuRun); d != "" {
+		return parityClass{"GPU " + parityNondeterministic,
+			"the GPU is non-deterministic, the emulator not at fault: of the same launch on the same inputs, " + d}
+	}
+	// The emulator's first run was under the canonical schedule (seed 0);
+	// its reruns are under seeds 1, 2, … where it can be scheduled.
+	emuRun := func(k int) string { return fmt.Sprintf("emulator run %d", k+1) }
+	emuRuns := fmt.Sprintf("over runs 1 to %d", parityReruns+1)
+	if emu.Capabilities().Has(cudart.CapSchedule) {
+		emuRun = func(k int) string { return fmt.Sprintf("the emulator under schedule seed %d", k) }
+		emuRuns = fmt.Sprintf("under schedule seeds 0 to %d", parityReruns)
+	}
+	defer setSchedule(emu, 0)
+	if d := rerunDiffers(p, emu, e, func(k int) { setSchedule(emu, int64(k)) }, emuRun); d != "" {
+		return parityClass{parityScheduleDependent, "the kernel's result depends on the schedule, as it may on a GPU: " + d}
+	}
+	both := fmt.Sprintf("the GPU repeats its bits over runs 1 to %d and the emulator %s", parityReruns+1, emuRuns)
+	if u := unmodelled(p.impl); u != "" {
+		return parityClass{parityUnmodelled, both + u}
+	}
+	if at := floatAtomicSite(p.impl); at != "" {
+		// Schedules the reruns did not meet can still order the sums
+		// otherwise: no evidence of a real disagreement.
+		return parityClass{parityFloatAtomics, both + ", but the kernel adds floats atomically (" + at +
+			"), in an order the schedule picks: the two sides may have met different orders"}
+	}
+	return parityClass{parityReal, "a real disagreement: " + both +
+		", and the kernel has no approximate instruction the emulator computes otherwise than the GPU"}
 }
 
 // entrySources is implemented by implementations that name the PTX entries
@@ -505,18 +559,7 @@ type entrySources interface {
 // GPU does (ptx.Approximations, Modelled false): where a parity mismatch
 // may come from. "" when there are none, or impl does not list its kernels.
 func unmodelled(impl any) string {
-	var entries []string
-	var srcs [][]byte
-	switch l := impl.(type) {
-	case KernelLister:
-		for _, k := range l.Kernels() {
-			entries, srcs = append(entries, k.Entry), append(srcs, k.PTX)
-		}
-	case entrySources:
-		entries, srcs = l.EntrySources()
-	default:
-		return ""
-	}
+	entries, srcs := implSources(impl)
 	var parts []string
 	for i, src := range srcs {
 		as, err := ptx.Approximations(src)

@@ -29,17 +29,48 @@ func DeviceParityContract(t TB, im Impls) {
 		o.Context(p.outCols, "%v", p)
 		ref, err := p.run(devs[0])
 		o.Check(deviceName(devs, 0), err)
+		var tol []float64
+		if p.approxTol != nil {
+			tol = p.approxTol()
+		}
 		for i := 1; i < len(devs); i++ {
 			got, err := p.run(devs[i])
 			what := deviceName(devs, i) + " vs " + deviceName(devs, 0)
 			o.Check(deviceName(devs, i), err)
-			if p.approxTol == nil {
+			cls := classified(func() parityClass { return classifyDevices(p, devs, i, ref, got) })
+			if parityDiffers(got, ref, tol) {
+				what += " (" + cls().class + ")"
+			}
+			o.note = func() string { return "; " + cls().detail }
+			if tol == nil {
 				o.Identical(what, got, ref)
 				continue
 			}
-			o.Within(what, got, gen.F64(ref), p.approxTol())
+			o.Within(what, got, gen.F64(ref), tol)
 		}
 	})
+}
+
+// classifyDevices says why devs[i]'s outputs got disagree with the first
+// device's ref for p: a device whose own runs of the launch differ is
+// non-deterministic (the one that disagrees is tried first), not another
+// device; else the two disagree for real, each repeating its own bits.
+// The devices are the run's, shared with other contracts, so their
+// schedules are left as they are.
+func classifyDevices(p problem, devs []cudart.Device, i int, ref, got []float32) parityClass {
+	for _, c := range []struct {
+		at    int
+		first []float32
+	}{{i, got}, {0, ref}} {
+		name := deviceName(devs, c.at)
+		run := func(k int) string { return fmt.Sprintf("run %d", k+1) }
+		if d := rerunDiffers(p, devs[c.at], c.first, nil, run); d != "" {
+			return parityClass{name + " " + parityNondeterministic,
+				name + " is non-deterministic, not another device: of the same launch on the same inputs, its " + d}
+		}
+	}
+	return parityClass{parityReal, fmt.Sprintf("a real disagreement: %s and %s each repeat their own bits over runs 1 to %d",
+		deviceName(devs, i), deviceName(devs, 0), parityReruns+1)}
 }
 
 // deviceName names devs[i] in a failure: its backend and ordinal.

@@ -242,6 +242,8 @@ type problem struct {
 	// approxTol is nil when conforming devices agree bit for bit.
 	approxTol func() []float64
 	impl      any // the implementation that runs it
+	// element names element i of run's outputs ("dgamma[3]").
+	element func(i int) string
 }
 
 // output is one output tensor of a launch: its op table name, its values,
@@ -268,7 +270,8 @@ func newProblem[A, I any](o *Operation[A, I], impl I, a *A, d drawn[A]) problem 
 			err := o.Call(impl, dev, b)
 			return outputsOf(o.Op, b), err
 		},
-		selectRows: func(idx []int) problem { return newProblem(o, impl, o.Op.SelectRows(a, idx), d) }}
+		selectRows: func(idx []int) problem { return newProblem(o, impl, o.Op.SelectRows(a, idx), d) },
+		element:    func(i int) string { return byRowElement(o.Op, a, i) }}
 	if d.approxTol != nil {
 		p.approxTol = func() []float64 { return d.approxTol(a) }
 	}

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
@@ -80,3 +81,25 @@ type sources struct {
 }
 
 func (s sources) EntrySources() ([]string, [][]byte) { return s.entries, s.ptx }
+
+// A parity failure names an element by its output and place in it, in
+// the order op.ByRow lays the outputs out: each row's row-wise outputs,
+// then the column sums.
+func TestByRowElementNamesTheOutput(t *testing.T) {
+	fwd := &op.RMSNormForwardArgs{Rows: 2, Hidden: 2, Y: make([]float32, 4), RMS: make([]float32, 2)}
+	bwd := &op.RMSNormBackwardArgs{Rows: 2, Hidden: 3, DX: make([]float32, 6), DGamma: make([]float32, 3)}
+	for _, c := range []struct{ got, want string }{
+		{byRowElement(op.RMSNormForward, fwd, 1), "y[row 0, col 1]"},
+		{byRowElement(op.RMSNormForward, fwd, 2), "rms[row 0]"},
+		{byRowElement(op.RMSNormForward, fwd, 3), "y[row 1, col 0]"},
+		{byRowElement(op.RMSNormForward, fwd, 5), "rms[row 1]"},
+		{byRowElement(op.RMSNormForward, &op.RMSNormForwardArgs{Rows: 2, Hidden: 2, Y: make([]float32, 4)}, 2), "y[row 1, col 0]"},
+		{byRowElement(op.RMSNormBackward, bwd, 5), "dx[row 1, col 2]"},
+		{byRowElement(op.RMSNormBackward, bwd, 7), "dgamma[1]"},
+		{byRowElement(op.RMSNormBackward, bwd, 9), "output element 9"},
+	} {
+		if c.got != c.want {
+			t.Errorf("named %q, want %q", c.got, c.want)
+		}
+	}
+}

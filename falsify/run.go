@@ -355,15 +355,16 @@ func (s *Session) budgetText(m Mutant, runs int) string {
 // probe runs one contract on the mutant and returns its outcome.
 func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, outcome.Outcome) {
 	checks, shrink := s.budget(m, i)
-	// rapid writes no fail files for mutants: their failures are expected
-	// and the kill matrix is the record.
-	defer suite.SetRapid(suite.Rapid{Checks: checks, Exact: true, ShrinkTime: shrink, NoFailFile: true,
-		Seed: seedFor(s.opts.Seed, m.String(), p.name)})()
 	if s.dev.Capabilities().Has(cudart.CapSchedule) {
 		s.dev.SetSchedule(0) // a contract that failed mid-way may have left another schedule
 	}
 	start := time.Now()
-	q := properties.RunQuiet("falsify/"+m.String()+"/"+p.name, s.cfg, func(t properties.TB) { p.run(t, e) })
+	// The run's own budget and seed; rapid writes no fail files for
+	// mutants: their failures are expected and the kill matrix is the
+	// record.
+	budget := suite.Rapid{Checks: checks, Exact: true, ShrinkTime: shrink, NoFailFile: true,
+		Seed: seedFor(s.opts.Seed, m.String(), p.name)}
+	q := suite.RunContract("falsify/"+m.String()+"/"+p.name, s.cfg, budget, func(t properties.TB) { p.run(t, e) })
 	o, ok := q.Outcomes()[p.id]
 	if !ok {
 		o = outcome.Outcome{ID: p.id, Status: outcome.Errored, Reason: "the contract recorded no outcome"}

@@ -47,9 +47,12 @@ type Config struct {
 	// them the report lists only what ran. Not a setting.
 	Predictions []string
 	// Rapid is the rest of rapid's configuration for the run's contract
-	// runs: its ShrinkTime and NoFailFile, set for the run and restored
-	// after it (its Checks, Seed and Exact are not read: the run's are
-	// Checks and Seed above). Not a setting.
+	// runs, set for the run and restored after it: its ShrinkTime and
+	// NoFailFile, and its Checks and Seed where a command that is not go
+	// test takes rapid's own -rapid.checks and -rapid.seed (ptxprop
+	// verify): those win over Checks and Seed above and over RAPID_CHECKS
+	// and RAPID_SEED, as they do in a test binary. Exact is not read. Not a
+	// setting.
 	Rapid Rapid
 
 	// What Main's options add: test binaries' own settings, code run after

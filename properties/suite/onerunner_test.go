@@ -1,6 +1,7 @@
 package suite_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -297,4 +298,105 @@ func usesIdent(e ast.Expr, name string) bool {
 func asExpr(n ast.Node) ast.Expr {
 	e, _ := n.(ast.Expr)
 	return e
+}
+
+// rapid's settings are the process's (rapid v1.3.0 keeps them in package
+// variables); package suite alone sets them, for a run (Main, Run's
+// Config.Checks, Config.Seed and Config.Rapid) or one contract run
+// (RunContract). No Go file of the module outside the properties tree sets
+// one of rapid's flags or calls suite.SetRapid: binding's TestMain set
+// -rapid.checks, its tests -rapid.nofailfile and the shrink time, falsify
+// each mutant's checks and seed, and ptxprop verify -rapid.checks, each
+// for the whole process. The properties tree is left out: suite is the
+// owner, and package properties' own tests exercise the harness under
+// rapid's settings and its benchmarks set the checks around their loop.
+func TestRapidSetOnlyBySuite(t *testing.T) {
+	root := moduleRootDir(t)
+	for _, b := range rapidSetters(t, root, []string{filepath.Join(root, "properties")}) {
+		t.Error(b)
+	}
+}
+
+// A file that sets rapid's flags is found: the rule can fail.
+func TestRapidSetOnlyBySuiteRefuses(t *testing.T) {
+	for name, src := range map[string]string{
+		"flag.Set":             `package p; import "flag"; func f() { flag.Set("rapid.checks", "25") }`,
+		"flag.CommandLine.Set": `package p; import "flag"; func f(n string) { flag.CommandLine.Set("rapid."+n, "1") }`,
+		"suite.SetRapid":       `package p; import "github.com/ptxprop/ptxprop/properties/suite"; func f() { defer suite.SetRapid(suite.Rapid{})() }`,
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if len(rapidSetters(t, dir, nil)) == 0 {
+			t.Errorf("%s: not found", name)
+		}
+	}
+}
+
+// rapidSetters lists the calls under root, outside the directories skip,
+// that set rapid's flags.
+func rapidSetters(t *testing.T, root string, skip []string) []string {
+	t.Helper()
+	var bad []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if path != root && (n == "testdata" || n == "vendor" || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_")) {
+				return filepath.SkipDir
+			}
+			for _, s := range skip {
+				if path == s {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			name := callName(c.Fun)
+			switch {
+			case name == "suite.SetRapid":
+				bad = append(bad, fmt.Sprintf("%s:%d: calls suite.SetRapid: give the run its settings as a value (suite.RunContract, Config.Rapid)", rel, fset.Position(c.Pos()).Line))
+			case (name == "flag.Set" || name == "flag.CommandLine.Set") && len(c.Args) > 0 && rapidFlagName(c.Args[0]):
+				bad = append(bad, fmt.Sprintf("%s:%d: %s sets one of rapid's flags for the whole process: give the run its settings as a value (suite.RunContract, Config.Rapid)", rel, fset.Position(c.Pos()).Line, name))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bad
+}
+
+// rapidFlagName reports whether e names one of rapid's flags: a string
+// literal "rapid.…", or a concatenation that starts with one.
+func rapidFlagName(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.BasicLit:
+		s, err := strconv.Unquote(x.Value)
+		return err == nil && strings.HasPrefix(s, "rapid.")
+	case *ast.BinaryExpr:
+		return x.Op == token.ADD && rapidFlagName(x.X)
+	case *ast.ParenExpr:
+		return rapidFlagName(x.X)
+	}
+	return false
 }

@@ -139,7 +139,7 @@ func rapidUint(name string) uint64 {
 // rapidForRun returns the rapid settings a run of c uses: c.Checks unless
 // rapid's checks were given, and c.Seed — or, when neither it nor rapid's
 // seed was given, a fresh random seed, so that the report records the seed
-// actually used.
+// actually used; c.Rapid's Checks and Seed, when set, win over all of them.
 func rapidForRun(c Config, lookup func(string) (string, bool)) Rapid {
 	var r Rapid
 	if c.Checks > 0 && !rapidGiven("checks", lookup) {
@@ -150,6 +150,14 @@ func rapidForRun(c Config, lookup func(string) (string, bool)) Rapid {
 		if r.Seed == 0 {
 			r.Seed = randomSeed()
 		}
+	}
+	// rapid's own flags on a command line that is not go test's win over
+	// everything, RAPID_CHECKS and RAPID_SEED included, as in a test binary.
+	if c.Rapid.Checks > 0 {
+		r.Checks = c.Rapid.Checks
+	}
+	if c.Rapid.Seed != 0 {
+		r.Seed = c.Rapid.Seed
 	}
 	return r
 }

@@ -47,11 +47,12 @@ func closeSession() {
 	}
 }
 
-// getSession opens the shared session, or skips t without a device.
+// getSession opens the shared session on the run's devices (suite.Main
+// opened them), or skips t without a device.
 func getSession(t *testing.T) *Session {
 	t.Helper()
 	if session == nil {
-		s, err := NewSession(opts)
+		s, err := SessionOn(opts, *suite.T(t).Config())
 		if err != nil {
 			t.Skipf("no device backend: %v", err)
 		}

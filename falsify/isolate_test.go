@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/cudart/emu"
+	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -273,7 +274,7 @@ func TestChild(t *testing.T) {
 	if session == nil {
 		// Not getSession: a child without its devices must fail, not skip
 		// (the parent reports its output).
-		s, err := NewSession(opts)
+		s, err := SessionOn(opts, *suite.T(t).Config())
 		if err != nil {
 			t.Fatalf("opening the devices: %v", err)
 		}

@@ -46,3 +46,16 @@ func TestRunContractOwnSettings(t *testing.T) {
 		t.Errorf("-rapid.checks %s after RunContract, %s before", after, before)
 	}
 }
+
+// WithChecks is the run's default: PTXPROP_CHECKS (read before the
+// options) and -ptxprop.checks (parsed after them) win over it.
+func TestWithChecksIsADefault(t *testing.T) {
+	for _, c := range []struct{ given, want int }{{0, 25}, {7, 7}} {
+		cfg := suite.Default()
+		cfg.Checks = c.given
+		suite.WithChecks(25)(&cfg)
+		if cfg.Checks != c.want {
+			t.Errorf("WithChecks(25) over checks %d: %d, want %d", c.given, cfg.Checks, c.want)
+		}
+	}
+}

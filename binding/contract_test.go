@@ -1,12 +1,8 @@
 package binding_test
 
 import (
-	"flag"
-	"fmt"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ptxprop/ptxprop/binding"
@@ -19,48 +15,22 @@ import (
 // contracts must discharge through the binding path as it does through
 // package kernels.
 
-// cfg is what the contracts see: the device of PTXPROP_BACKEND (the
-// emulator unless a GPU build finds a GPU) and the run's limits.
-var cfg properties.Config
-
+// TestMain runs the package's tests under the runner (suite.Main). The
+// binding tests run some 40 contracts over the emulator: 25 checks each
+// keep the package under a minute on two cores; -ptxprop.checks,
+// PTXPROP_CHECKS, -rapid.checks or RAPID_CHECKS set another number. The
+// tests judge their contracts' outcomes themselves: the run writes no
+// report.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	c, err := suite.Load(os.LookupEnv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	// The binding tests run some 40 contracts over the emulator: 25 checks
-	// each keep the package under a minute on two cores. -rapid.checks,
-	// RAPID_CHECKS or PTXPROP_CHECKS set another number.
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid.checks" })
-	if _, env := os.LookupEnv("RAPID_CHECKS"); !given && !env {
-		checks := 25
-		if c.Checks > 0 {
-			checks = c.Checks
-		}
-		flag.Set("rapid.checks", fmt.Sprint(checks))
-	}
-	dev, note, err := suite.OpenDevice(c)
-	if note != "" {
-		fmt.Fprintln(os.Stderr, note)
-	}
-	cfg = suite.ContractConfig(c, dev)
-	if err != nil {
-		cfg.NoDevice = err.Error()
-	}
-	code := m.Run()
-	if dev != nil {
-		dev.Close()
-	}
-	os.Exit(code)
+	os.Exit(suite.Main(m, suite.WithChecks(25), suite.WithoutReport()))
 }
 
-// tb gives a test's contracts the run's Config.
-type tb struct{ testing.TB }
-
-func (tb) Config() *properties.Config { return &cfg }
+// config is what t's contracts see: the run's device (the emulator unless
+// a GPU build finds a GPU; -ptxprop.backend) and limits.
+func config(t *testing.T) properties.Config {
+	t.Helper()
+	return *suite.T(t).Config()
+}
 
 func load(t *testing.T, path string) *binding.Binding {
 	t.Helper()
@@ -71,53 +41,19 @@ func load(t *testing.T, path string) *binding.Binding {
 	return b
 }
 
-// recorder is a rapid.TB that keeps a contract's failure instead of
-// failing the test: the wrong bindings below must be falsified.
-type recorder struct {
-	mu     sync.Mutex
-	failed bool
-	msgs   []string
-}
-
-func (r *recorder) Helper()                    {}
-func (r *recorder) Config() *properties.Config { return &cfg }
-func (r *recorder) Name() string               { return "wrong-binding" }
-func (r *recorder) Logf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
-}
-func (r *recorder) Log(args ...any)                   { r.Logf("%s", fmt.Sprint(args...)) }
-func (r *recorder) Skipf(format string, args ...any)  { r.Logf(format, args...); runtime.Goexit() }
-func (r *recorder) Skip(args ...any)                  { r.Log(args...); runtime.Goexit() }
-func (r *recorder) SkipNow()                          { runtime.Goexit() }
-func (r *recorder) Errorf(format string, args ...any) { r.Logf(format, args...); r.Fail() }
-func (r *recorder) Error(args ...any)                 { r.Log(args...); r.Fail() }
-func (r *recorder) Fatalf(format string, args ...any) { r.Errorf(format, args...); runtime.Goexit() }
-func (r *recorder) Fatal(args ...any)                 { r.Error(args...); runtime.Goexit() }
-func (r *recorder) FailNow()                          { r.Fail(); runtime.Goexit() }
-func (r *recorder) Fail()                             { r.mu.Lock(); r.failed = true; r.mu.Unlock() }
-func (r *recorder) Failed() bool                      { r.mu.Lock(); defer r.mu.Unlock(); return r.failed }
-
-// falsified runs contract against a recorder and returns its log, failing
-// t if the contract held.
+// falsified runs contract on its own (suite.RunContract, writing no fail
+// file: the wrong bindings below must be falsified, and their failures are
+// this test's finding, not the run's) and returns its log, failing t if
+// the contract held.
 func falsified(t *testing.T, contract func(properties.TB)) string {
 	t.Helper()
-	if err := flag.Set("rapid.nofailfile", "true"); err != nil {
-		t.Fatal(err)
-	}
-	defer flag.Set("rapid.nofailfile", "false")
-	r := &recorder{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		contract(r)
-	}()
-	<-done
-	if !r.Failed() {
+	c := config(t)
+	c.Recorder = nil
+	q := suite.RunContract("wrong-binding", c, suite.Rapid{NoFailFile: true}, contract)
+	if !q.Failed() {
 		t.Fatalf("the contract held for a wrong binding")
 	}
-	log := strings.Join(r.msgs, "\n")
+	log := strings.Join(q.Logs(), "\n")
 	t.Logf("falsified as it must be:\n%.600s", log)
 	return log
 }
@@ -180,7 +116,7 @@ func TestOwnBindingsDischarge(t *testing.T) {
 		"layernorm_bwd_chunk", "per_head_rmsnorm", "rope_fwd", "rope_bwd", "rope_bwd_inplace", "example"} {
 		b := load(t, "testdata/"+path+".yaml")
 		for _, j := range binding.Jobs(b) {
-			t.Run(path+"/"+j.ID, func(t *testing.T) { j.Contract(tb{t}) })
+			t.Run(path+"/"+j.ID, func(t *testing.T) { j.Contract(suite.T(t)) })
 		}
 	}
 }
@@ -211,7 +147,7 @@ func TestDeclaredReductions(t *testing.T) {
 func TestConstraintsNarrowDraws(t *testing.T) {
 	b := rewrite(t, "testdata/rmsnorm_fwd.yaml", "saved: rms_eps", "saved: rms_eps\nconstraints: [\"hidden % 8 == 0\", \"hidden <= 4096\"]")
 	for _, j := range binding.Jobs(b) {
-		t.Run(j.ID, func(t *testing.T) { j.Contract(tb{t}) })
+		t.Run(j.ID, func(t *testing.T) { j.Contract(suite.T(t)) })
 	}
 }
 

@@ -50,12 +50,13 @@ func TestForeignBindings(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no foreign bindings: %v", err)
 	}
+	cfg := config(t)
 	if cfg.Device == nil {
 		t.Skip(cfg.NoDevice)
 	}
-	defer suite.SetRapid(suite.Rapid{ShrinkTime: 3 * time.Second})()
 	c := suite.Default()
 	c.Backend, c.Progress, c.Summary = cfg.Device.Info().Backend, 0, false
+	c.Rapid.ShrinkTime = 3 * time.Second
 	c.Report = filepath.Join(t.TempDir(), "foreign.json")
 	rep, err := binding.Verify(context.Background(), c, paths...)
 	if err != nil {
@@ -103,7 +104,7 @@ func TestPaddedRowStride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	properties.RMSNormForwardContract(tb{t}, b.Impl().(properties.RMSNormForwarder))
+	properties.RMSNormForwardContract(suite.T(t), b.Impl().(properties.RMSNormForwarder))
 }
 
 // A bound kernel names its entries and PTX, so that a parity mismatch can

@@ -38,6 +38,7 @@ func checkStorage16(t *testing.T, path string, st oracle.Storage) {
 		t.Fatalf("storage %v, want %v", b.InputStorage(), st)
 	}
 	impl := b.Impl().(properties.RMSNormForwarder)
+	cfg := config(t)
 	dev := cfg.Device
 	if dev == nil {
 		t.Skip(cfg.NoDevice)
@@ -80,6 +81,7 @@ func checkStorage16(t *testing.T, path string, st oracle.Storage) {
 // TestAliasSharesBuffer: with alias {dx: dy} the backward runs in place,
 // on one buffer fewer, and gives the same dx.
 func TestAliasSharesBuffer(t *testing.T) {
+	cfg := config(t)
 	dev := cfg.Device
 	if dev == nil {
 		t.Skip(cfg.NoDevice)
@@ -117,6 +119,7 @@ func TestAliasSharesBuffer(t *testing.T) {
 // depends on scratch it never wrote is caught. The chunked backward gets a
 // third launch that sums a scratch buffer nothing writes into dγ.
 func TestScratchInit(t *testing.T) {
+	cfg := config(t)
 	dev := cfg.Device
 	if dev == nil {
 		t.Skip(cfg.NoDevice)
@@ -162,14 +165,14 @@ func ones(n int) []float32 {
 // drew float32 inputs the kernel could not hold and were falsified by the
 // harness itself.
 func TestStorage16Contracts(t *testing.T) {
-	if cfg.Device == nil {
+	if cfg := config(t); cfg.Device == nil {
 		t.Skip(cfg.NoDevice)
 	}
 	for _, path := range []string{"testdata/bf16/rmsnorm_fwd_bf16.yaml", "testdata/f16/rmsnorm_fwd_f16.yaml"} {
 		b := load(t, path)
 		for _, j := range binding.Jobs(b) {
 			t.Run(b.Name+"/"+j.ID, func(t *testing.T) {
-				c := cfg
+				c := config(t)
 				c.Recorder = &outcome.Recorder{}
 				q := properties.RunQuiet(t.Name(), c, j.Contract)
 				o := c.Recorder.Outcomes()[j.ID]

@@ -18,6 +18,7 @@ import (
 // not run), and its kernels section names the bound kernels, each with its
 // binding file.
 func TestVerifyReportPerBinding(t *testing.T) {
+	cfg := config(t)
 	if cfg.Device == nil {
 		t.Skip(cfg.NoDevice)
 	}

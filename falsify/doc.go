@@ -96,7 +96,10 @@
 // out/mutants-report.json unless -ptxprop.report names another: a file of
 // its own, which no property run replaces.
 //
-// Settings arrive as Options (LoadOptions, RegisterFlags). Each is a flag
+// The tests run under the runner (suite.Main with suite.WithSettings), and
+// each contract run on a mutant gets its checks, seed and shrink time as a
+// value (suite.RunContract). Settings arrive as Options (LoadOptions,
+// RegisterFlags, or in the tests the runner). Each is a flag
 // -ptxprop.NAME of the test binary with an environment twin PTXPROP_NAME,
 // from one table beside the runner's (package properties/suite, whose
 // -ptxprop.backend, -ptxprop.report and others apply too); a flag overrides

@@ -1,7 +1,6 @@
 package falsify
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -20,34 +19,40 @@ var (
 	opts      Options // -ptxprop.X and PTXPROP_X: falsify's settings and the runner's
 )
 
+// TestMain runs the package's tests under the runner (suite.Main): it
+// reads falsify's settings with the runner's, and writes no contract report
+// of its own: the kill matrix is recorded at the report path (record).
 func TestMain(m *testing.M) {
-	o, err := LoadOptions(os.LookupEnv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(suite.ExitUsage)
-	}
-	opts = o
-	RegisterFlags(flag.CommandLine, &opts)
-	flag.Parse()
+	os.Exit(suite.Main(m, suite.WithSettings(settings, &opts, configure), suite.WithoutReport(), suite.WithCleanup(closeSession)))
+}
+
+// configure completes opts once the runner has read the settings: the
+// runner's own, the mutants' base seed (-ptxprop.mutant-seed, else the
+// run's) and the command that reruns one mutant.
+func configure(run suite.Config) error {
+	d := DefaultOptions()
+	opts.MaxInstructions, opts.Watchdog, opts.Run = d.MaxInstructions, d.Watchdog, run
 	if opts.Seed == 0 {
-		if f := flag.Lookup("rapid.seed"); f != nil {
-			fmt.Sscan(f.Value.String(), &opts.Seed)
-		}
+		opts.Seed = run.Seed
 	}
 	opts.Repro = opts.ReproCommand()
 	suiteWall = time.Now()
-	code := m.Run()
+	return nil
+}
+
+// closeSession releases the shared session once the tests have ended.
+func closeSession() {
 	if session != nil {
 		session.Close()
 	}
-	os.Exit(code)
 }
 
-// getSession opens the shared session, or skips t without a device.
+// getSession opens the shared session on the run's devices (suite.Main
+// opened them), or skips t without a device.
 func getSession(t *testing.T) *Session {
 	t.Helper()
 	if session == nil {
-		s, err := NewSession(opts)
+		s, err := SessionOn(opts, *suite.T(t).Config())
 		if err != nil {
 			t.Skipf("no device backend: %v", err)
 		}

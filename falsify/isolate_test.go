@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/cudart/emu"
+	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -29,9 +30,9 @@ import (
 //     soon as its device is unusable; the parent starts a new child for the
 //     mutants left.
 //   - parallelism: the emulator runs one launch at a time per device and
-//     rapid takes its check count and seed from process-wide flags
-//     (suite.SetRapid), so mutants run side by side only in separate
-//     processes.
+//     rapid v1.3.0 keeps its check count and seed process-wide (a contract
+//     run's own are set by suite.RunContract, one run at a time), so
+//     mutants run side by side only in separate processes.
 //
 // The child runs with the parent session's backend and devices, whatever
 // the process's flags say (childArgs), and says "ready" on descriptor 4 once
@@ -273,7 +274,7 @@ func TestChild(t *testing.T) {
 	if session == nil {
 		// Not getSession: a child without its devices must fail, not skip
 		// (the parent reports its output).
-		s, err := NewSession(opts)
+		s, err := SessionOn(opts, *suite.T(t).Config())
 		if err != nil {
 			t.Fatalf("opening the devices: %v", err)
 		}

@@ -1,6 +1,7 @@
 package falsify
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -137,12 +138,52 @@ func NewSession(opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	var closes []func()
+	for _, d := range devs {
+		closes = append(closes, func() { d.Close() })
+	}
+	s, err := newSession(opts, suite.ContractConfig(opts.Run, devs[0]), devs)
+	if err != nil {
+		for _, c := range closes {
+			c()
+		}
+		return nil, err
+	}
+	s.undo = append(closes, s.undo...)
+	return s, nil
+}
+
+// SessionOn is NewSession on the devices of a run that opened them (cfg,
+// as suite.T gives a test: its Device first, then the rest of Devices),
+// which stay the run's: Close restores what the session changed on them
+// and leaves them open. The session records nothing in the run's Recorder
+// and heeds no run Context: each mutant's verdict is its own, and a run
+// ended early must not pass for a kill.
+func SessionOn(opts Options, cfg properties.Config) (*Session, error) {
+	if cfg.Device == nil {
+		if cfg.NoDevice == "" {
+			cfg.NoDevice = "the run has no device"
+		}
+		return nil, errors.New(cfg.NoDevice)
+	}
+	devs := []cudart.Device{cfg.Device}
+	for _, d := range cfg.Devices {
+		if d != cfg.Device {
+			devs = append(devs, d)
+		}
+	}
+	cfg.Recorder, cfg.Context = nil, nil
+	return newSession(opts, cfg, devs)
+}
+
+// newSession sets devs[0] up for mutants under cfg, the contracts'
+// configuration, with devs as every device of the session.
+func newSession(opts Options, cfg properties.Config, devs []cudart.Device) (*Session, error) {
 	dev := devs[0]
-	s := &Session{opts: opts, dev: dev, cfg: suite.ContractConfig(opts.Run, dev), unexercised: map[string]string{}}
-	s.cfg.Devices = devs
+	s := &Session{opts: opts, dev: dev, cfg: cfg, unexercised: map[string]string{}}
+	s.cfg.Device, s.cfg.Devices = dev, devs
 	for _, d := range devs {
 		s.devices = append(s.devices, d.Info())
-		s.undo = append(s.undo, func() { d.Close() })
 	}
 	// Load every original module now: the differential runs launch them
 	// on this device beside the mutants.
@@ -355,15 +396,16 @@ func (s *Session) budgetText(m Mutant, runs int) string {
 // probe runs one contract on the mutant and returns its outcome.
 func (s *Session) probe(m Mutant, p probe, e *env, i int) (ProbeRun, outcome.Outcome) {
 	checks, shrink := s.budget(m, i)
-	// rapid writes no fail files for mutants: their failures are expected
-	// and the kill matrix is the record.
-	defer suite.SetRapid(suite.Rapid{Checks: checks, Exact: true, ShrinkTime: shrink, NoFailFile: true,
-		Seed: seedFor(s.opts.Seed, m.String(), p.name)})()
 	if s.dev.Capabilities().Has(cudart.CapSchedule) {
 		s.dev.SetSchedule(0) // a contract that failed mid-way may have left another schedule
 	}
 	start := time.Now()
-	q := properties.RunQuiet("falsify/"+m.String()+"/"+p.name, s.cfg, func(t properties.TB) { p.run(t, e) })
+	// The run's own budget and seed; rapid writes no fail files for
+	// mutants: their failures are expected and the kill matrix is the
+	// record.
+	budget := suite.Rapid{Checks: checks, Exact: true, ShrinkTime: shrink, NoFailFile: true,
+		Seed: seedFor(s.opts.Seed, m.String(), p.name)}
+	q := suite.RunContract("falsify/"+m.String()+"/"+p.name, s.cfg, budget, func(t properties.TB) { p.run(t, e) })
 	o, ok := q.Outcomes()[p.id]
 	if !ok {
 		o = outcome.Outcome{ID: p.id, Status: outcome.Errored, Reason: "the contract recorded no outcome"}

@@ -54,7 +54,7 @@ func verifyCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 		if loadErr != nil {
 			return &exitError{exitUsage, loadErr}
 		}
-		defer rapid.apply(&c)()
+		rapid.apply(&c)
 		if len(args) == 0 {
 			return usageErr(lookup("verify"), "verify: no binding file")
 		}
@@ -129,38 +129,18 @@ func rapidFlags(fs *flag.FlagSet) *rapidSettings {
 	return r
 }
 
-// apply sets c's checks and seed from the rapid flags given. The suite
-// defers to RAPID_CHECKS and RAPID_SEED, which rapid read into its own
-// flags when the process started; a flag on this command line wins over
-// them, so where one is in the environment apply sets rapid's flag of the
-// process as go test would have, until the returned function restores it.
-func (r *rapidSettings) apply(c *suite.Config) (restore func()) {
-	var undo []func()
-	set := func(name, v string) {
-		if _, inEnv := os.LookupEnv("RAPID_" + strings.ToUpper(name)); !inEnv {
-			return
-		}
-		f := flag.CommandLine.Lookup("rapid." + name)
-		if f == nil {
-			return
-		}
-		old := f.Value.String()
-		if flag.CommandLine.Set("rapid."+name, v) == nil {
-			undo = append(undo, func() { flag.CommandLine.Set("rapid."+name, old) })
-		}
-	}
+// apply sets c's checks and seed from the rapid flags given, as the run's
+// own rapid settings (suite.Config.Rapid): they win over RAPID_CHECKS and
+// RAPID_SEED, which rapid read into its own flags when the process started,
+// as a flag on go test's command line would.
+func (r *rapidSettings) apply(c *suite.Config) {
 	if r.checks != "" {
 		c.Checks, _ = suite.NonNegInt(r.checks) // checked by the flag
-		set("checks", r.checks)
+		c.Rapid.Checks = c.Checks
 	}
 	if r.seed != "" {
 		c.Seed, _ = strconv.ParseUint(r.seed, 0, 64)
-		set("seed", r.seed)
-	}
-	return func() {
-		for _, u := range undo {
-			u()
-		}
+		c.Rapid.Seed = c.Seed
 	}
 }
 

@@ -46,6 +46,27 @@ type Config struct {
 	// -run), beside those that ran (WithPredictions, for Main). Without
 	// them the report lists only what ran. Not a setting.
 	Predictions []string
+	// Rapid is the rest of rapid's configuration for the run's contract
+	// runs, set for the run and restored after it: its ShrinkTime and
+	// NoFailFile, and its Checks and Seed where a command that is not go
+	// test takes rapid's own -rapid.checks and -rapid.seed (ptxprop
+	// verify): those win over Checks and Seed above and over RAPID_CHECKS
+	// and RAPID_SEED, as they do in a test binary. Exact is not read. Not a
+	// setting.
+	Rapid Rapid
+
+	// What Main's options add: test binaries' own settings, code run after
+	// the tests, and no report of Main's own.
+	extra    []extraSettings
+	cleanups []func()
+	noReport bool
+}
+
+// extraSettings is a settings table of a test binary's own (WithSettings).
+type extraSettings struct {
+	load     func(lookup func(string) (string, bool)) error
+	register func(fs *flag.FlagSet)
+	parsed   func(Config) error
 }
 
 // Option adjusts what Main runs with beyond the settings.
@@ -62,6 +83,53 @@ func WithKernels(ks ...reports.Kernel) Option {
 // every prediction it registers; a user's module, its own.
 func WithPredictions(ids ...string) Option {
 	return func(c *Config) { c.Predictions = append(c.Predictions, ids...) }
+}
+
+// WithSettings adds a test binary's own settings, the table t read into
+// *c, to the run's: Main reads their environment twins beside its own and
+// parses their -ptxprop.X flags with its own (a bad value of either is a
+// usage error, ExitUsage); then, before any test runs, it calls parsed (if
+// not nil) with the run's settings, Seed being the base seed the run's
+// contracts use (given, or the random one drawn). An error from parsed is a
+// usage error too. Package falsify's tests pass theirs this way, so that
+// Main alone reads the command line.
+func WithSettings[C any](t Table[C], c *C, parsed func(Config) error) Option {
+	return func(rc *Config) {
+		rc.extra = append(rc.extra, extraSettings{
+			load: func(lookup func(string) (string, bool)) (err error) {
+				*c, err = t.Load(lookup)
+				return err
+			},
+			register: func(fs *flag.FlagSet) { t.RegisterFlags(fs, c) },
+			parsed:   parsed,
+		})
+	}
+}
+
+// WithChecks makes n the run's rapid checks per contract where neither
+// -ptxprop.checks, PTXPROP_CHECKS, -rapid.checks nor RAPID_CHECKS gives
+// one: a package whose tests run many contracts (binding's) keeps its
+// default run short.
+func WithChecks(n int) Option {
+	return func(c *Config) {
+		if c.Checks == 0 {
+			c.Checks = n
+		}
+	}
+}
+
+// WithoutReport makes Main write no contract report, whatever
+// -ptxprop.report says, not even a partial one when the run is interrupted:
+// the binary's tests check what their contracts found themselves, and
+// package falsify writes its kill matrix at the report path.
+func WithoutReport() Option {
+	return func(c *Config) { c.noReport = true }
+}
+
+// WithCleanup runs f when the tests have ended, before Main closes the
+// run's devices (package falsify closes its mutants' session there).
+func WithCleanup(f func()) Option {
+	return func(c *Config) { c.cleanups = append(c.cleanups, f) }
 }
 
 // Auto is the Progress value that picks the interval from the run's

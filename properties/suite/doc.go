@@ -19,8 +19,25 @@
 // own properties package passes every one it declares): those that did not
 // run are listed not_run, and the run is partial.
 //
+// Main is the one runner of a test binary: no package's tests parse flags,
+// open devices or set rapid's configuration around m.Run themselves
+// (TestOneRunner keeps it so). Options adapt it: a binary with settings of
+// its own passes their table (WithSettings: package falsify's), one whose
+// tests judge their contracts themselves writes no report (WithoutReport:
+// falsify's and binding's), WithChecks sets the run's default checks and
+// WithCleanup runs code after the tests.
+//
 // Outside go test, Run runs named contract jobs on a TB of its own and
-// returns the report (see the example).
+// returns the report (see the example). RunContract runs one contract run
+// with rapid settings of its own (a check budget and seed per run: package
+// falsify's mutants).
+//
+// rapid v1.3.0 keeps its settings (checks, seed, shrink time, fail files)
+// in package variables behind its flags, with no per-call API, so they are
+// the process's: this package alone sets them, from values — the run's
+// settings in Main, Config.Checks, Config.Seed and Config.Rapid in Run, a
+// Rapid in RunContract — each set for its run and restored after it, Runs
+// and RunContracts one at a time.
 //
 // # Settings
 //

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ptxprop/ptxprop/properties"
 )
 
 // Rapid is what a run sets of rapid's own configuration. rapid v1.3.0 keeps
@@ -28,7 +30,9 @@ type Rapid struct {
 // SetRapid sets rapid's configuration to r for every rapid.Check in the
 // process until the returned function restores it. Contracts run under one
 // setting at a time: callers that need different settings run one after
-// the other.
+// the other. A contract run with settings of its own is RunContract's, a
+// Run's are Config.Rapid and Config.Checks: SetRapid is left for Main and
+// for benchmarks that set rapid's checks around their own loop.
 func SetRapid(r Rapid) (restore func()) {
 	userRapid()
 	saved := map[string]string{}
@@ -63,6 +67,40 @@ func SetRapid(r Rapid) (restore func()) {
 			flag.Set(name, v)
 		}
 	}
+}
+
+// with returns r with o's ShrinkTime where r leaves it as it is, and
+// NoFailFile where either says so: a run's Config.Rapid (its Checks and
+// Seed are the run's Config.Checks and Config.Seed, as rapidForRun takes
+// them).
+func (r Rapid) with(o Rapid) Rapid {
+	if r.ShrinkTime == 0 {
+		r.ShrinkTime = o.ShrinkTime
+	}
+	r.NoFailFile = r.NoFailFile || o.NoFailFile
+	return r
+}
+
+// RunContract runs f as one contract run named name on cfg, quietly
+// (properties.RunQuiet: failures are recorded, not a test's), with rapid's
+// configuration r for this run alone: it is set when the run starts and
+// restored when it ends, and cfg.Seed becomes r.Seed when r gives one (so
+// that a failure rapid does not shrink gets its rerun command). Runs and
+// RunContracts wait for one another, each under its own settings. A caller
+// with a check budget or seed per run (package falsify's mutants, a test
+// that wants no fail file) uses it rather than setting rapid's flags. rapid
+// v1.3.0 keeps its settings in package variables, so contract runs
+// started meanwhile outside Run and RunContract (a parallel test of a
+// Main run) see r too.
+func RunContract(name string, cfg properties.Config, r Rapid, f func(properties.TB)) *properties.QuietTB {
+	runMu.Lock()
+	defer runMu.Unlock()
+	initTesting()
+	defer SetRapid(r)()
+	if r.Seed != 0 {
+		cfg.Seed = r.Seed
+	}
+	return properties.RunQuiet(name, cfg, f)
 }
 
 // userRapid is the set of rapid's flags the user gave on the command line,
@@ -101,7 +139,7 @@ func rapidUint(name string) uint64 {
 // rapidForRun returns the rapid settings a run of c uses: c.Checks unless
 // rapid's checks were given, and c.Seed — or, when neither it nor rapid's
 // seed was given, a fresh random seed, so that the report records the seed
-// actually used.
+// actually used; c.Rapid's Checks and Seed, when set, win over all of them.
 func rapidForRun(c Config, lookup func(string) (string, bool)) Rapid {
 	var r Rapid
 	if c.Checks > 0 && !rapidGiven("checks", lookup) {
@@ -112,6 +150,14 @@ func rapidForRun(c Config, lookup func(string) (string, bool)) Rapid {
 		if r.Seed == 0 {
 			r.Seed = randomSeed()
 		}
+	}
+	// rapid's own flags on a command line that is not go test's win over
+	// everything, RAPID_CHECKS and RAPID_SEED included, as in a test binary.
+	if c.Rapid.Checks > 0 {
+		r.Checks = c.Rapid.Checks
+	}
+	if c.Rapid.Seed != 0 {
+		r.Seed = c.Rapid.Seed
 	}
 	return r
 }

@@ -113,10 +113,31 @@ func Main(m *testing.M, opts ...Option) int {
 	for _, o := range opts {
 		o(&c)
 	}
+	for _, x := range c.extra {
+		if err := x.load(os.LookupEnv); err != nil {
+			fmt.Fprintln(os.Stderr, "ptxprop:", err)
+			return ExitUsage
+		}
+		x.register(flag.CommandLine)
+	}
 	RegisterFlags(flag.CommandLine, &c)
 	flag.Parse()
-	restore := SetRapid(rapidForRun(c, os.LookupEnv))
+	restore := SetRapid(rapidForRun(c, os.LookupEnv).with(c.Rapid))
 	defer restore()
+	run := c
+	run.Seed = rapidUint("seed") // the base seed SetRapid set: given, or drawn
+	for _, x := range c.extra {
+		if x.parsed == nil {
+			continue
+		}
+		if err := x.parsed(run); err != nil {
+			fmt.Fprintln(os.Stderr, "ptxprop:", err)
+			return ExitUsage
+		}
+	}
+	if c.noReport {
+		c.Report = "off"
+	}
 	r := newRunner(c, os.Stdout)
 	r.reproCmd, r.cmdline = goTestCommand(os.Args, moduleRoot())
 	r.open()
@@ -127,6 +148,9 @@ func Main(m *testing.M, opts ...Option) int {
 	stopTimers := r.arm()
 	code := m.Run()
 	stopTimers()
+	for _, f := range c.cleanups {
+		f()
+	}
 	return r.finish(code)
 }
 
@@ -173,7 +197,8 @@ type Job struct {
 	Kernels             []string
 }
 
-// runMu serialises Runs: rapid's settings are the process's (see SetRapid).
+// runMu serialises Runs and RunContracts: rapid's settings are the
+// process's (see SetRapid).
 var runMu sync.Mutex
 
 // Run runs jobs as a ptxprop run outside go test (the ptxprop command runs
@@ -190,7 +215,7 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
 	initTesting()
-	rr := rapidForRun(c, os.LookupEnv)
+	rr := rapidForRun(c, os.LookupEnv).with(c.Rapid)
 	rr.NoFailFile = true // not into the caller's testdata/; the seed replays
 	restore := SetRapid(rr)
 	defer restore()
@@ -493,7 +518,9 @@ func (r *runner) finish(code int) int {
 	if len(r.rec.Outcomes()) == 0 && r.stopCause() == nil {
 		// Only tests that are no contracts ran (-run picked others, or
 		// -bench alone): the report at the path is left as it is.
-		fmt.Fprintln(r.out, "ptxprop: no contract ran; no report written")
+		if !r.cfg.noReport {
+			fmt.Fprintln(r.out, "ptxprop: no contract ran; no report written")
+		}
 		return code
 	}
 	rep, err := r.report()

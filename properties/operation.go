@@ -199,9 +199,16 @@ type family interface {
 	// does not implement the operation's interface.
 	family(impl any, lim gen.Limits) (func(rt *rapid.T) problem, bool)
 	operation() op.Operation
+	// stub returns an implementation of the operation's interface that
+	// runs run.
+	stub(run func() error) any
 }
 
 func (o *Operation[A, I]) operation() op.Operation { return o.Op }
+
+func (o *Operation[A, I]) stub(run func() error) any {
+	return o.Func(func(cudart.Device, *A) error { return run() }, nil)
+}
 
 func (o *Operation[A, I]) family(impl any, lim gen.Limits) (func(rt *rapid.T) problem, bool) {
 	i, ok := impl.(I)

@@ -85,6 +85,23 @@ func (b *Binding) Impl() any {
 	return im // RoPE has no reductions (the loader refuses them)
 }
 
+// Computes reports whether the bound kernels write the contract's optional
+// output called name (properties.OptionalOutputs): a saved statistic is
+// written when the saved form binds it or its reciprocal (rstd for rms).
+// A forward that saves no statistics (an inference kernel) computes none,
+// and the contracts ask it for none.
+func (b *Binding) Computes(name string) bool {
+	if b.bound[name] {
+		return true
+	}
+	for _, r := range b.op.forms[b.Saved] {
+		if cr, _ := b.contractRole(r); cr == name && b.bound[r] {
+			return true
+		}
+	}
+	return false
+}
+
 // AcceptShape reports whether the binding handles s (its constraints); the
 // error names the constraint s fails and its line. Generators that honour
 // it draw only such shapes.

@@ -1010,8 +1010,7 @@ func (l *loader) reductionDecls(b *Binding, f *file) {
 // forward must be of the matching contract and save its statistics in the
 // form this backward reads.
 func (l *loader) forward(b *Binding, f *file) {
-	want := map[string]string{"rmsnorm.backward": "rmsnorm.forward", "layernorm.backward": "layernorm.forward",
-		"rope.neox.backward": "rope.neox.forward"}[b.Contract]
+	want := forwardOf(b.Contract)
 	if want == "" {
 		l.errf(f.Forward.Line, "forward: %s consumes no forward's statistics", b.Contract)
 		return

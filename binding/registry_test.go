@@ -63,3 +63,24 @@ func TestJobsAreRegistryRows(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardWithoutStatistics: a layernorm.forward or rmsnorm.forward
+// that saves no statistics (an inference kernel) is a valid binding, and
+// its predictions run without asking it for any: each discharges.
+func TestForwardWithoutStatistics(t *testing.T) {
+	for _, b := range []*binding.Binding{
+		load(t, "testdata/layernorm_fwd_no_stats.yaml"),
+		load(t, "testdata/rmsnorm_fwd_no_stats.yaml"),
+	} {
+		if b.Saved != "" {
+			t.Fatalf("%s saves %q, want none", b.Name, b.Saved)
+		}
+		js := binding.Jobs(b)
+		if len(js) == 0 {
+			t.Fatalf("%s: no jobs", b.Name)
+		}
+		for _, j := range js {
+			t.Run(b.Contract+"/"+j.ID, func(t *testing.T) { j.Contract(tb{t}) })
+		}
+	}
+}

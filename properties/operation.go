@@ -58,6 +58,21 @@ type (
 	}
 )
 
+// OptionalOutputs is implemented by an implementation that computes only
+// some of its operation's optional outputs (a bound inference kernel that
+// saves no statistics). Computes reports whether it computes the optional
+// output called name in the op table; an implementation without the method
+// computes them all. Contracts ask only for the outputs it computes.
+type OptionalOutputs interface {
+	Computes(output string) bool
+}
+
+// computes reports whether impl computes the optional output called name.
+func computes(impl any, name string) bool {
+	o, ok := impl.(OptionalOutputs)
+	return !ok || o.Computes(name)
+}
+
 // Operation ties an operation of package op (argument type A) to the
 // interface I its contracts take, and to the problems the row-wise
 // predictions (batch independence, row permutation, GPU/emulator parity)
@@ -217,6 +232,11 @@ func (o *Operation[A, I]) family(impl any, lim gen.Limits) (func(rt *rapid.T) pr
 	}
 	return func(rt *rapid.T) problem {
 		d := o.draw(rt, lim)
+		for k, t := range o.Op.Tensors() {
+			if t.Role == op.Out && t.Optional && !computes(impl, t.Name) {
+				*o.Op.F32(d.args, k) = nil
+			}
+		}
 		return newProblem(o, i, d.args, d)
 	}, true
 }

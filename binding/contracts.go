@@ -76,12 +76,7 @@ func (b *Binding) jobs() []Job {
 
 // disclaims returns where the file says its kernel does not make claim
 // ("" when it makes it, or claim is "").
-func (b *Binding) disclaims(claim string) string {
-	if claim == "determinism" {
-		return b.NoDeterminism
-	}
-	return ""
-}
+func (b *Binding) disclaims(claim string) string { return b.disclaimed[claim] }
 
 // prepared loads the binding's modules (and its forward's) on the run's
 // device before prediction id runs. A module the backend cannot load (an

@@ -90,6 +90,7 @@ type Binding struct {
 	NoDeterminism string
 
 	op          *opSpec
+	disclaimed  map[string]string // claim name → where the file says false
 	consts      map[string]int64
 	lets        map[string]expr
 	letSrc      map[string]string
@@ -422,9 +423,15 @@ func (l *loader) compile(f *file) *Binding {
 		b.Name = strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
 	}
 	b.Contract = f.Contract.V
-	if d := f.Claims.V.Determinism; d != nil && !*d {
-		b.NoDeterminism = fmt.Sprintf("%s:%d: claims: {determinism: false}", l.path, f.Claims.Line)
+	for _, claim := range sortedKeys(f.Claims.V) {
+		if !f.Claims.V[claim] {
+			if b.disclaimed == nil {
+				b.disclaimed = map[string]string{}
+			}
+			b.disclaimed[claim] = fmt.Sprintf("%s:%d: claims: {%s: false}", l.path, f.Claims.Line, claim)
+		}
 	}
+	b.NoDeterminism = b.disclaimed["determinism"]
 	b.op = ops[f.Contract.V]
 	if b.op == nil { // the schema's enum catches this; keep the message if it is widened
 		l.errf(f.Contract.Line, "unknown contract %q (%s)", f.Contract.V, strings.Join(Contracts(), ", "))

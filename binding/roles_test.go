@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/properties"
 )
 
 // roleOrder lists tensor roles in the order a table shows them: inputs,
@@ -183,6 +184,42 @@ func TestSchemaEnums(t *testing.T) {
 		got := slices.Sorted(slices.Values(c.got))
 		if !slices.Equal(got, c.want) {
 			t.Errorf("schema.json's %s enum is %v, want the op table's %v", c.what, got, c.want)
+		}
+	}
+}
+
+// TestClaimsAreRegistryClaims: the claims a binding may disclaim are the
+// registry's (properties.Prediction.Claim), and disclaiming one reports
+// each of its predictions not_claimed with where the file said so.
+func TestClaimsAreRegistryClaims(t *testing.T) {
+	var s struct {
+		Properties struct {
+			Claims struct{ Properties map[string]any }
+		}
+	}
+	if err := json.Unmarshal(Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]bool{}
+	for _, p := range properties.InOrder() {
+		if p.Claim != "" {
+			claims[p.Claim] = true
+		}
+	}
+	if got, want := sortedKeys(s.Properties.Claims.Properties), sortedKeys(claims); !slices.Equal(got, want) {
+		t.Errorf("schema.json's claims are %v, want the registry's %v", got, want)
+	}
+	src, err := os.ReadFile("testdata/rmsnorm_fwd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for claim := range claims {
+		b, err := Parse("testdata/rmsnorm_fwd.yaml", append(src, "claims: {"+claim+": false}\n"...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.disclaims(claim), "claims: {"+claim+": false}") {
+			t.Errorf("disclaiming %s: %q", claim, b.disclaims(claim))
 		}
 	}
 }

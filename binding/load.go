@@ -920,7 +920,7 @@ func (l *loader) roles(b *Binding, f *file) {
 		}
 		why := "consumes the forward's statistics"
 		if b.op.savedOut {
-			why = "saves statistics its predictions check"
+			why = "saves statistics the op table requires"
 		}
 		l.errf(f.Contract.Line, "%s %s, and none are bound: bind %s", b.Contract, why, strings.Join(forms, " or "))
 	}

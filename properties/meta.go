@@ -505,6 +505,11 @@ type entrySources interface {
 // GPU does (ptx.Approximations, Modelled false): where a parity mismatch
 // may come from. "" when there are none, or impl does not list its kernels.
 func unmodelled(impl any) string {
+	if d, ok := impl.(describer); ok { // made by Func: what describes it lists them
+		if desc, _ := d.describedBy(); desc != nil {
+			return unmodelled(desc)
+		}
+	}
 	var entries []string
 	var srcs [][]byte
 	switch l := impl.(type) {

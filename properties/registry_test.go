@@ -1,9 +1,14 @@
 package properties
 
 import (
+	"reflect"
 	"testing"
 
+	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
 
 // stubs returns, for every operation of the op table, an implementation of
@@ -90,4 +95,39 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestImplementEveryOperation: Implement makes an implementation of every
+// operation of the op table from its name alone, which that operation's
+// own predictions take, and which hands run the operation's arguments.
+func TestImplementEveryOperation(t *testing.T) {
+	for _, o := range op.All() {
+		var got any
+		impl, ok := Implement(o.Name(), func(_ cudart.Device, args any) error { got = args; return nil }, nil)
+		if !ok {
+			t.Errorf("Implement(%q) found no operation", o.Name())
+			continue
+		}
+		for _, f := range operations {
+			if f.operation() != o {
+				continue
+			}
+			run, ok := f.family(impl, gen.EmuLimits)
+			if !ok {
+				t.Errorf("%s: the implementation is not of the operation's interface", o.Name())
+				continue
+			}
+			rapid.Check(t, func(rt *rapid.T) {
+				if _, err := run(rt).run(nil); err != nil {
+					rt.Fatalf("%s: %v", o.Name(), err)
+				}
+			})
+			if got == nil || reflect.TypeOf(got).Elem().Name() != o.Args() {
+				t.Errorf("%s: run got %T, want *op.%s", o.Name(), got, o.Args())
+			}
+		}
+	}
+	if _, ok := Implement("no.such.op", nil, nil); ok {
+		t.Error("Implement found an operation called no.such.op")
+	}
 }

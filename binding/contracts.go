@@ -1,7 +1,6 @@
 package binding
 
 import (
-	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/outcome"
@@ -29,7 +28,6 @@ func Jobs(bs ...*Binding) []Job {
 }
 
 func (b *Binding) jobs() []Job {
-	im := b.Impl()
 	j := func(id string, f func(t properties.TB)) Job {
 		return Job{ID: id, Binding: b.Name, bindings: []*Binding{b}, Contract: func(t properties.TB) {
 			t.Helper()
@@ -39,116 +37,46 @@ func (b *Binding) jobs() []Job {
 			f(b.narrow(t))
 		}}
 	}
-	js := b.claimedJobs(im, j)
-	// Bit determinism holds of every operation, unless the file says its
-	// kernel claims none: then the prediction is reported not_claimed,
-	// without loading anything.
-	if b.NoDeterminism != "" {
-		js = append(js, Job{ID: properties.Determinism, Binding: b.Name, bindings: []*Binding{b}, Contract: func(t properties.TB) {
-			t.Helper()
-			properties.NotClaimed(t, properties.Determinism, b.NoDeterminism)
-		}})
-	} else {
-		js = append(js, j(properties.Determinism, func(t properties.TB) { properties.DeterminismContract(t, properties.Impls{im}) }))
+	// Every registry row that covers the claimed operation and whose
+	// contract takes the bound implementation applies: the operation's own
+	// predictions, and those that hold of every (row-wise) operation. A
+	// Pair row applies to a backward that names its forward.
+	var js []Job
+	for _, p := range properties.InOrder() {
+		if !p.Covers(b.Contract) {
+			continue
+		}
+		s := properties.Subject{Impl: b.Impl(), Positions: b.positionMode()}
+		if p.Pair != nil {
+			if b.Forward == nil || b.Forward.Contract != p.Pair.Name() {
+				continue
+			}
+			s.Forward, s.Positions = b.Forward.Impl(), b.Forward.positionMode()
+		}
+		if !p.Takes(s) {
+			continue
+		}
+		job := j(p.ID, func(t properties.TB) { p.Run(t, s) })
+		if p.Pair != nil {
+			job.Binding, job.bindings = b.Forward.Name+"+"+b.Name, []*Binding{b.Forward, b}
+		}
+		if reason := b.disclaims(p.Claim); reason != "" {
+			// The file says its kernel does not make this claim: the
+			// prediction is reported not_claimed, without loading anything.
+			id := p.ID
+			job.Contract = func(t properties.TB) {
+				t.Helper()
+				properties.NotClaimed(t, id, reason)
+			}
+		}
+		js = append(js, job)
 	}
-	if rowWise(b.Contract) {
-		// Batch independence and row permutation hold of any row-wise
-		// operation alone: the binding is the one member of its family.
-		js = append(js,
-			j(properties.BatchIndependence, func(t properties.TB) { properties.BatchIndependenceContract(t, properties.Impls{im}) }),
-			j(properties.RowPermutation, func(t properties.TB) { properties.RowPermutationContract(t, properties.Impls{im}) }))
-	}
-	// GPU/emulator parity: the same problem on the run's GPU and on the
-	// emulator (skipped with the reason on a run without a GPU).
-	js = append(js, j(properties.Parity, func(t properties.TB) { properties.ParityContract(t, properties.Impls{im}) }))
 	return js
 }
 
-// rowWise reports whether the op table lays an output of contract out by
-// rows: row r of it then depends on row r of the inputs alone.
-func rowWise(contract string) bool {
-	o, ok := op.Lookup(contract)
-	if !ok {
-		return false
-	}
-	for _, t := range o.Tensors() {
-		if t.Role == op.Out && t.Layout == op.Row {
-			return true
-		}
-	}
-	return false
-}
-
-// claimedJobs are the predictions of the contract b claims.
-func (b *Binding) claimedJobs(im any, j func(id string, f func(t properties.TB)) Job) []Job {
-	switch b.Contract {
-	case "rmsnorm.forward":
-		f := im.(properties.RMSNormForwarder)
-		return []Job{
-			j(properties.RMSFwd, func(t properties.TB) { properties.RMSNormForwardContract(t, f) }),
-			j(properties.EpsParity, func(t properties.TB) { properties.EpsParityContract(t, f) }),
-			j(properties.ScaleInvariance, func(t properties.TB) { properties.ScaleInvarianceContract(t, f) }),
-			j(properties.DimIndependence, func(t properties.TB) { properties.DimIndependenceContract(t, f) }),
-		}
-	case "rmsnorm.backward":
-		g := im.(properties.RMSNormBackwarder)
-		js := []Job{
-			j(properties.BRMSBack, func(t properties.TB) { properties.RMSNormBackwardContract(t, g) }),
-			j(properties.BRMSBackFD, func(t properties.TB) { properties.RMSNormBackwardFDContract(t, g) }),
-		}
-		if b.Forward != nil {
-			f := b.Forward.Impl().(properties.RMSNormForwarder)
-			pair := j(properties.Robustness, func(t properties.TB) { properties.RobustnessContract(t, f, g) })
-			pair.Binding, pair.bindings = b.Forward.Name+"+"+b.Name, []*Binding{b.Forward, b}
-			js = append(js, pair)
-		}
-		return js
-	case "fused_residual_rmsnorm":
-		f := im.(properties.FusedResidualRMSNormer)
-		return []Job{j(properties.FusedRMSNorm, func(t properties.TB) { properties.FusedResidualRMSNormContract(t, f) })}
-	case "layernorm.forward":
-		f := im.(properties.LayerNormForwarder)
-		return []Job{
-			j(properties.LNForward, func(t properties.TB) { properties.LayerNormForwardContract(t, f) }),
-			j(properties.LNShift, func(t properties.TB) { properties.LayerNormShiftContract(t, f) }),
-			j(properties.LNMoments, func(t properties.TB) { properties.LayerNormMomentsContract(t, f) }),
-		}
-	case "layernorm.backward":
-		g := im.(properties.LayerNormBackwarder)
-		return []Job{j(properties.LNBackward, func(t properties.TB) { properties.LayerNormBackwardContract(t, g) })}
-	case "per_head_rmsnorm":
-		f := im.(properties.PerHeadRMSNormer)
-		return []Job{
-			j(properties.QKNForward, func(t properties.TB) { properties.PerHeadRMSNormContract(t, f) }),
-			j(properties.QKNHeads, func(t properties.TB) { properties.PerHeadIndependenceContract(t, f) }),
-		}
-	case "rope.neox.forward":
-		f := im.(properties.RoPEForwarder)
-		return []Job{j(properties.RoPEThetaCache, func(t properties.TB) { properties.RoPEThetaCacheContract(t, f, b.positionMode()) })}
-	case "rope.neox.backward":
-		g := im.(properties.RoPEBackwarder)
-		js := []Job{j(properties.RoPEBackward, func(t properties.TB) { properties.RoPEBackwardContract(t, g) })}
-		if b.Forward != nil {
-			f := b.Forward.Impl().(properties.RoPEForwarder)
-			mode := b.Forward.positionMode()
-			pair := j(properties.RoPEBasis, func(t properties.TB) { properties.RoPEBasisContract(t, f, mode, g) })
-			pair.Binding, pair.bindings = b.Forward.Name+"+"+b.Name, []*Binding{b.Forward, b}
-			js = append(js, pair)
-		}
-		return js
-	case "softmax.forward":
-		f := im.(properties.SoftmaxForwarder)
-		return []Job{
-			j(properties.SoftmaxFwd, func(t properties.TB) { properties.SoftmaxForwardContract(t, f) }),
-			j(properties.SoftmaxShift, func(t properties.TB) { properties.SoftmaxShiftContract(t, f) }),
-			j(properties.SoftmaxSum, func(t properties.TB) { properties.SoftmaxSumContract(t, f) }),
-		}
-	case "softmax.backward":
-		g := im.(properties.SoftmaxBackwarder)
-		return []Job{j(properties.SoftmaxBwd, func(t properties.TB) { properties.SoftmaxBackwardContract(t, g) })}
-	}
-	return nil
-}
+// disclaims returns where the file says its kernel does not make claim
+// ("" when it makes it, or claim is "").
+func (b *Binding) disclaims(claim string) string { return b.disclaimed[claim] }
 
 // prepared loads the binding's modules (and its forward's) on the run's
 // device before prediction id runs. A module the backend cannot load (an

@@ -28,8 +28,8 @@
 // {stride: T}, {scratch: NAME}, {value: EXPR} and {ignore: VALUE} cover the
 // rest. Load checks everything it can before a launch: the schema, every
 // expression and name, each parameter's type against the .entry signature,
-// roles bound twice or missing (a layernorm.forward must save its
-// statistics), and every expression over a spread of shapes (every hidden
+// roles bound twice or missing (a backward must read its saved
+// statistics; a forward's are optional), and every expression over a spread of shapes (every hidden
 // up to 64, the generators' edge grid, the edge row counts, up to 2¹⁶
 // elements): division by zero, integer overflow, an impossible geometry, a
 // scratch buffer over its cap (ScratchPerTensor, ScratchFloor). Its errors

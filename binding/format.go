@@ -32,11 +32,10 @@ type file struct {
 	Claims      pos[claimsDecl]   `yaml:"claims"`
 }
 
-// claimsDecl is what a kernel claims beyond its contract's values (each
-// true unless the file says false).
-type claimsDecl struct {
-	Determinism *bool `yaml:"determinism"`
-}
+// claimsDecl is what a kernel claims beyond its contract's values, by the
+// claim's name (properties.Prediction.Claim): each true unless the file
+// says false. The schema lists the names.
+type claimsDecl map[string]bool
 
 // pos is a value with the line it was written on.
 type pos[T any] struct {

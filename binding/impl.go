@@ -2,87 +2,118 @@ package binding
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties"
 )
 
 // Impl returns the implementation of the binding's contract interface:
 // a properties.RMSNormForwarder for rmsnorm.forward, a
-// properties.RMSNormBackwarder for rmsnorm.backward, and so on. It also
-// implements AcceptShape and MaxShape (the constraints), InputStorage
-// (the dtype), and Reductions when the file declares reduction orders.
+// properties.RMSNormBackwarder for rmsnorm.backward, and so on, made by
+// properties.Implement from the op table's name, with no switch over the
+// operations. The binding describes it: its kernels as the report names
+// them, its PTX entries, its declared reduction orders (none: the serial
+// worst case), the optional outputs it computes.
 func (b *Binding) Impl() any {
-	var im any
-	switch b.Contract {
-	case "rmsnorm.forward":
-		im = rmsForward{b}
-	case "rmsnorm.backward":
-		im = rmsBackward{b}
-	case "fused_residual_rmsnorm":
-		im = fusedResidual{b}
-	case "layernorm.forward":
-		im = lnForward{b}
-	case "layernorm.backward":
-		im = lnBackward{b}
-	case "per_head_rmsnorm":
-		im = perHeadRMS{b}
-	case "rope.neox.forward":
-		im = ropeForward{b}
-	case "rope.neox.backward":
-		im = ropeBackward{b}
-	case "softmax.forward":
-		im = softmaxForward{b}
-	case "softmax.backward":
-		im = softmaxBackward{b}
+	im, _ := properties.Implement(b.Contract, b.launch, b)
+	return im
+}
+
+// launch runs the bound kernels on args, the contract's arguments (a *A
+// of the operation's argument type), read through the op table: each
+// tensor by its field, the shape (Rows, Hidden or Heads·HeadDim) and the
+// scalars Eps, Theta and Pos. An optional output the binding does not
+// compute is refused when asked for; Alias writes output NAME_out over
+// input NAME (fused residual in place); per-row positions passed to a
+// kernel that takes one position (pos) must all be equal, and a kernel
+// bound with positions gets Pos repeated when none are passed.
+func (b *Binding) launch(dev cudart.Device, args any) error {
+	o, ok := op.Lookup(b.Contract)
+	v := reflect.ValueOf(args)
+	if !ok || v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Type().Name() != o.Args() {
+		return b.errf("%s cannot take arguments %T", b.Contract, args)
 	}
-	if len(b.reductions) == 0 {
-		return im
+	v = v.Elem()
+	field := func(name string) (reflect.Value, bool) {
+		f := v.FieldByName(name)
+		return f, f.IsValid()
 	}
-	switch x := im.(type) {
-	case rmsForward:
-		return struct {
-			rmsForward
-			describer
-		}{x, describer{b}}
-	case rmsBackward:
-		return struct {
-			rmsBackward
-			describer
-		}{x, describer{b}}
-	case fusedResidual:
-		return struct {
-			fusedResidual
-			describer
-		}{x, describer{b}}
-	case lnForward:
-		return struct {
-			lnForward
-			describer
-		}{x, describer{b}}
-	case lnBackward:
-		return struct {
-			lnBackward
-			describer
-		}{x, describer{b}}
-	case perHeadRMS:
-		return struct {
-			perHeadRMS
-			describer
-		}{x, describer{b}}
-	case softmaxForward:
-		return struct {
-			softmaxForward
-			describer
-		}{x, describer{b}}
-	case softmaxBackward:
-		return struct {
-			softmaxBackward
-			describer
-		}{x, describer{b}}
+	c := &call{in: map[string][]float32{}, out: map[string][]float32{}}
+	rows, _ := field("Rows")
+	if heads, ok := field("Heads"); ok {
+		headDim, _ := field("HeadDim")
+		c.shape = headShape(int(rows.Int()), int(heads.Int()), int(headDim.Int()))
+	} else {
+		hidden, _ := field("Hidden")
+		c.shape = op.Shape{Rows: int(rows.Int()), Hidden: int(hidden.Int())}
 	}
-	return im // RoPE has no reductions (the loader refuses them)
+	if f, ok := field("Eps"); ok {
+		c.eps = float32(f.Float())
+	}
+	if f, ok := field("Theta"); ok {
+		c.theta = float32(f.Float())
+	}
+	if f, ok := field("Pos"); ok {
+		c.pos = uint32(f.Uint())
+	}
+	var asked []string
+	for _, t := range o.Tensors() {
+		f := v.FieldByName(t.Field)
+		switch {
+		case t.Kind == "u32":
+			c.positions = f.Interface().([]uint32)
+		case t.Role == op.In:
+			c.in[t.Name] = f.Interface().([]float32)
+		default:
+			c.out[t.Name] = f.Interface().([]float32)
+			if t.Optional && !f.IsNil() && !b.Computes(t.Name) {
+				asked = append(asked, t.Name)
+			}
+		}
+	}
+	if len(asked) > 0 {
+		return b.errf("the contract asks for %s, but the bound kernel saves no statistics", strings.Join(asked, " and "))
+	}
+	if f, ok := field("Alias"); ok && f.Bool() {
+		c.alias = map[string]string{}
+		for name := range c.out {
+			if in, ok := strings.CutSuffix(name, "_out"); ok {
+				c.alias[name] = in
+			}
+		}
+	}
+	if c.positions != nil && !b.bound["positions"] {
+		for _, p := range c.positions {
+			if p != c.positions[0] {
+				return b.errf("the bound kernel takes one position for all rows (pos), but the contract passes one per row")
+			}
+		}
+		if len(c.positions) > 0 {
+			c.pos = c.positions[0]
+		}
+	}
+	return b.run(dev, c)
+}
+
+// Computes reports whether the bound kernels write the contract's optional
+// output called name (properties.OptionalOutputs): a saved statistic is
+// written when the saved form binds it or its reciprocal (rstd for rms).
+// A forward that saves no statistics (an inference kernel) computes none,
+// and the contracts ask it for none.
+func (b *Binding) Computes(name string) bool {
+	if b.bound[name] {
+		return true
+	}
+	for _, r := range b.op.forms[b.Saved] {
+		if cr, _ := b.contractRole(r); cr == name && b.bound[r] {
+			return true
+		}
+	}
+	return false
 }
 
 // AcceptShape reports whether the binding handles s (its constraints); the
@@ -190,17 +221,14 @@ func (b *Binding) constant(e expr) bool {
 	return ok
 }
 
-// describer gives the declared reduction orders in the form
-// properties.ReductionDescriber reads.
-type describer struct{ b *Binding }
-
-// Reductions returns the declared float32 sums at s.
-func (d describer) Reductions(s op.Shape) []op.Reduction {
+// Reductions returns the declared float32 sums at s: none when the file
+// declares no order (the contracts then assume the serial worst case).
+func (b *Binding) Reductions(s op.Shape) []op.Reduction {
 	var rs []op.Reduction
-	env := d.b.env(s, nil)
-	for i, r := range d.b.reductions {
-		serial, err1 := d.b.redExprs[i][0].eval(env)
-		tree, err2 := d.b.redExprs[i][1].eval(env)
+	env := b.env(s, nil)
+	for i, r := range b.reductions {
+		serial, err1 := b.redExprs[i][0].eval(env)
+		tree, err2 := b.redExprs[i][1].eval(env)
 		if err1 != nil || err2 != nil {
 			continue // the serial worst case applies to this sum
 		}
@@ -208,7 +236,7 @@ func (d describer) Reductions(s op.Shape) []op.Reduction {
 		switch r.Sum {
 		case "row":
 			red.Name, red.Terms = "Σ per row", s.Hidden
-			if perHead(d.b.Contract) {
+			if perHead(b.Contract) {
 				red.Terms = s.HeadDim
 			}
 		case "dgamma":
@@ -229,122 +257,6 @@ func (b *Binding) errf(format string, args ...any) error {
 	return err
 }
 
-type rmsForward struct{ *Binding }
-
-// RMSNormForward runs the bound kernels and fills a.Y (and a.RMS when set;
-// a kernel that saves rstd has it converted to rms = 1/rstd).
-func (f rmsForward) RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error {
-	if a.RMS != nil && f.Saved == "" {
-		return f.errf("the contract asks for rms, but the bound kernel saves no statistics")
-	}
-	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden}, eps: a.Eps,
-		in:  map[string][]float32{"x": a.X, "gamma": a.Gamma},
-		out: map[string][]float32{"y": a.Y, "rms": a.RMS}})
-}
-
-type rmsBackward struct{ *Binding }
-
-// RMSNormBackward runs the bound kernels and fills a.DX and a.DGamma.
-func (f rmsBackward) RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error {
-	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden},
-		in:  map[string][]float32{"x": a.X, "gamma": a.Gamma, "rms": a.RMS, "dy": a.DY},
-		out: map[string][]float32{"dx": a.DX, "dgamma": a.DGamma}})
-}
-
-type fusedResidual struct{ *Binding }
-
-// FusedResidualRMSNorm runs the bound kernels and fills a.ResidualOut and
-// a.Y; with a.Alias, residual_out is written over residual's buffer.
-func (f fusedResidual) FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error {
-	c := &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden}, eps: a.Eps,
-		in:  map[string][]float32{"residual": a.Residual, "x": a.X, "gamma": a.Gamma},
-		out: map[string][]float32{"residual_out": a.ResidualOut, "y": a.Y}}
-	if a.Alias {
-		c.alias = map[string]string{"residual_out": "residual"}
-	}
-	return f.run(dev, c)
-}
-
-type lnForward struct{ *Binding }
-
-// LayerNormForward runs the bound kernels and fills a.Y (and a.Mean,
-// a.Rstd when set; a kernel that saves std has it converted to 1/std).
-func (f lnForward) LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error {
-	if (a.Mean != nil || a.Rstd != nil) && f.Saved == "" {
-		return f.errf("the contract asks for mean and rstd, but the bound kernel saves no statistics")
-	}
-	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden}, eps: a.Eps,
-		in:  map[string][]float32{"x": a.X, "gamma": a.Gamma, "beta": a.Beta},
-		out: map[string][]float32{"y": a.Y, "mean": a.Mean, "rstd": a.Rstd}})
-}
-
-type lnBackward struct{ *Binding }
-
-// LayerNormBackward runs the bound kernels and fills a.DX, a.DGamma, a.DBeta.
-func (f lnBackward) LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error {
-	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden},
-		in:  map[string][]float32{"x": a.X, "gamma": a.Gamma, "dy": a.DY, "mean": a.Mean, "rstd": a.Rstd},
-		out: map[string][]float32{"dx": a.DX, "dgamma": a.DGamma, "dbeta": a.DBeta}})
-}
-
-type perHeadRMS struct{ *Binding }
-
-// PerHeadRMSNorm runs the bound kernels and fills a.Y.
-func (f perHeadRMS) PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error {
-	return f.run(dev, &call{shape: headShape(a.Rows, a.Heads, a.HeadDim), eps: a.Eps,
-		in:  map[string][]float32{"x": a.X, "gamma": a.Gamma},
-		out: map[string][]float32{"y": a.Y}})
-}
-
 func headShape(rows, heads, headDim int) op.Shape {
 	return op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim}
-}
-
-type ropeForward struct{ *Binding }
-
-// RoPEForward runs the bound kernels and fills a.Y. A kernel bound with
-// positions gets Pos repeated when a.Positions is nil; one bound with pos
-// only refuses per-row positions that differ.
-func (f ropeForward) RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error {
-	c := &call{shape: headShape(a.Rows, a.Heads, a.HeadDim), theta: a.Theta, pos: a.Pos, positions: a.Positions,
-		in:  map[string][]float32{"x": a.X},
-		out: map[string][]float32{"y": a.Y}}
-	if a.Positions != nil && !f.bound["positions"] {
-		for _, p := range a.Positions {
-			if p != a.Positions[0] {
-				return f.errf("the bound kernel takes one position for all rows (pos), but the contract passes one per row")
-			}
-		}
-		if len(a.Positions) > 0 {
-			c.pos = a.Positions[0]
-		}
-	}
-	return f.run(dev, c)
-}
-
-type ropeBackward struct{ *Binding }
-
-// RoPEBackward runs the bound kernels and fills a.DX.
-func (f ropeBackward) RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error {
-	return f.run(dev, &call{shape: headShape(a.Rows, a.Heads, a.HeadDim), theta: a.Theta, positions: a.Positions,
-		in:  map[string][]float32{"dy": a.DY},
-		out: map[string][]float32{"dx": a.DX}})
-}
-
-type softmaxForward struct{ *Binding }
-
-// SoftmaxForward runs the bound kernels and fills a.Y.
-func (f softmaxForward) SoftmaxForward(dev cudart.Device, a *op.SoftmaxForwardArgs) error {
-	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden},
-		in:  map[string][]float32{"x": a.X},
-		out: map[string][]float32{"y": a.Y}})
-}
-
-type softmaxBackward struct{ *Binding }
-
-// SoftmaxBackward runs the bound kernels and fills a.DX.
-func (f softmaxBackward) SoftmaxBackward(dev cudart.Device, a *op.SoftmaxBackwardArgs) error {
-	return f.run(dev, &call{shape: op.Shape{Rows: a.Rows, Hidden: a.Hidden},
-		in:  map[string][]float32{"y": a.Y, "dy": a.DY},
-		out: map[string][]float32{"dx": a.DX}})
 }

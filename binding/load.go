@@ -90,6 +90,7 @@ type Binding struct {
 	NoDeterminism string
 
 	op          *opSpec
+	disclaimed  map[string]string // claim name → where the file says false
 	consts      map[string]int64
 	lets        map[string]expr
 	letSrc      map[string]string
@@ -422,9 +423,15 @@ func (l *loader) compile(f *file) *Binding {
 		b.Name = strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
 	}
 	b.Contract = f.Contract.V
-	if d := f.Claims.V.Determinism; d != nil && !*d {
-		b.NoDeterminism = fmt.Sprintf("%s:%d: claims: {determinism: false}", l.path, f.Claims.Line)
+	for _, claim := range sortedKeys(f.Claims.V) {
+		if !f.Claims.V[claim] {
+			if b.disclaimed == nil {
+				b.disclaimed = map[string]string{}
+			}
+			b.disclaimed[claim] = fmt.Sprintf("%s:%d: claims: {%s: false}", l.path, f.Claims.Line, claim)
+		}
 	}
+	b.NoDeterminism = b.disclaimed["determinism"]
 	b.op = ops[f.Contract.V]
 	if b.op == nil { // the schema's enum catches this; keep the message if it is widened
 		l.errf(f.Contract.Line, "unknown contract %q (%s)", f.Contract.V, strings.Join(Contracts(), ", "))
@@ -913,7 +920,7 @@ func (l *loader) roles(b *Binding, f *file) {
 		}
 		why := "consumes the forward's statistics"
 		if b.op.savedOut {
-			why = "saves statistics its predictions check"
+			why = "saves statistics the op table requires"
 		}
 		l.errf(f.Contract.Line, "%s %s, and none are bound: bind %s", b.Contract, why, strings.Join(forms, " or "))
 	}
@@ -1010,8 +1017,7 @@ func (l *loader) reductionDecls(b *Binding, f *file) {
 // forward must be of the matching contract and save its statistics in the
 // form this backward reads.
 func (l *loader) forward(b *Binding, f *file) {
-	want := map[string]string{"rmsnorm.backward": "rmsnorm.forward", "layernorm.backward": "layernorm.forward",
-		"rope.neox.backward": "rope.neox.forward"}[b.Contract]
+	want := forwardOf(b.Contract)
 	if want == "" {
 		l.errf(f.Forward.Line, "forward: %s consumes no forward's statistics", b.Contract)
 		return

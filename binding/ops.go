@@ -1,6 +1,15 @@
 package binding
 
-// The contracts a binding can claim, and the roles each offers.
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ptxprop/ptxprop/op"
+)
+
+// The contracts a binding can claim, and the roles each offers: derived
+// from the op table (package op), one contract per operation.
 
 // tensorSpec is a tensor role: its length as an expression of the shape,
 // whether the kernel reads it (input) or writes it, whether it holds
@@ -25,12 +34,13 @@ type opSpec struct {
 	// theta, pos).
 	scalars []string
 	// forms are the saved-statistic forms allowed, with the roles each
-	// binds; the first is the default. Empty: the contract has none.
+	// binds. Empty: the contract has none.
 	forms map[string][]string
 	// savedOut says whether the saved statistics are outputs (forward) or
 	// inputs (backward); savedRequired whether a binding must bind them
-	// (a backward reads them; layernorm.forward's predictions check them).
+	// (a backward reads them; a forward's are optional outputs).
 	savedOut, savedRequired bool
+	perHead                 bool
 }
 
 const (
@@ -39,118 +49,113 @@ const (
 	perCol     = "hidden"
 )
 
-var rmsForms = map[string][]string{"rms_eps": {"rms"}, "rstd": {"rstd"}}
-var lnForms = map[string][]string{"mean_rstd": {"mean", "rstd"}, "mean_std": {"mean", "std"}}
-
-func stats(out bool, names ...string) map[string]tensorSpec {
-	m := map[string]tensorSpec{}
-	for _, n := range names {
-		m[n] = tensorSpec{size: perRow, input: !out, saved: n}
-	}
-	return m
+// statForms are the forms in which a kernel may keep saved statistics,
+// keyed by the statistics of an operation in the op table (its per-row
+// float tensors, names joined by "+"); each form lists the roles it binds.
+// A role that is not a statistic of the op table is the reciprocal of one
+// (rstd = 1/rms, std = 1/rstd; see contractRole).
+var statForms = map[string]map[string][]string{
+	"rms":       {"rms_eps": {"rms"}, "rstd": {"rstd"}},
+	"mean+rstd": {"mean_rstd": {"mean", "rstd"}, "mean_std": {"mean", "std"}},
 }
 
-func merge(ms ...map[string]tensorSpec) map[string]tensorSpec {
-	r := map[string]tensorSpec{}
-	for _, m := range ms {
-		for k, v := range m {
-			r[k] = v
+// dropped are statistics a kernel of an operation may save although the
+// operation returns none: they are bound, computed and dropped (a fused
+// residual + RMSNorm that saves rms for a backward the op table does not
+// pair with it).
+var dropped = map[string]string{"fused_residual_rmsnorm": "rms"}
+
+// isStat reports whether t is a saved statistic: a float per row.
+func isStat(t op.Tensor) bool { return t.Layout == op.Row && t.Cols == op.One && t.Kind == "f32" }
+
+// size is t's length as an expression of the shape names.
+func size(t op.Tensor) string {
+	switch {
+	case t.Layout == op.Row && t.Cols == op.Hidden:
+		return rowsHidden
+	case t.Layout == op.Row && t.Cols == op.One:
+		return perRow
+	case t.Cols == op.HeadDim:
+		return "head_dim"
+	}
+	return perCol
+}
+
+// specOf derives o's contract from the op table.
+func specOf(o op.Operation) *opSpec {
+	s := &opSpec{contract: o.Name(), tensors: map[string]tensorSpec{}, scalars: o.Scalars(), perHead: o.PerHead()}
+	var stats []string
+	statIn, statOptional := false, false
+	for _, t := range o.Tensors() {
+		if isStat(t) {
+			stats = append(stats, t.Name)
+			statIn, statOptional = t.Role == op.In, t.Optional
+			continue
+		}
+		s.tensors[t.Name] = tensorSpec{size: size(t), input: t.Role == op.In, positions: t.Kind == "u32"}
+		if !t.Optional {
+			s.required = append(s.required, t.Name)
 		}
 	}
-	return r
-}
-
-var ops = map[string]*opSpec{
-	"rmsnorm.forward": {
-		tensors: merge(map[string]tensorSpec{
-			"x": {size: rowsHidden, input: true}, "gamma": {size: perCol, input: true}, "y": {size: rowsHidden},
-		}, stats(true, "rms", "rstd")),
-		required: []string{"x", "gamma", "y"},
-		scalars:  []string{"rows", "hidden", "eps"},
-		forms:    rmsForms, savedOut: true,
-	},
-	"rmsnorm.backward": {
-		tensors: merge(map[string]tensorSpec{
-			"x": {size: rowsHidden, input: true}, "gamma": {size: perCol, input: true}, "dy": {size: rowsHidden, input: true},
-			"dx": {size: rowsHidden}, "dgamma": {size: perCol},
-		}, stats(false, "rms", "rstd")),
-		required: []string{"x", "gamma", "dy", "dx", "dgamma"},
-		scalars:  []string{"rows", "hidden"},
-		forms:    rmsForms, savedRequired: true,
-	},
-	"fused_residual_rmsnorm": {
-		tensors: merge(map[string]tensorSpec{
-			"residual": {size: rowsHidden, input: true}, "x": {size: rowsHidden, input: true}, "gamma": {size: perCol, input: true},
-			"residual_out": {size: rowsHidden}, "y": {size: rowsHidden},
-		}, stats(true, "rms", "rstd")),
-		required: []string{"residual", "x", "gamma", "residual_out", "y"},
-		scalars:  []string{"rows", "hidden", "eps"},
-		forms:    rmsForms, savedOut: true,
-	},
-	"layernorm.forward": {
-		tensors: merge(map[string]tensorSpec{
-			"x": {size: rowsHidden, input: true}, "gamma": {size: perCol, input: true}, "beta": {size: perCol, input: true},
-			"y": {size: rowsHidden},
-		}, stats(true, "mean", "rstd", "std")),
-		required: []string{"x", "gamma", "beta", "y"},
-		scalars:  []string{"rows", "hidden", "eps"},
-		// Its predictions (LN-FWD, LN-MOMENTS) check mean and rstd on
-		// every draw: a binding must save them.
-		forms: lnForms, savedOut: true, savedRequired: true,
-	},
-	"layernorm.backward": {
-		tensors: merge(map[string]tensorSpec{
-			"x": {size: rowsHidden, input: true}, "gamma": {size: perCol, input: true}, "dy": {size: rowsHidden, input: true},
-			"dx": {size: rowsHidden}, "dgamma": {size: perCol}, "dbeta": {size: perCol},
-		}, stats(false, "mean", "rstd", "std")),
-		required: []string{"x", "gamma", "dy", "dx", "dgamma", "dbeta"},
-		scalars:  []string{"rows", "hidden"},
-		forms:    lnForms, savedRequired: true,
-	},
-	"per_head_rmsnorm": {
-		tensors: map[string]tensorSpec{
-			"x": {size: rowsHidden, input: true}, "gamma": {size: "head_dim", input: true}, "y": {size: rowsHidden},
-		},
-		required: []string{"x", "gamma", "y"},
-		scalars:  []string{"rows", "heads", "head_dim", "hidden", "eps"},
-	},
-	"rope.neox.forward": {
-		tensors: map[string]tensorSpec{
-			"x": {size: rowsHidden, input: true}, "positions": {size: perRow, input: true, positions: true}, "y": {size: rowsHidden},
-		},
-		required: []string{"x", "y"},
-		scalars:  []string{"rows", "heads", "head_dim", "hidden", "theta", "pos"},
-	},
-	"rope.neox.backward": {
-		tensors: map[string]tensorSpec{
-			"dy": {size: rowsHidden, input: true}, "positions": {size: perRow, input: true, positions: true}, "dx": {size: rowsHidden},
-		},
-		required: []string{"dy", "positions", "dx"},
-		scalars:  []string{"rows", "heads", "head_dim", "hidden", "theta"},
-	},
-	"softmax.forward": {
-		tensors:  map[string]tensorSpec{"x": {size: rowsHidden, input: true}, "y": {size: rowsHidden}},
-		required: []string{"x", "y"},
-		scalars:  []string{"rows", "hidden"},
-	},
-	"softmax.backward": {
-		tensors: map[string]tensorSpec{
-			"y": {size: rowsHidden, input: true}, "dy": {size: rowsHidden, input: true}, "dx": {size: rowsHidden},
-		},
-		required: []string{"y", "dy", "dx"},
-		scalars:  []string{"rows", "hidden"},
-	},
-}
-
-func init() {
-	for name, o := range ops {
-		o.contract = name
+	if d := dropped[o.Name()]; d != "" && len(stats) == 0 {
+		stats, statOptional = []string{d}, true
 	}
+	if len(stats) == 0 {
+		return s
+	}
+	s.forms = statForms[strings.Join(stats, "+")]
+	if s.forms == nil {
+		panic(fmt.Sprintf("binding: %s saves statistics %v, which have no saved: forms", o.Name(), stats))
+	}
+	s.savedOut, s.savedRequired = !statIn, !statOptional
+	for _, roles := range s.forms {
+		for _, r := range roles {
+			s.tensors[r] = tensorSpec{size: perRow, input: statIn, saved: r}
+		}
+	}
+	return s
 }
+
+var ops = func() map[string]*opSpec {
+	m := map[string]*opSpec{}
+	for _, o := range op.All() {
+		m[o.Name()] = specOf(o)
+	}
+	return m
+}()
 
 // Contracts returns the contract names a binding may claim, sorted.
 func Contracts() []string {
 	return sortedKeys(ops)
+}
+
+// perHead reports whether contract's shape is heads·head_dim.
+func perHead(contract string) bool {
+	o := ops[contract]
+	return o != nil && o.perHead
+}
+
+// forwardOf returns the forward a backward binding may name (forward:):
+// the operation of the same name with .forward for .backward, when the
+// backward reads a per-row input the forward has too (its saved
+// statistics, the positions); "" otherwise.
+func forwardOf(contract string) string {
+	name, ok := strings.CutSuffix(contract, ".backward")
+	if !ok {
+		return ""
+	}
+	bwd, _ := op.Lookup(contract)
+	fwd, ok := op.Lookup(name + ".forward")
+	if !ok {
+		return ""
+	}
+	for _, t := range bwd.Tensors() {
+		if t.Role == op.In && t.Layout == op.Row && t.Cols == op.One &&
+			slices.ContainsFunc(fwd.Tensors(), func(u op.Tensor) bool { return u.Name == t.Name }) {
+			return fwd.Name()
+		}
+	}
+	return ""
 }
 
 // shapeNames are the names every expression may use; hidden is

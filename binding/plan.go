@@ -29,10 +29,6 @@ func shapeValue(s Shape, name string) (int64, bool) {
 	return 0, false
 }
 
-func perHead(contract string) bool {
-	return contract == "per_head_rmsnorm" || strings.HasPrefix(contract, "rope.")
-}
-
 func probeShape(o *opSpec) Shape {
 	if perHead(o.contract) {
 		return Shape{Rows: 1, Hidden: 2, Heads: 1, HeadDim: 2}

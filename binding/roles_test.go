@@ -1,10 +1,15 @@
 package binding
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ptxprop/ptxprop/op"
+	"github.com/ptxprop/ptxprop/properties"
 )
 
 // roleOrder lists tensor roles in the order a table shows them: inputs,
@@ -135,5 +140,86 @@ func TestRoleTable(t *testing.T) {
 	if got, want := between(t, "testdata/example.yaml", "# --- roles: generated from binding's op table; TestRoleTable checks it ---",
 		"# --- end of roles ---"), roleTableYAML(); got != want {
 		t.Errorf("testdata/example.yaml's table of roles is not the op table's; replace it with\n%s", want)
+	}
+}
+
+// TestSchemaEnums checks schema.json's enums against the op table: the
+// contracts a binding may claim, the saved: forms, and the sums a
+// reduction order may describe (a row, or a column-sum output). An
+// operation added to the op table without the schema fails here.
+func TestSchemaEnums(t *testing.T) {
+	var s struct {
+		Properties struct {
+			Contract, Saved struct{ Enum []string }
+		}
+		Defs struct {
+			Reduction struct {
+				Properties struct{ Sum struct{ Enum []string } }
+			}
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	forms, sums := map[string]bool{}, map[string]bool{"row": true}
+	for _, name := range Contracts() {
+		for f := range ops[name].forms {
+			forms[f] = true
+		}
+		o, _ := op.Lookup(name)
+		for _, x := range o.Tensors() {
+			if x.Layout == op.ColumnSum {
+				sums[x.Name] = true
+			}
+		}
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"contract", s.Properties.Contract.Enum, Contracts()},
+		{"saved", s.Properties.Saved.Enum, sortedKeys(forms)},
+		{"reductions[].sum", s.Defs.Reduction.Properties.Sum.Enum, sortedKeys(sums)},
+	} {
+		got := slices.Sorted(slices.Values(c.got))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("schema.json's %s enum is %v, want the op table's %v", c.what, got, c.want)
+		}
+	}
+}
+
+// TestClaimsAreRegistryClaims: the claims a binding may disclaim are the
+// registry's (properties.Prediction.Claim), and disclaiming one reports
+// each of its predictions not_claimed with where the file said so.
+func TestClaimsAreRegistryClaims(t *testing.T) {
+	var s struct {
+		Properties struct {
+			Claims struct{ Properties map[string]any }
+		}
+	}
+	if err := json.Unmarshal(Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]bool{}
+	for _, p := range properties.InOrder() {
+		if p.Claim != "" {
+			claims[p.Claim] = true
+		}
+	}
+	if got, want := sortedKeys(s.Properties.Claims.Properties), sortedKeys(claims); !slices.Equal(got, want) {
+		t.Errorf("schema.json's claims are %v, want the registry's %v", got, want)
+	}
+	src, err := os.ReadFile("testdata/rmsnorm_fwd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for claim := range claims {
+		b, err := Parse("testdata/rmsnorm_fwd.yaml", append(src, "claims: {"+claim+": false}\n"...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.disclaims(claim), "claims: {"+claim+": false}") {
+			t.Errorf("disclaiming %s: %q", claim, b.disclaims(claim))
+		}
 	}
 }

@@ -123,6 +123,12 @@ type Operation interface {
 	Tensors() []Tensor
 	// Args returns the argument type's name, e.g. "RMSNormForwardArgs".
 	Args() string
+	// Scalars returns the names of the scalar arguments: the shape
+	// ("rows", "hidden", or "heads", "head_dim" and their product
+	// "hidden") and the numeric parameters ("eps", "theta", "pos").
+	Scalars() []string
+	// PerHead reports whether the shape is Heads·HeadDim.
+	PerHead() bool
 }
 
 // Name returns the operation's name, e.g. "rmsnorm.forward".
@@ -135,6 +141,41 @@ func (o *Op[A]) Tensors() []Tensor { return append([]Tensor(nil), o.tensors...) 
 func (o *Op[A]) Args() string { return reflect.TypeFor[A]().Name() }
 
 func (o *Op[A]) String() string { return o.name }
+
+// Scalars returns the snake_case names of A's numeric non-slice fields in
+// field order, with "hidden" after "head_dim" for a per-head operation.
+func (o *Op[A]) Scalars() []string {
+	var out []string
+	t := reflect.TypeFor[A]()
+	for i := range t.NumField() {
+		switch t.Field(i).Type.Kind() {
+		case reflect.Int, reflect.Uint32, reflect.Float32:
+		default:
+			continue
+		}
+		out = append(out, snake(t.Field(i).Name))
+		if i == o.headDim {
+			out = append(out, "hidden")
+		}
+	}
+	return out
+}
+
+// snake returns a Go field name in snake case: HeadDim → head_dim.
+func snake(name string) string {
+	var b []byte
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			if i > 0 && !('A' <= name[i-1] && name[i-1] <= 'Z') {
+				b = append(b, '_')
+			}
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
 
 // define builds an Op from its tensors, resolving each Field in A. A table
 // row that names a missing field, or one of the wrong type, is a

@@ -3,6 +3,7 @@ package op
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -127,5 +128,24 @@ func TestFreshKeepsIntegerInputs(t *testing.T) {
 	c := RoPEBackward.SelectRows(a, []int{1})
 	if !slices.Equal(c.Positions, []uint32{4}) || !slices.Equal(c.DY, []float32{3, 4}) || len(c.DX) != 2 {
 		t.Errorf("SelectRows = %+v", c)
+	}
+}
+
+// TestScalars pins the scalar names the binding roles are derived from.
+func TestScalars(t *testing.T) {
+	for _, c := range []struct {
+		o    Operation
+		want string
+	}{
+		{RMSNormForward, "rows hidden eps"},
+		{RMSNormBackward, "rows hidden"},
+		{FusedResidualRMSNorm, "rows hidden eps"},
+		{PerHeadRMSNorm, "rows heads head_dim hidden eps"},
+		{RoPEForward, "rows heads head_dim hidden theta pos"},
+		{RoPEBackward, "rows heads head_dim hidden theta"},
+	} {
+		if got := strings.Join(c.o.Scalars(), " "); got != c.want {
+			t.Errorf("%s: scalars %q, want %q", c.o.Name(), got, c.want)
+		}
 	}
 }

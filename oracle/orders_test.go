@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/ptxprop/ptxprop/op"
 )
 
 // The naive float32 evaluations use the serial order and correctly rounded
@@ -231,52 +233,95 @@ func ropeEmu(a adv, y, x []float32, pos []float64, rows, heads, d int, theta flo
 
 var reductions = []Reduction{SerialReduction(), WarpReduction(), TreeReduction(128), TreeReduction(256), TreeReduction(1024), {Threads: 8, Tree: 3}}
 
-// checkEmu evaluates the kernel emulator for c in the order red (and rowRed
-// over rows) and returns the worst element against the bounds for red.
-func checkEmu(c Case, a adv, red, rowRed Reduction) Outcome {
-	var got outputs32
-	n := c.Rows * c.Hidden
-	e32 := float32(c.Eps)
-	x32, g32 := to32(c.X), to32(c.Gamma)
-	f := func(k int) []float32 { return make([]float32, k) }
-	switch c.Kernel {
-	case KernelRMSNormForward, KernelPerHeadRMSNorm:
-		rows, hid := c.normShape()
-		got.y = f(n)
-		rmsFwdEmu(a, got.y, x32, g32, rows, hid, e32, red)
-	case KernelFusedResidualRMSNorm:
-		got.s, got.y = f(n), f(n)
-		res32 := to32(c.Residual)
+// emuTable evaluates the kernel emulator of each Kernel for c in the
+// order red (and rowRed over rows). A Kernel without a row fails
+// TestEveryKernelEmulated rather than pass unchecked.
+var emuTable = map[Kernel]func(c Case, a adv, red, rowRed Reduction) outputs32{
+	KernelRMSNormForward: rmsFwdCase,
+	KernelPerHeadRMSNorm: rmsFwdCase,
+	KernelFusedResidualRMSNorm: func(c Case, a adv, red, _ Reduction) (got outputs32) {
+		n := c.Rows * c.Hidden
+		got.s, got.y = f32(n), f32(n)
+		res32, x32 := to32(c.Residual), to32(c.X)
 		for i := range got.s {
 			got.s[i] = res32[i] + x32[i]
 		}
-		rmsFwdEmu(a, got.y, got.s, g32, c.Rows, c.Hidden, e32, red)
-	case KernelRMSNormBackward:
-		got.dx, got.dgamma = f(n), f(c.Hidden)
-		rmsBwdEmu(a, got.dx, got.dgamma, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
-	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
-		got.y, got.mean, got.rstd = f(n), f(c.Rows), f(c.Rows)
-		lnFwdEmu(a, got.y, got.mean, got.rstd, x32, g32, to32(c.Beta), c.Rows, c.Hidden, e32, red, c.variance())
-	case KernelLayerNormBackward:
-		got.dx, got.dgamma, got.dbeta = f(n), f(c.Hidden), f(c.Hidden)
-		lnBwdEmu(a, got.dx, got.dgamma, got.dbeta, x32, g32, to32(c.DY), c.Rows, c.Hidden, e32, red, rowRed)
-	case KernelSoftmaxForward:
-		got.y = f(n)
-		softmaxFwdEmu(a, got.y, x32, c.Rows, c.Hidden, red)
-	case KernelSoftmaxBackward:
-		got.dx = f(n)
-		softmaxBwdEmu(a, got.dx, x32, to32(c.DY), c.Rows, c.Hidden, red)
-	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
-		style, sign, in := c.rotation()
-		y := f(n)
-		ropeEmu(a, y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign))
-		if sign < 0 {
-			got.dx = y
-		} else {
-			got.y = y
+		rmsFwdEmu(a, got.y, got.s, to32(c.Gamma), c.Rows, c.Hidden, float32(c.Eps), red)
+		return
+	},
+	KernelRMSNormBackward: func(c Case, a adv, red, rowRed Reduction) (got outputs32) {
+		got.dx, got.dgamma = f32(c.Rows*c.Hidden), f32(c.Hidden)
+		rmsBwdEmu(a, got.dx, got.dgamma, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps), red, rowRed)
+		return
+	},
+	KernelLayerNormForward:        lnFwdCase,
+	KernelLayerNormForwardOnePass: lnFwdCase,
+	KernelLayerNormBackward: func(c Case, a adv, red, rowRed Reduction) (got outputs32) {
+		got.dx, got.dgamma, got.dbeta = f32(c.Rows*c.Hidden), f32(c.Hidden), f32(c.Hidden)
+		lnBwdEmu(a, got.dx, got.dgamma, got.dbeta, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps), red, rowRed)
+		return
+	},
+	KernelSoftmaxForward: func(c Case, a adv, red, _ Reduction) (got outputs32) {
+		got.y = f32(c.Rows * c.Hidden)
+		softmaxFwdEmu(a, got.y, to32(c.X), c.Rows, c.Hidden, red)
+		return
+	},
+	KernelSoftmaxBackward: func(c Case, a adv, red, _ Reduction) (got outputs32) {
+		got.dx = f32(c.Rows * c.Hidden)
+		softmaxBwdEmu(a, got.dx, to32(c.X), to32(c.DY), c.Rows, c.Hidden, red)
+		return
+	},
+	KernelRoPENeoXForward:  ropeCase,
+	KernelRoPENeoXBackward: ropeCase,
+	KernelRoPEGPTJForward:  ropeCase,
+}
+
+func rmsFwdCase(c Case, a adv, red, _ Reduction) (got outputs32) {
+	rows, hid := c.normShape()
+	got.y = f32(c.Rows * c.Hidden)
+	rmsFwdEmu(a, got.y, to32(c.X), to32(c.Gamma), rows, hid, float32(c.Eps), red)
+	return
+}
+
+func lnFwdCase(c Case, a adv, red, _ Reduction) (got outputs32) {
+	got.y, got.mean, got.rstd = f32(c.Rows*c.Hidden), f32(c.Rows), f32(c.Rows)
+	lnFwdEmu(a, got.y, got.mean, got.rstd, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, float32(c.Eps), red, c.variance())
+	return
+}
+
+func ropeCase(c Case, a adv, _, _ Reduction) (got outputs32) {
+	style, sign, in := c.rotation()
+	y := f32(c.Rows * c.Hidden)
+	ropeEmu(a, y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign))
+	if sign < 0 {
+		got.dx = y
+	} else {
+		got.y = y
+	}
+	return
+}
+
+// checkEmu evaluates the kernel emulator for c in the order red (and rowRed
+// over rows) and returns the worst element against the bounds for red.
+func checkEmu(c Case, a adv, red, rowRed Reduction) Outcome {
+	return c.compare(emuTable[c.Kernel](c, a, red, rowRed), red, rowRed)
+}
+
+// TestEveryKernelEmulated: every Kernel has its adversarial emulator, and
+// every operation of the op table its soundness row.
+func TestEveryKernelEmulated(t *testing.T) {
+	ops := map[string]bool{}
+	for _, k := range Kernels() {
+		if emuTable[k] == nil {
+			t.Errorf("%v has no emulator in emuTable", k)
+		}
+		ops[k.Op()] = true
+	}
+	for _, o := range op.All() {
+		if !ops[o.Name()] {
+			t.Errorf("operation %s has no soundness row (kernelTable)", o.Name())
 		}
 	}
-	return c.compare(got, red, rowRed)
 }
 
 // TestSoundnessKernelOrders checks every bound against the adversarial

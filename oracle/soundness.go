@@ -28,21 +28,6 @@ const (
 	numKernels
 )
 
-var kernelNames = [...]string{
-	KernelRMSNormForward:          "rmsnorm_fwd",
-	KernelRMSNormBackward:         "rmsnorm_bwd",
-	KernelFusedResidualRMSNorm:    "fused_residual_rmsnorm",
-	KernelLayerNormForward:        "layernorm_fwd",
-	KernelLayerNormForwardOnePass: "layernorm_fwd_onepass",
-	KernelLayerNormBackward:       "layernorm_bwd",
-	KernelPerHeadRMSNorm:          "perhead_rmsnorm",
-	KernelRoPENeoXForward:         "rope_neox_fwd",
-	KernelRoPENeoXBackward:        "rope_neox_bwd",
-	KernelRoPEGPTJForward:         "rope_gptj_fwd",
-	KernelSoftmaxForward:          "softmax_fwd",
-	KernelSoftmaxBackward:         "softmax_bwd",
-}
-
 // Kernels returns every Kernel.
 func Kernels() []Kernel {
 	ks := make([]Kernel, numKernels)
@@ -55,15 +40,15 @@ func Kernels() []Kernel {
 // String returns the kernel's lower-case name; ParseKernel inverts it.
 func (k Kernel) String() string {
 	if k >= 0 && k < numKernels {
-		return kernelNames[k]
+		return kernelTable[k].name
 	}
 	return fmt.Sprintf("Kernel(%d)", int(k))
 }
 
 // ParseKernel returns the Kernel whose String is s.
 func ParseKernel(s string) (Kernel, error) {
-	for i, n := range kernelNames {
-		if n == s {
+	for i, r := range kernelTable {
+		if r.name == s {
 			return Kernel(i), nil
 		}
 	}
@@ -133,7 +118,7 @@ func (c Case) String() string {
 		fmt.Fprintf(&b, " heads=%d headDim=%d", c.Heads, c.HeadDim)
 	}
 	switch {
-	case c.Kernel == KernelSoftmaxForward || c.Kernel == KernelSoftmaxBackward: // no scalar
+	case c.Kernel >= 0 && c.Kernel < numKernels && kernelTable[c.Kernel].noScalar:
 	case c.Pos != nil:
 		fmt.Fprintf(&b, " theta=%g pos=%v", c.Theta, c.Pos)
 	default:
@@ -239,53 +224,209 @@ func (c Case) rotation() (style RoPEStyle, sign float64, in []float64) {
 	return RoPENeoX, 1, c.X
 }
 
+// kernelRow is one kernel formula of the soundness check: its name, the
+// operation of package op it evaluates, and how a Case of it is drawn,
+// referenced in float64 and evaluated naively in float32. Adding a formula
+// is one row here (and its constant above); nothing else switches on it.
+type kernelRow struct {
+	name string
+	// op is the op table's name of the operation the formula evaluates;
+	// "" for a formula that is none (the GPT-J pairing, kept to be refuted).
+	op string
+	// noScalar says the case has neither ε nor θ (softmax).
+	noScalar bool
+	// draw fills c (whose Rows are drawn) from ch.
+	draw func(c *Case, ch Chooser)
+	// reference returns the float64 outputs and their bounds for
+	// reductions red over a row and rowRed over rows.
+	reference func(c Case, red, rowRed Reduction) (want, tol outputs64)
+	// naive evaluates c in float32 in serial order; a non-nil Outcome ends
+	// the check with it (a bit-exact output that is not).
+	naive func(c Case) (outputs32, *Outcome)
+}
+
+func f64(k int) []float64 { return make([]float64, k) }
+func f32(k int) []float32 { return make([]float32, k) }
+
+var kernelTable = [numKernels]kernelRow{
+	KernelRMSNormForward: {name: "rmsnorm_fwd", op: "rmsnorm.forward", draw: drawNorm(nil),
+		reference: rmsForwardReference, naive: rmsForwardNaive},
+	KernelRMSNormBackward: {name: "rmsnorm_bwd", op: "rmsnorm.backward", draw: drawNorm(drawDY),
+		reference: func(c Case, red, rowRed Reduction) (want, tol outputs64) {
+			n := c.Rows * c.Hidden
+			want.dx, want.dgamma, tol.dx, tol.dgamma = f64(n), f64(c.Hidden), f64(n), f64(c.Hidden)
+			RMSNormBackwardWithTol(want.dx, want.dgamma, tol.dx, tol.dgamma, nil, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+			return
+		},
+		naive: func(c Case) (got outputs32, _ *Outcome) {
+			got.dx, got.dgamma = f32(c.Rows*c.Hidden), f32(c.Hidden)
+			RMSNormBackward32Naive(got.dx, got.dgamma, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps))
+			return
+		}},
+	KernelFusedResidualRMSNorm: {name: "fused_residual_rmsnorm", op: "fused_residual_rmsnorm",
+		draw: drawNorm(func(c *Case, ch Chooser) {
+			c.Residual = make([]float64, c.Rows*c.Hidden)
+			fillRows(ch, "residual", c.Residual, c.Rows, c.Hidden)
+		}),
+		reference: func(c Case, red, _ Reduction) (want, tol outputs64) {
+			n := c.Rows * c.Hidden
+			want.s, want.y, want.rms, tol.s, tol.y, tol.rms = f64(n), f64(n), f64(c.Rows), f64(n), f64(n), f64(c.Rows)
+			FusedResidualRMSNorm(want.s, want.y, want.rms, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps)
+			FusedResidualRMSNormTol(tol.s, tol.y, tol.rms, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, red)
+			return
+		},
+		naive: func(c Case) (got outputs32, _ *Outcome) {
+			n := c.Rows * c.Hidden
+			got.s, got.y, got.rms = f32(n), f32(n), f32(c.Rows)
+			res32, x32 := to32(c.Residual), to32(c.X)
+			FusedResidualRMSNorm32Naive(got.s, got.y, got.rms, res32, x32, to32(c.Gamma), c.Rows, c.Hidden, float32(c.Eps))
+			for i, v := range got.s {
+				if s := c.Residual[i] + c.X[i]; v != float32(s) || v != ResidualSum32(res32[i], x32[i]) {
+					return got, &Outcome{MaxRatio: math.Inf(1), Output: "s(bit-exact)", Index: i, Got: float64(v), Want: s, Tol: 0, Elements: n}
+				}
+			}
+			return
+		}},
+	KernelLayerNormForward: {name: "layernorm_fwd", op: "layernorm.forward", draw: drawNorm(drawBeta),
+		reference: lnForwardReference, naive: lnForwardNaive},
+	KernelLayerNormForwardOnePass: {name: "layernorm_fwd_onepass", op: "layernorm.forward", draw: drawNorm(drawBeta),
+		reference: lnForwardReference, naive: lnForwardNaive},
+	KernelLayerNormBackward: {name: "layernorm_bwd", op: "layernorm.backward", draw: drawNorm(drawDY),
+		reference: func(c Case, red, rowRed Reduction) (want, tol outputs64) {
+			n := c.Rows * c.Hidden
+			want.dx, want.dgamma, want.dbeta, tol.dx, tol.dgamma, tol.dbeta = f64(n), f64(c.Hidden), f64(c.Hidden), f64(n), f64(c.Hidden), f64(c.Hidden)
+			LayerNormBackward(want.dx, want.dgamma, want.dbeta, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
+			LayerNormBackwardTol(tol.dx, tol.dgamma, tol.dbeta, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
+			return
+		},
+		naive: func(c Case) (got outputs32, _ *Outcome) {
+			got.dx, got.dgamma, got.dbeta = f32(c.Rows*c.Hidden), f32(c.Hidden), f32(c.Hidden)
+			LayerNormBackward32Naive(got.dx, got.dgamma, got.dbeta, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps))
+			return
+		}},
+	KernelPerHeadRMSNorm: {name: "perhead_rmsnorm", op: "per_head_rmsnorm", draw: drawPerHead,
+		reference: rmsForwardReference, naive: rmsForwardNaive},
+	KernelRoPENeoXForward:  {name: "rope_neox_fwd", op: "rope.neox.forward", draw: drawRoPE, reference: ropeReference, naive: ropeNaive},
+	KernelRoPENeoXBackward: {name: "rope_neox_bwd", op: "rope.neox.backward", draw: drawRoPE, reference: ropeReference, naive: ropeNaive},
+	KernelRoPEGPTJForward:  {name: "rope_gptj_fwd", draw: drawRoPE, reference: ropeReference, naive: ropeNaive},
+	KernelSoftmaxForward: {name: "softmax_fwd", op: "softmax.forward", noScalar: true,
+		draw: drawNorm(func(c *Case, _ Chooser) { c.Gamma, c.Eps = nil, 0 }),
+		reference: func(c Case, red, _ Reduction) (want, tol outputs64) {
+			n := c.Rows * c.Hidden
+			want.y, tol.y = f64(n), f64(n)
+			SoftmaxForward(want.y, c.X, c.Rows, c.Hidden)
+			SoftmaxForwardTol(tol.y, c.X, c.Rows, c.Hidden, red)
+			return
+		},
+		naive: func(c Case) (got outputs32, _ *Outcome) {
+			got.y = f32(c.Rows * c.Hidden)
+			SoftmaxForward32Naive(got.y, to32(c.X), c.Rows, c.Hidden)
+			return
+		}},
+	KernelSoftmaxBackward: {name: "softmax_bwd", op: "softmax.backward", noScalar: true,
+		// X becomes y = softmax(logits) in float32.
+		draw: drawNorm(func(c *Case, ch Chooser) {
+			n := c.Rows * c.Hidden
+			c.Gamma, c.Eps = nil, 0
+			y := make([]float64, n)
+			SoftmaxForward(y, c.X, c.Rows, c.Hidden)
+			c.X = RoundToFloat32(y)
+			c.DY = make([]float64, n)
+			fillRows(ch, "dy", c.DY, c.Rows, c.Hidden)
+		}),
+		reference: func(c Case, red, _ Reduction) (want, tol outputs64) {
+			n := c.Rows * c.Hidden
+			want.dx, tol.dx = f64(n), f64(n)
+			SoftmaxBackward(want.dx, c.X, c.DY, c.Rows, c.Hidden)
+			SoftmaxBackwardTol(tol.dx, c.X, c.DY, c.Rows, c.Hidden, red)
+			return
+		},
+		naive: func(c Case) (got outputs32, _ *Outcome) {
+			got.dx = f32(c.Rows * c.Hidden)
+			SoftmaxBackward32Naive(got.dx, to32(c.X), to32(c.DY), c.Rows, c.Hidden)
+			return
+		}},
+}
+
+// Op returns the op table's name of the operation k evaluates; "" when it
+// is none (the GPT-J pairing, kept to be refuted).
+func (k Kernel) Op() string {
+	if k >= 0 && k < numKernels {
+		return kernelTable[k].op
+	}
+	return ""
+}
+
+func (k Kernel) row() kernelRow {
+	if k >= 0 && k < numKernels {
+		return kernelTable[k]
+	}
+	panic(fmt.Sprintf("oracle: unknown kernel %v", k))
+}
+
+func rmsForwardReference(c Case, red, _ Reduction) (want, tol outputs64) {
+	n := c.Rows * c.Hidden
+	rows, hid := c.normShape()
+	want.y, want.rms, tol.y, tol.rms = f64(n), f64(rows), f64(n), f64(rows)
+	RMSNormForwardWithTol(want.y, want.rms, tol.y, tol.rms, c.X, c.Gamma, rows, hid, c.Eps, red)
+	return
+}
+
+func rmsForwardNaive(c Case) (got outputs32, _ *Outcome) {
+	rows, hid := c.normShape()
+	got.y, got.rms = f32(c.Rows*c.Hidden), f32(rows)
+	RMSNormForward32Naive(got.y, got.rms, to32(c.X), to32(c.Gamma), rows, hid, float32(c.Eps))
+	return
+}
+
+func lnForwardReference(c Case, red, _ Reduction) (want, tol outputs64) {
+	n := c.Rows * c.Hidden
+	want.y, want.mean, want.rstd, tol.y, tol.mean, tol.rstd = f64(n), f64(c.Rows), f64(c.Rows), f64(n), f64(c.Rows), f64(c.Rows)
+	LayerNormForward(want.y, want.mean, want.rstd, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
+	LayerNormForwardTol(tol.y, tol.mean, tol.rstd, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, red, c.variance())
+	return
+}
+
+func lnForwardNaive(c Case) (got outputs32, _ *Outcome) {
+	got.y, got.mean, got.rstd = f32(c.Rows*c.Hidden), f32(c.Rows), f32(c.Rows)
+	naive := LayerNormForward32Naive
+	if c.variance() == OnePassVariance {
+		naive = LayerNormForward32NaiveOnePass
+	}
+	naive(got.y, got.mean, got.rstd, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, float32(c.Eps))
+	return
+}
+
+func ropeReference(c Case, _, _ Reduction) (want, tol outputs64) {
+	n := c.Rows * c.Hidden
+	style, sign, in := c.rotation()
+	y, t := f64(n), f64(n)
+	rope(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, sign)
+	RoPETol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, sign)
+	if sign < 0 {
+		want.dx, tol.dx = y, t
+	} else {
+		want.y, tol.y = y, t
+	}
+	return
+}
+
+func ropeNaive(c Case) (got outputs32, _ *Outcome) {
+	style, sign, in := c.rotation()
+	y := f32(c.Rows * c.Hidden)
+	rope32(y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign))
+	if sign < 0 {
+		got.dx = y
+	} else {
+		got.y = y
+	}
+	return
+}
+
 // reference returns the float64 reference outputs of c's kernel and their
 // bounds for reductions red over a row and rowRed over rows.
 func (c Case) reference(red, rowRed Reduction) (want, tol outputs64) {
-	n := c.Rows * c.Hidden
-	f := func(k int) []float64 { return make([]float64, k) }
-	switch c.Kernel {
-	case KernelRMSNormForward, KernelPerHeadRMSNorm:
-		rows, hid := c.normShape()
-		want.y, want.rms, tol.y, tol.rms = f(n), f(rows), f(n), f(rows)
-		RMSNormForwardWithTol(want.y, want.rms, tol.y, tol.rms, c.X, c.Gamma, rows, hid, c.Eps, red)
-	case KernelRMSNormBackward:
-		want.dx, want.dgamma, tol.dx, tol.dgamma = f(n), f(c.Hidden), f(n), f(c.Hidden)
-		RMSNormBackwardWithTol(want.dx, want.dgamma, tol.dx, tol.dgamma, nil, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
-	case KernelFusedResidualRMSNorm:
-		want.s, want.y, want.rms, tol.s, tol.y, tol.rms = f(n), f(n), f(c.Rows), f(n), f(n), f(c.Rows)
-		FusedResidualRMSNorm(want.s, want.y, want.rms, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps)
-		FusedResidualRMSNormTol(tol.s, tol.y, tol.rms, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, red)
-	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
-		want.y, want.mean, want.rstd, tol.y, tol.mean, tol.rstd = f(n), f(c.Rows), f(c.Rows), f(n), f(c.Rows), f(c.Rows)
-		LayerNormForward(want.y, want.mean, want.rstd, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps)
-		LayerNormForwardTol(tol.y, tol.mean, tol.rstd, c.X, c.Gamma, c.Beta, c.Rows, c.Hidden, c.Eps, red, c.variance())
-	case KernelLayerNormBackward:
-		want.dx, want.dgamma, want.dbeta, tol.dx, tol.dgamma, tol.dbeta = f(n), f(c.Hidden), f(c.Hidden), f(n), f(c.Hidden), f(c.Hidden)
-		LayerNormBackward(want.dx, want.dgamma, want.dbeta, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps)
-		LayerNormBackwardTol(tol.dx, tol.dgamma, tol.dbeta, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
-	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
-		style, sign, in := c.rotation()
-		y, t := f(n), f(n)
-		rope(y, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, sign)
-		RoPETol(t, in, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, sign)
-		if sign < 0 {
-			want.dx, tol.dx = y, t
-		} else {
-			want.y, tol.y = y, t
-		}
-	case KernelSoftmaxForward:
-		want.y, tol.y = f(n), f(n)
-		SoftmaxForward(want.y, c.X, c.Rows, c.Hidden)
-		SoftmaxForwardTol(tol.y, c.X, c.Rows, c.Hidden, red)
-	case KernelSoftmaxBackward:
-		want.dx, tol.dx = f(n), f(n)
-		SoftmaxBackward(want.dx, c.X, c.DY, c.Rows, c.Hidden)
-		SoftmaxBackwardTol(tol.dx, c.X, c.DY, c.Rows, c.Hidden, red)
-	default:
-		panic(fmt.Sprintf("oracle: unknown kernel %v", c.Kernel))
-	}
-	return want, tol
+	return c.Kernel.row().reference(c, red, rowRed)
 }
 
 // compare compares the outputs got of a float32 evaluation of c's kernel
@@ -328,54 +469,9 @@ func to32(s []float64) []float32 {
 // and returns the worst element. For the fused kernel, an s that is not
 // bit-identical to fl32(residual + x) yields ratio +Inf.
 func (c Case) Check() Outcome {
-	var got outputs32
-	n := c.Rows * c.Hidden
-	e32 := float32(c.Eps)
-	f := func(k int) []float32 { return make([]float32, k) }
-	switch c.Kernel {
-	case KernelRMSNormForward, KernelPerHeadRMSNorm:
-		rows, hid := c.normShape()
-		got.y, got.rms = f(n), f(rows)
-		RMSNormForward32Naive(got.y, got.rms, to32(c.X), to32(c.Gamma), rows, hid, e32)
-	case KernelRMSNormBackward:
-		got.dx, got.dgamma = f(n), f(c.Hidden)
-		RMSNormBackward32Naive(got.dx, got.dgamma, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
-	case KernelFusedResidualRMSNorm:
-		got.s, got.y, got.rms = f(n), f(n), f(c.Rows)
-		res32, x32 := to32(c.Residual), to32(c.X)
-		FusedResidualRMSNorm32Naive(got.s, got.y, got.rms, res32, x32, to32(c.Gamma), c.Rows, c.Hidden, e32)
-		for i, v := range got.s {
-			if s := c.Residual[i] + c.X[i]; v != float32(s) || v != ResidualSum32(res32[i], x32[i]) {
-				return Outcome{MaxRatio: math.Inf(1), Output: "s(bit-exact)", Index: i, Got: float64(v), Want: s, Tol: 0, Elements: n}
-			}
-		}
-	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
-		got.y, got.mean, got.rstd = f(n), f(c.Rows), f(c.Rows)
-		naive := LayerNormForward32Naive
-		if c.variance() == OnePassVariance {
-			naive = LayerNormForward32NaiveOnePass
-		}
-		naive(got.y, got.mean, got.rstd, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, e32)
-	case KernelLayerNormBackward:
-		got.dx, got.dgamma, got.dbeta = f(n), f(c.Hidden), f(c.Hidden)
-		LayerNormBackward32Naive(got.dx, got.dgamma, got.dbeta, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, e32)
-	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
-		style, sign, in := c.rotation()
-		y := f(n)
-		rope32(y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign))
-		if sign < 0 {
-			got.dx = y
-		} else {
-			got.y = y
-		}
-	case KernelSoftmaxForward:
-		got.y = f(n)
-		SoftmaxForward32Naive(got.y, to32(c.X), c.Rows, c.Hidden)
-	case KernelSoftmaxBackward:
-		got.dx = f(n)
-		SoftmaxBackward32Naive(got.dx, to32(c.X), to32(c.DY), c.Rows, c.Hidden)
-	default:
-		panic(fmt.Sprintf("oracle: Check: unknown kernel %v", c.Kernel))
+	got, o := c.Kernel.row().naive(c)
+	if o != nil {
+		return *o
 	}
 	ser := SerialReduction()
 	return c.compare(got, ser, ser)
@@ -537,81 +633,88 @@ func drawHidden(ch Chooser) int {
 // uniform integers in [0, 131072] or small. Every choice is labelled.
 func GenerateCase(k Kernel, ch Chooser) Case {
 	c := Case{Kernel: k, Rows: ch.IntRange("rows", 1, 4)}
-	switch k {
-	case KernelRoPENeoXForward, KernelRoPENeoXBackward, KernelRoPEGPTJForward:
-		if ch.SampleInt("headDim.fromGrid", []int{1, 0}) == 1 {
-			c.HeadDim = ch.SampleInt("headDim", HeadDimGrid)
-		} else {
-			c.HeadDim = 2 * ch.IntRange("headDim/2", 1, 128)
-		}
-		c.Heads = ch.IntRange("heads", 1, 4)
-		c.Hidden = c.Heads * c.HeadDim
-		if ch.SampleInt("theta.fromGrid", []int{1, 0}) == 1 {
-			c.Theta = ch.SampleFloat64("theta", ThetaGrid)
-		} else {
-			c.Theta = logUniform(ch, "theta", 2, 7)
-		}
-		c.Pos = make([]float64, c.Rows)
-		for r := range c.Pos {
-			l := fmt.Sprintf("pos[%d]", r)
-			switch ch.SampleInt(l+".kind(grid|uniform|small)", []int{0, 1, 2}) {
-			case 0:
-				c.Pos[r] = ch.SampleFloat64(l, PositionGrid)
-			case 1:
-				c.Pos[r] = float64(ch.IntRange(l, 0, 131072))
-			default:
-				c.Pos[r] = float64(ch.IntRange(l, 0, 63))
-			}
-		}
-		c.X = make([]float64, c.Rows*c.Hidden)
-		c.DY = c.X
-		fillRows(ch, "x", c.X, c.Rows, c.Hidden)
-		return c
-	case KernelPerHeadRMSNorm:
-		if ch.SampleInt("headDim.fromGrid", []int{1, 0}) == 1 {
-			c.HeadDim = ch.SampleInt("headDim", []int{1, 2, 31, 32, 33, 64, 128, 256})
-		} else {
-			c.HeadDim = ch.IntRange("headDim", 1, 256)
-		}
-		c.Heads = ch.IntRange("heads", 1, 8)
-		c.Hidden = c.Heads * c.HeadDim
-		c.Eps = drawEps(ch)
-		c.X = make([]float64, c.Rows*c.Hidden)
-		fillRows(ch, "x", c.X, c.Rows*c.Heads, c.HeadDim)
-		c.Gamma = make([]float64, c.HeadDim)
-		fillGamma(ch, "gamma", c.Gamma)
-		return c
-	}
-	c.Hidden = drawHidden(ch)
-	c.Eps = drawEps(ch)
-	n := c.Rows * c.Hidden
-	c.X = make([]float64, n)
-	fillRows(ch, "x", c.X, c.Rows, c.Hidden)
-	c.Gamma = make([]float64, c.Hidden)
-	fillGamma(ch, "gamma", c.Gamma)
-	switch k {
-	case KernelRMSNormBackward, KernelLayerNormBackward:
-		c.DY = make([]float64, n)
-		fillRows(ch, "dy", c.DY, c.Rows, c.Hidden)
-	case KernelSoftmaxForward, KernelSoftmaxBackward:
-		c.Gamma, c.Eps = nil, 0
-		if k == KernelSoftmaxBackward { // X becomes y = softmax(logits) in float32
-			y := make([]float64, n)
-			SoftmaxForward(y, c.X, c.Rows, c.Hidden)
-			c.X = RoundToFloat32(y)
-			c.DY = make([]float64, n)
-			fillRows(ch, "dy", c.DY, c.Rows, c.Hidden)
-		}
-	case KernelFusedResidualRMSNorm:
-		c.Residual = make([]float64, n)
-		fillRows(ch, "residual", c.Residual, c.Rows, c.Hidden)
-	case KernelLayerNormForward, KernelLayerNormForwardOnePass:
-		c.Beta = make([]float64, c.Hidden)
-		if ch.SampleInt("beta.zero", []int{1, 0}) == 0 {
-			fillGamma(ch, "beta", c.Beta)
-		}
-	}
+	k.row().draw(&c, ch)
 	return c
+}
+
+// drawRoPE draws a RoPE case: head_dim, heads, θ, a position per row and x
+// (which is also dy, for the backward).
+func drawRoPE(c *Case, ch Chooser) {
+	if ch.SampleInt("headDim.fromGrid", []int{1, 0}) == 1 {
+		c.HeadDim = ch.SampleInt("headDim", HeadDimGrid)
+	} else {
+		c.HeadDim = 2 * ch.IntRange("headDim/2", 1, 128)
+	}
+	c.Heads = ch.IntRange("heads", 1, 4)
+	c.Hidden = c.Heads * c.HeadDim
+	if ch.SampleInt("theta.fromGrid", []int{1, 0}) == 1 {
+		c.Theta = ch.SampleFloat64("theta", ThetaGrid)
+	} else {
+		c.Theta = logUniform(ch, "theta", 2, 7)
+	}
+	c.Pos = make([]float64, c.Rows)
+	for r := range c.Pos {
+		l := fmt.Sprintf("pos[%d]", r)
+		switch ch.SampleInt(l+".kind(grid|uniform|small)", []int{0, 1, 2}) {
+		case 0:
+			c.Pos[r] = ch.SampleFloat64(l, PositionGrid)
+		case 1:
+			c.Pos[r] = float64(ch.IntRange(l, 0, 131072))
+		default:
+			c.Pos[r] = float64(ch.IntRange(l, 0, 63))
+		}
+	}
+	c.X = make([]float64, c.Rows*c.Hidden)
+	c.DY = c.X
+	fillRows(ch, "x", c.X, c.Rows, c.Hidden)
+}
+
+// drawPerHead draws a per-head RMSNorm case: head_dim, heads, ε, x by
+// head and γ[head_dim].
+func drawPerHead(c *Case, ch Chooser) {
+	if ch.SampleInt("headDim.fromGrid", []int{1, 0}) == 1 {
+		c.HeadDim = ch.SampleInt("headDim", []int{1, 2, 31, 32, 33, 64, 128, 256})
+	} else {
+		c.HeadDim = ch.IntRange("headDim", 1, 256)
+	}
+	c.Heads = ch.IntRange("heads", 1, 8)
+	c.Hidden = c.Heads * c.HeadDim
+	c.Eps = drawEps(ch)
+	c.X = make([]float64, c.Rows*c.Hidden)
+	fillRows(ch, "x", c.X, c.Rows*c.Heads, c.HeadDim)
+	c.Gamma = make([]float64, c.HeadDim)
+	fillGamma(ch, "gamma", c.Gamma)
+}
+
+// drawNorm returns the draw of a row-wise case: hidden, ε, x and γ, then
+// what more draws (nil: nothing).
+func drawNorm(more func(c *Case, ch Chooser)) func(c *Case, ch Chooser) {
+	return func(c *Case, ch Chooser) {
+		c.Hidden = drawHidden(ch)
+		c.Eps = drawEps(ch)
+		n := c.Rows * c.Hidden
+		c.X = make([]float64, n)
+		fillRows(ch, "x", c.X, c.Rows, c.Hidden)
+		c.Gamma = make([]float64, c.Hidden)
+		fillGamma(ch, "gamma", c.Gamma)
+		if more != nil {
+			more(c, ch)
+		}
+	}
+}
+
+// drawDY draws the upstream gradient of a backward.
+func drawDY(c *Case, ch Chooser) {
+	c.DY = make([]float64, c.Rows*c.Hidden)
+	fillRows(ch, "dy", c.DY, c.Rows, c.Hidden)
+}
+
+// drawBeta draws LayerNorm's β: zero or like γ.
+func drawBeta(c *Case, ch Chooser) {
+	c.Beta = make([]float64, c.Hidden)
+	if ch.SampleInt("beta.zero", []int{1, 0}) == 0 {
+		fillGamma(ch, "beta", c.Beta)
+	}
 }
 
 // SoundnessResult summarises SoundnessCheck.

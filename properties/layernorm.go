@@ -53,10 +53,15 @@ func LayerNormForwardContract(t TB, impl LayerNormForwarder) {
 	check(t, LNForward, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawLNCase(rt, lim)
 		o.Context(c.hidden, "%v", c.rmsCase)
-		a := runLN(o, dev, impl, c, c.x.Data, true)
+		// The statistics are checked where the implementation saves
+		// them; an inference kernel that saves none is judged on y.
+		stats := computes(impl, "mean") && computes(impl, "rstd")
+		a := runLN(o, dev, impl, c, c.x.Data, stats)
 		want, mean, rstd, tol, tolMean, tolRstd := lnTol(impl, c, c.x.Data)
-		o.Within("mean", a.Mean, mean, tolMean)
-		o.Within("rstd", a.Rstd, rstd, tolRstd)
+		if stats {
+			o.Within("mean", a.Mean, mean, tolMean)
+			o.Within("rstd", a.Rstd, rstd, tolRstd)
+		}
 		o.Within("y", a.Y, want, tol)
 		naive := make([]float32, len(want))
 		oracle.LayerNormForward32Naive(naive, nil, nil, c.x.Data, c.gamma, c.beta, c.rows, c.hidden, c.eps)

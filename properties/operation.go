@@ -58,6 +58,21 @@ type (
 	}
 )
 
+// OptionalOutputs is implemented by an implementation that computes only
+// some of its operation's optional outputs (a bound inference kernel that
+// saves no statistics). Computes reports whether it computes the optional
+// output called name in the op table; an implementation without the method
+// computes them all. Contracts ask only for the outputs it computes.
+type OptionalOutputs interface {
+	Computes(output string) bool
+}
+
+// computes reports whether impl computes the optional output called name.
+func computes(impl any, name string) bool {
+	o, ok := impl.(OptionalOutputs)
+	return !ok || o.Computes(name)
+}
+
 // Operation ties an operation of package op (argument type A) to the
 // interface I its contracts take, and to the problems the row-wise
 // predictions (batch independence, row permutation, GPU/emulator parity)
@@ -139,6 +154,19 @@ func (f fn[A]) PTXEntries() []PTXEntry {
 
 func (f fn[A]) describedBy() (describe, run any) { return f.describe, f.run }
 
+// Computes reports whether describe computes the optional output called
+// name (OptionalOutputs); true when it does not say.
+func (f fn[A]) Computes(name string) bool { return computes(f.describe, name) }
+
+// EntrySources returns describe's entries and their PTX, if it names
+// them (for messages alone; see entrySources).
+func (f fn[A]) EntrySources() (entries []string, ptx [][]byte) {
+	if e, ok := f.describe.(entrySources); ok {
+		return e.EntrySources()
+	}
+	return nil, nil
+}
+
 // Reductions returns describe's sums, if it describes them.
 func (f fn[A]) Reductions(s op.Shape) []op.Reduction {
 	if d, ok := f.describe.(ReductionDescriber); ok {
@@ -199,9 +227,39 @@ type family interface {
 	// does not implement the operation's interface.
 	family(impl any, lim gen.Limits) (func(rt *rapid.T) problem, bool)
 	operation() op.Operation
+	// stub returns an implementation of the operation's interface that
+	// runs run.
+	stub(run func() error) any
+	// implement returns run as an implementation of the operation's
+	// interface (see Implement).
+	implement(run func(dev cudart.Device, args any) error, describe any) any
+}
+
+func (o *Operation[A, I]) implement(run func(dev cudart.Device, args any) error, describe any) any {
+	return o.Func(func(dev cudart.Device, a *A) error { return run(dev, a) }, describe)
+}
+
+// Implement returns run as an implementation of the interface of the
+// operation called name in the op table: run gets the operation's
+// arguments, a *A of its argument type (*op.RMSNormForwardArgs, …), and
+// describe answers for it as for Func (kernels, PTX entries, reductions,
+// the optional outputs it computes) and names it in the report. False when
+// no operation is called name. A caller that holds an operation by its
+// name (a binding file) needs no switch over the operations.
+func Implement(name string, run func(dev cudart.Device, args any) error, describe any) (any, bool) {
+	for _, o := range operations {
+		if o.operation().Name() == name {
+			return o.implement(run, describe), true
+		}
+	}
+	return nil, false
 }
 
 func (o *Operation[A, I]) operation() op.Operation { return o.Op }
+
+func (o *Operation[A, I]) stub(run func() error) any {
+	return o.Func(func(cudart.Device, *A) error { return run() }, nil)
+}
 
 func (o *Operation[A, I]) family(impl any, lim gen.Limits) (func(rt *rapid.T) problem, bool) {
 	i, ok := impl.(I)
@@ -210,6 +268,11 @@ func (o *Operation[A, I]) family(impl any, lim gen.Limits) (func(rt *rapid.T) pr
 	}
 	return func(rt *rapid.T) problem {
 		d := o.draw(rt, lim)
+		for k, t := range o.Op.Tensors() {
+			if t.Role == op.Out && t.Optional && !computes(impl, t.Name) {
+				*o.Op.F32(d.args, k) = nil
+			}
+		}
 		return newProblem(o, i, d.args, d)
 	}, true
 }

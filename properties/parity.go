@@ -124,6 +124,11 @@ func rerunDiffers(p problem, dev cudart.Device, first []float32, before func(k i
 // lists them (KernelLister) or names them for messages (entrySources);
 // none when it does neither.
 func implSources(impl any) (entries []string, srcs [][]byte) {
+	if d, ok := impl.(describer); ok { // made by Func: what describes it lists them
+		if desc, _ := d.describedBy(); desc != nil {
+			return implSources(desc)
+		}
+	}
 	switch l := impl.(type) {
 	case KernelLister:
 		for _, k := range l.Kernels() {

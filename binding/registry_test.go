@@ -9,6 +9,7 @@ import (
 	"github.com/ptxprop/ptxprop/binding"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 // TestEveryOperationBindable: every operation of the op table is a
@@ -80,7 +81,7 @@ func TestForwardWithoutStatistics(t *testing.T) {
 			t.Fatalf("%s: no jobs", b.Name)
 		}
 		for _, j := range js {
-			t.Run(b.Contract+"/"+j.ID, func(t *testing.T) { j.Contract(tb{t}) })
+			t.Run(b.Contract+"/"+j.ID, func(t *testing.T) { j.Contract(suite.T(t)) })
 		}
 	}
 }

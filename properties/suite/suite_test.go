@@ -594,9 +594,9 @@ func TestChildLater(t *testing.T) {
 
 // interrupted starts TestChildStubborn, waits until its slow contract has
 // passed checks, sends it sig count times (each after the previous one's
-// notice, when wait) and returns the exit error, the output, the report
-// and the time from the first signal to the exit.
-func interrupted(t *testing.T, sig syscall.Signal, count int) (error, string, *reports.Report, time.Duration) {
+// notice, when wait) and returns the output, the report, the time from
+// the first signal to the exit and the exit error.
+func interrupted(t *testing.T, sig syscall.Signal, count int) (string, *reports.Report, time.Duration, error) {
 	t.Helper()
 	cmd, out, report := childRun(t, "TestChildStubborn", "-test.run=^TestChild(Stubborn|Later)$", "-ptxprop.checks=100000",
 		"-ptxprop.progress=100ms", "-test.v")
@@ -627,7 +627,7 @@ func interrupted(t *testing.T, sig syscall.Signal, count int) (error, string, *r
 	if rerr != nil {
 		t.Errorf("%v ×%d: no report: %v\n%s", sig, count, rerr, strings.Join(lines, "\n"))
 	}
-	return err, strings.Join(lines, "\n"), rep, took
+	return strings.Join(lines, "\n"), rep, took, err
 }
 
 // After SIGINT or SIGTERM the process exits with 130 and the report within
@@ -646,7 +646,7 @@ func TestSignalsEndTheProcess(t *testing.T) {
 		{syscall.SIGTERM, 2, "SIGTERM again: still ending the run"},
 		{syscall.SIGINT, 3, "SIGINT a third time"},
 	} {
-		err, out, rep, took := interrupted(t, c.sig, c.count)
+		out, rep, took, err := interrupted(t, c.sig, c.count)
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != suite.ExitInterrupted {
 			t.Errorf("%v ×%d: exit %v, want status %d\n%s", c.sig, c.count, err, suite.ExitInterrupted, out)

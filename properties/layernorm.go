@@ -79,14 +79,7 @@ func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 		c := drawLNCase(rt, lim, gen.Normal, gen.MixedScale, gen.Constant)
 		e := rapid.IntRange(-30, 10).Draw(rt, "grid.exp")
 		m := rapid.IntRange(-(1<<11)+1, 1<<11-1).Draw(rt, "shift.k")
-		ulp := math.Ldexp(1, e)
-		x, xs := make([]float32, len(c.x.Data)), make([]float32, len(c.x.Data))
-		top := math.Max(1e-300, maxAbs(c.x.Data))
-		for i, v := range c.x.Data {
-			k := math.Max(-(1<<12)+1, math.Min(1<<12-1, math.Round(float64(v)/top*(1<<11))))
-			x[i] = float32(k * ulp)
-			xs[i] = float32((k + float64(m)) * ulp)
-		}
+		x, xs := shiftGrid(c.x.Data, e, m)
 		o.Context(c.hidden, "%v grid=2^%d shift=%d·2^%d", c.rmsCase, e, m, e)
 		a := runLN(o, dev, impl, c, x, false)
 		b := runLN(o, dev, impl, c, xs, false)
@@ -99,6 +92,21 @@ func LayerNormShiftContract(t TB, impl LayerNormForwarder) {
 		o.Within("LN(x)", a.Y, want, tolA)
 		o.Within("LN(x+c) − LN(x)", b.Y, gen.F64(a.Y), tol)
 	})
+}
+
+// shiftGrid puts data on the grid k·2^e (|k| < 2^12, scaled so that the
+// largest |value| lands near 2^11) and returns it with its shift by m·2^e
+// (|m| < 2^11): both are exact in float32, so they differ by exactly c.
+func shiftGrid(data []float32, e, m int) (x, xs []float32) {
+	ulp := math.Ldexp(1, e)
+	x, xs = make([]float32, len(data)), make([]float32, len(data))
+	top := math.Max(1e-300, maxAbs(data))
+	for i, v := range data {
+		k := math.Max(-(1<<12)+1, math.Min(1<<12-1, math.Round(float64(v)/top*(1<<11))))
+		x[i] = float32(k * ulp)
+		xs[i] = float32((k + float64(m)) * ulp)
+	}
+	return x, xs
 }
 
 func maxAbs(x []float32) float64 {

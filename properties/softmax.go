@@ -109,14 +109,7 @@ func SoftmaxShiftContract(t TB, impl SoftmaxForwarder) {
 		c := drawSoftmaxCase(rt, lim, gen.Normal, gen.MixedScale, gen.Constant)
 		e := rapid.IntRange(-20, 6).Draw(rt, "grid.exp")
 		m := rapid.IntRange(-(1<<11)+1, 1<<11-1).Draw(rt, "shift.k")
-		ulp := math.Ldexp(1, e)
-		x, xs := make([]float32, len(c.x.Data)), make([]float32, len(c.x.Data))
-		top := math.Max(1e-300, maxAbs(c.x.Data))
-		for i, v := range c.x.Data {
-			k := math.Max(-(1<<12)+1, math.Min(1<<12-1, math.Round(float64(v)/top*(1<<11))))
-			x[i] = float32(k * ulp)
-			xs[i] = float32((k + float64(m)) * ulp)
-		}
+		x, xs := shiftGrid(c.x.Data, e, m)
 		lim.Round("x", x)
 		lim.Round("x", xs)
 		o.Context(c.hidden, "%v grid=2^%d shift=%d·2^%d", c, e, m, e)

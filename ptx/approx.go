@@ -11,8 +11,9 @@ type Approximation struct {
 	Inst     string // opcode and modifiers, e.g. "ex2.approx.ftz.f32"
 	Bound    string // the PTX ISA's error bound
 	// Modelled says that ptxprop's emulator (cudart/emu) computes it as
-	// sm_90 does, bit for bit (div.full, div.approx, rcp.approx .f32); the
-	// others it computes correctly rounded. Kept here, beside the
+	// sm_90 does, bit for bit (div.full, div.approx, and the .f32 rcp,
+	// rsqrt, sqrt, ex2, sin and cos .approx, rcp.approx.ftz.f64); the others
+	// (lg2, tanh, the .f16/.bf16 forms) it computes correctly rounded. Kept here, beside the
 	// classification, so that packages that must not depend on the
 	// emulator can name what it does not model.
 	Modelled bool
@@ -60,7 +61,7 @@ func approximation(in *Instruction) (Approximation, bool) {
 		if !in.HasMod("approx") {
 			return a, false
 		}
-		a.Bound, a.Modelled = "1 ulp", f32
+		a.Bound, a.Modelled = "1 ulp", f32 || in.HasMod("f64") && in.HasMod("ftz")
 		if !f32 {
 			a.Bound = "no documented bound"
 		}
@@ -68,18 +69,18 @@ func approximation(in *Instruction) (Approximation, bool) {
 		if !in.HasMod("approx") {
 			return a, false
 		}
-		a.Bound = "2^-23 relative"
+		a.Bound, a.Modelled = "2^-23 relative", f32
 	case "rsqrt":
-		a.Bound = "2^-22.9 relative"
+		a.Bound, a.Modelled = "2^-22.9 relative", f32
 		if !f32 {
 			a.Bound = "no documented bound"
 		}
 	case "ex2":
-		a.Bound = "2 ulp"
+		a.Bound, a.Modelled = "2 ulp", f32
 	case "lg2":
 		a.Bound = "2^-22 absolute for x in (0.5, 2), 2^-22 relative elsewhere"
 	case "sin", "cos":
-		a.Bound = "2^-20.5 absolute for |x| <= 2π, 2^-14.7 for |x| <= 100π, none beyond"
+		a.Bound, a.Modelled = "2^-20.5 absolute for |x| <= 2π, 2^-14.7 for |x| <= 100π, none beyond", f32
 	case "tanh":
 		a.Bound = "2^-11 relative"
 	case "div":

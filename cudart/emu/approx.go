@@ -181,8 +181,8 @@ func floor32(x float64) uint32 {
 }
 
 // execApprox runs an approximate instruction: what sm_90 computes for the
-// float32 reciprocal and divisions (mufu.go), the correctly rounded value for
-// the others, or under ApproxAdversarial a seed-chosen value inside the
+// divisions and the MUFU operations it models (mufu.go, mufu_models.go), the
+// correctly rounded value for the others (lg2, tanh, halves), or under ApproxAdversarial a seed-chosen value inside the
 // documented bound.
 func execApprox(w *warp, in *inst, m uint32) {
 	d, a := w.r(in.d), w.r(in.a)
@@ -198,7 +198,7 @@ func execApprox(w *warp, in *inst, m uint32) {
 		case !adv && in.f2 != nil: // div.full, div.approx .f32: as sm_90 computes them
 			d[l] = in.f2(a[l], b[l])
 			return
-		case !adv && in.f1 != nil: // rcp.approx.f32
+		case !adv && in.f1 != nil: // rcp, rsqrt, sqrt, ex2, sin, cos: as sm_90 computes them (mufu_models.go)
 			d[l] = in.f1(a[l])
 			return
 		case t.k == 'f' && t.n == 8: // rcp.approx.ftz.f64, rsqrt.approx.f64: bounds not documented; exact

@@ -79,12 +79,19 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 			}
 			in.sub = map[string]uint8{"rcp": apRcp, "sqrt": apSqrt, "rsqrt": apRsqrt, "ex2": apEx2, "lg2": apLg2, "sin": apSin, "cos": apCos, "tanh": apTanh}[op]
 			in.fn = execApprox
-			if op == "rcp" && !f64 {
+			switch {
+			case op == "rcp" && !f64:
 				delta, err := rcpTable()
 				if err != nil {
 					return in, d.errf("%v", err)
 				}
 				in.f1 = sm90Rcp(delta, ftz)
+			case !half:
+				f, err := sm90Mufu(in.sub, f64, ftz)
+				if err != nil {
+					return in, d.errf("%v", err)
+				}
+				in.f1 = f
 			}
 			return in, nil
 		}

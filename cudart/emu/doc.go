@@ -17,16 +17,19 @@
 // results are computed exactly (error-free transformations, math/big where
 // needed) and rounded once. .ftz flushes subnormal inputs and results to
 // sign-preserving zero. NaN results are the canonical NaN 0x7FFFFFFF.
-// div.full.f32, div.approx.f32 and rcp.approx.f32 return by default what an
-// sm_90 GPU (H200) computes, bit for bit: ptxas lowers them to its hardware
-// reciprocal, whose results were measured for every mantissa (mufu.go);
-// div.full is within 2 ulp of the correctly rounded quotient. The other
-// approximate instructions (rsqrt/sqrt/ex2/lg2/sin/cos/tanh .approx, the
-// f64 reciprocals) return the correctly rounded value by default. With
+// The approximate instructions that ptxas lowers to the GPU's
+// multi-function unit return by default what an sm_90 GPU (H200) computes,
+// bit for bit: div.full/div.approx/rcp.approx .f32 (the hardware
+// reciprocal, mufu.go), rsqrt/sqrt/ex2/sin/cos .approx .f32 and
+// rcp.approx.ftz.f64 (mufu_models.go): tables measured on the GPU over all
+// 2^32 inputs (scripts/mufuprobe). lg2.approx, tanh.approx and the
+// .f16/.bf16 forms return the correctly rounded value: their outputs are not
+// a function of a small key, so no compact model reproduces them. With
 // Config.Approx = ApproxAdversarial every approximate instruction returns a
 // value chosen from Config.ApproxSeed and its operands, never from the
 // schedule, anywhere inside the error bound the PTX ISA documents, so a
-// property that holds is shown to hold on any conforming GPU. Approximations lists a module's approximate instructions, so that a
+// property that holds is shown to hold on any conforming GPU. Approximations
+// lists a module's approximate instructions, so that a
 // disagreement with a GPU can name them. ApproxAdversarial also fuses,
 // per instruction and ApproxSeed, a mul and an add/sub that carry no rounding
 // modifier into one fma, as the PTX ISA lets the code generator do.

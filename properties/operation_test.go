@@ -14,7 +14,7 @@ import (
 // operation of the op table, each once.
 func TestEveryOperationBound(t *testing.T) {
 	bound := map[string]int{}
-	for _, f := range operations {
+	for _, f := range operations() {
 		bound[f.operation().Name()]++
 	}
 	for _, o := range op.All() {
@@ -35,7 +35,7 @@ func TestFuncJoinsOneFamily(t *testing.T) {
 	errRun := errors.New("ran")
 	impl := RMSNormBackwardOp.Func(func(cudart.Device, *op.RMSNormBackwardArgs) error { return errRun }, nil)
 	var joined []string
-	for _, f := range operations {
+	for _, f := range operations() {
 		if _, ok := f.family(impl, gen.EmuLimits); ok {
 			joined = append(joined, f.operation().Name())
 		}

@@ -79,7 +79,7 @@ func init() {
 			Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: rmsFwdTolNote, Device: true},
 		// The single-warp design alone (hidden ≤ 32): no contract
 		// for other backwards, bound ones included.
-		{ID: RMSBackWarp, Ops: ops(op.RMSNormBackward),
+		{ID: RMSBackWarp, Ops: ops(op.RMSNormBackward), Design: On(RMSNormBackwardWarpContract), Exclusive: true,
 			Title:     "single-warp RMSNorm backward matches finite differences",
 			Statement: "for hidden ≤ 32, ⟨dx, v⟩ equals the Richardson finite difference of L(x) = ⟨RMSNorm(x), dy⟩ along random v, and dx, dγ match the analytic float64 gradient, within the derived bound; the rms input already includes ε and ε is not added again",
 			Kernels:   []string{"rmsnorm_bwd_warp32", "colsum_f32"}, Tolerance: rmsBwdTolNote + "; " + fdTolNote, Device: true},
@@ -193,7 +193,8 @@ func init() {
 			Tolerance: "complex step: 1e-11·Scale; FD: its own error estimate + 1e-11·Scale"},
 		{ID: Throughput, Title: "fixed-shape check throughput (benchmark)",
 			Statement: "RMSNorm forward value checks and backward gradient checks at fixed shapes pass (run by BenchmarkThroughput only)",
-			Kernels:   []string{"rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote, Device: true},
+			Design:    On(func(t TB, f RMSNormForwarder) { FixedShapeValueCheck(t, f, 8, 1024) }),
+			Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote, Device: true},
 	} {
 		Register(p)
 	}

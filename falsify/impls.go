@@ -7,7 +7,6 @@ import (
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
-	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -55,26 +54,12 @@ func swap(impl any, ks []*kernels.Kernel) any {
 	return v.Interface()
 }
 
-// kernelNames returns the names of the kernels impl launches (none when
-// it does not list them).
-func kernelNames(impl any) []string {
-	var out []string
-	if l, ok := impl.(properties.KernelLister); ok {
-		for _, k := range l.Kernels() {
-			if k != nil && !slices.Contains(out, k.Name) {
-				out = append(out, k.Name)
-			}
-		}
-	}
-	return out
-}
-
 // launching returns the indices of the implementations of s that launch
 // kernel.
 func (s set) launching(kernel string) []int {
 	var out []int
 	for i, impl := range s {
-		if slices.Contains(kernelNames(impl), kernel) {
+		if slices.Contains(properties.KernelNames(impl), kernel) {
 			out = append(out, i)
 		}
 	}
@@ -93,22 +78,6 @@ func (s set) with(kernel string, impl any) set {
 
 // implName names our implementation impl in a probe: its Go type.
 func implName(impl any) string { return reflect.TypeOf(impl).Name() }
-
-// positionMode says how our RoPE forward impl takes its positions: one per
-// row when a kernel it launches has the op table's positions tensor (as a
-// binding that binds it), else one for every row. Other operations ignore it.
-func positionMode(impl any) properties.Positions {
-	if l, ok := impl.(properties.KernelLister); ok {
-		for _, k := range l.Kernels() {
-			for _, p := range k.Params {
-				if p.IsPointer() && p.Name == "positions" {
-					return properties.PerRowPositions
-				}
-			}
-		}
-	}
-	return properties.SharedPosition
-}
 
 // target is a built mutant: its implementations beside the originals, the
 // probes that run contracts on them, and what identifies its launches.
@@ -179,64 +148,37 @@ func deriveProbes(s set) map[string][]probe {
 	table := map[string][]probe{}
 	add := func(p probe, impls ...int) {
 		for _, i := range impls {
-			for _, k := range kernelNames(s[i]) {
+			for _, k := range properties.KernelNames(s[i]) {
 				if !slices.ContainsFunc(table[k], func(q probe) bool { return q.name == p.name }) {
 					table[k] = append(table[k], p)
 				}
 			}
 		}
 	}
-	exclusive := make([]bool, len(s))
-	for i, impl := range s {
+	for i := range s {
 		for _, p := range properties.InOrder() {
-			exclusive[i] = exclusive[i] || (p.Exclusive && p.DesignTakes(impl, kernelNames(impl)))
-		}
-	}
-	for i, impl := range s {
-		o, ok := properties.OperationOf(impl)
-		if !ok || exclusive[i] {
-			continue
-		}
-		for _, p := range properties.InOrder() {
-			if slices.Contains(sameCode, p.ID) || !p.Covers(o.Table().Name()) {
+			if slices.Contains(sameCode, p.ID) {
 				continue
 			}
-			if p.Pair == nil {
-				if len(p.Ops) > 1 && sharedPosition(o.Table(), impl) {
-					continue // the predictions over every operation draw a position per row
-				}
-				if p.Takes(properties.Subject{Impl: impl, Positions: positionMode(impl)}) {
+			for _, sub := range properties.Subjects(p, s) {
+				switch {
+				case sub.Impl != i:
+				case sub.Forward < 0:
 					add(subjectProbe(p, i, -1, s), i)
-				}
-				continue
-			}
-			for j, fwd := range s {
-				if j != i && !exclusive[j] && p.Takes(properties.Subject{Impl: impl, Forward: fwd, Positions: positionMode(fwd)}) {
-					add(subjectProbe(p, i, j, s), i, j)
+				default: // the forward's kernels run under it too
+					add(subjectProbe(p, i, sub.Forward, s), i, sub.Forward)
 				}
 			}
 		}
 	}
 	for i, impl := range s {
 		for _, p := range properties.InOrder() {
-			if p.DesignTakes(impl, kernelNames(impl)) {
+			if p.DesignTakes(impl, properties.KernelNames(impl)) {
 				add(probe{p.ID, p.ID + "(" + implName(impl) + ")", func(t properties.TB, e *env) { p.RunDesign(t, e.impl(i)) }}, i)
 			}
 		}
 	}
 	return table
-}
-
-// sharedPosition reports whether impl, an implementation of o, takes one
-// position for every row where o's optional uint32 input gives one per row
-// (the single-position RoPE forward).
-func sharedPosition(o op.Operation, impl any) bool {
-	for _, t := range o.Tensors() {
-		if t.Role == op.In && t.Kind == "u32" && t.Optional {
-			return positionMode(impl) == properties.SharedPosition
-		}
-	}
-	return false
 }
 
 // subjectProbe is the probe of p on implementation i of s, with forward j
@@ -247,9 +189,9 @@ func subjectProbe(p *properties.Prediction, i, j int, s set) probe {
 		name = implName(s[j]) + "+" + name
 	}
 	return probe{p.ID, p.ID + "(" + name + ")", func(t properties.TB, e *env) {
-		sub := properties.Subject{Impl: e.impl(i), Positions: positionMode(s[i])}
+		sub := properties.Subject{Impl: e.impl(i), Positions: properties.PositionsOf(s[i])}
 		if j >= 0 {
-			sub.Forward, sub.Positions = e.impl(j), positionMode(s[j])
+			sub.Forward, sub.Positions = e.impl(j), properties.PositionsOf(s[j])
 		}
 		p.Run(t, sub)
 	}}

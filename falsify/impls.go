@@ -2,28 +2,17 @@ package falsify
 
 import (
 	"reflect"
+	"slices"
+	"sync"
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
-// set is one implementation of every operation a contract takes.
-type set struct {
-	rmsFwd  properties.RMSNormForwarder
-	warp32  properties.RMSNormBackwarder
-	rowWarp properties.RMSNormBackwarder
-	chunk   properties.RMSNormBackwarder
-	fused   properties.FusedResidualRMSNormer
-	lnFwd   properties.LayerNormForwarder
-	lnBwd   properties.LayerNormBackwarder
-	perHead properties.PerHeadRMSNormer
-	rope    properties.RoPEForwarder // one position for every row
-	ropeB   properties.RoPEForwarder // batched, per-row positions
-	ropeBwd properties.RoPEBackwarder
-	smFwd   properties.SoftmaxForwarder
-	smBwd   properties.SoftmaxBackwarder
-}
+// set is our implementations, kernels.Implementations in its order: one
+// or more of every operation.
+type set []any
 
 // defaults returns package kernels' implementations.
 func defaults() set { return setWith() }
@@ -32,20 +21,26 @@ func defaults() set { return setWith() }
 // kernel named like one of ks replaced by it: a mutant kernel is swapped
 // into each implementation that launches the original.
 func setWith(ks ...*kernels.Kernel) set {
-	return set{rmsFwd: swap(kernels.RMSNormFwd, ks), warp32: swap(kernels.RMSNormBwdWarp32, ks),
-		rowWarp: swap(kernels.RMSNormBwdWarp, ks), chunk: swap(kernels.RMSNormBwdChunk, ks),
-		fused: swap(kernels.FusedResidualRMSNormFwd, ks), lnFwd: swap(kernels.LayerNormFwd, ks),
-		lnBwd: swap(kernels.LayerNormBwd, ks), perHead: swap(kernels.PerHeadRMSNormFwd, ks),
-		rope: swap(kernels.RoPEFwd, ks), ropeB: swap(kernels.RoPEFwdBatched, ks), ropeBwd: swap(kernels.RoPEBwd, ks),
-		smFwd: swap(kernels.SoftmaxFwd, ks), smBwd: swap(kernels.SoftmaxBwd, ks)}
+	s := set(kernels.Implementations())
+	for i := range s {
+		s[i] = swap(s[i], ks)
+	}
+	return s
 }
 
 // swap returns impl, a struct of *kernels.Kernel fields, with each kernel
 // named like one of ks replaced by it.
-func swap[T any](impl T, ks []*kernels.Kernel) T {
-	v := reflect.ValueOf(&impl).Elem()
+func swap(impl any, ks []*kernels.Kernel) any {
+	v := reflect.New(reflect.TypeOf(impl)).Elem()
+	v.Set(reflect.ValueOf(impl))
+	if v.Kind() != reflect.Struct {
+		return impl
+	}
 	for i := range v.NumField() {
 		f := v.Field(i)
+		if !f.CanInterface() {
+			continue
+		}
 		k, ok := f.Interface().(*kernels.Kernel)
 		if !ok {
 			continue
@@ -56,8 +51,33 @@ func swap[T any](impl T, ks []*kernels.Kernel) T {
 			}
 		}
 	}
-	return impl
+	return v.Interface()
 }
+
+// launching returns the indices of the implementations of s that launch
+// kernel.
+func (s set) launching(kernel string) []int {
+	var out []int
+	for i, impl := range s {
+		if slices.Contains(properties.KernelNames(impl), kernel) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// with returns a copy of s with every implementation that launches kernel
+// replaced by impl.
+func (s set) with(kernel string, impl any) set {
+	out := slices.Clone(s)
+	for _, i := range s.launching(kernel) {
+		out[i] = impl
+	}
+	return out
+}
+
+// implName names our implementation impl in a probe: its Go type.
+func implName(impl any) string { return reflect.TypeOf(impl).Name() }
 
 // target is a built mutant: its implementations beside the originals, the
 // probes that run contracts on them, and what identifies its launches.
@@ -94,159 +114,100 @@ type env struct {
 	tr        *tracer
 }
 
-// use returns the implementation a probe runs: mut itself when it is the
-// original, else mut traced (and compared with orig).
-func use[A, I any](e *env, o *properties.Operation[A, I], mut, orig I) I {
+// impl returns implementation i of the set a probe runs: the mutant's own
+// when it is the original, else the mutant's traced (and compared with the
+// original).
+func (e *env) impl(i int) any {
+	mut, orig := (*e.mut)[i], (*e.orig)[i]
 	if same(mut, orig) {
+		return mut
+	}
+	o, ok := properties.OperationOf(orig)
+	if !ok {
 		return mut
 	}
 	return traced(e.tr, o, mut, orig)
 }
 
-func (e *env) rmsFwd() properties.RMSNormForwarder {
-	return use(e, properties.RMSNormForwardOp, e.mut.rmsFwd, e.orig.rmsFwd)
-}
-func (e *env) warp32() properties.RMSNormBackwarder {
-	return use(e, properties.RMSNormBackwardOp, e.mut.warp32, e.orig.warp32)
-}
-func (e *env) rowWarp() properties.RMSNormBackwarder {
-	return use(e, properties.RMSNormBackwardOp, e.mut.rowWarp, e.orig.rowWarp)
-}
-func (e *env) chunk() properties.RMSNormBackwarder {
-	return use(e, properties.RMSNormBackwardOp, e.mut.chunk, e.orig.chunk)
-}
-func (e *env) fused() properties.FusedResidualRMSNormer {
-	return use(e, properties.FusedResidualRMSNormOp, e.mut.fused, e.orig.fused)
-}
-func (e *env) lnFwd() properties.LayerNormForwarder {
-	return use(e, properties.LayerNormForwardOp, e.mut.lnFwd, e.orig.lnFwd)
-}
-func (e *env) lnBwd() properties.LayerNormBackwarder {
-	return use(e, properties.LayerNormBackwardOp, e.mut.lnBwd, e.orig.lnBwd)
-}
-func (e *env) perHead() properties.PerHeadRMSNormer {
-	return use(e, properties.PerHeadRMSNormOp, e.mut.perHead, e.orig.perHead)
-}
-func (e *env) rope() properties.RoPEForwarder {
-	return use(e, properties.RoPEForwardOp, e.mut.rope, e.orig.rope)
-}
-func (e *env) ropeB() properties.RoPEForwarder {
-	return use(e, properties.RoPEForwardOp, e.mut.ropeB, e.orig.ropeB)
-}
-func (e *env) ropeBwd() properties.RoPEBackwarder {
-	return use(e, properties.RoPEBackwardOp, e.mut.ropeBwd, e.orig.ropeBwd)
-}
-func (e *env) smFwd() properties.SoftmaxForwarder {
-	return use(e, properties.SoftmaxForwardOp, e.mut.smFwd, e.orig.smFwd)
-}
-func (e *env) smBwd() properties.SoftmaxBackwarder {
-	return use(e, properties.SoftmaxBackwardOp, e.mut.smBwd, e.orig.smBwd)
-}
+// sameCode are the predictions that compare two backends running the same
+// implementation: a mutant passes them by construction, so they probe only
+// the named mutants written for them (implProbe).
+var sameCode = []string{properties.Parity}
 
-// Probes of each family. The lists mirror the contract runs of
-// properties/kernels_test.go for the implementation that launches the
-// kernel, the sharpest and cheapest first (a mutant stops at its first
-// kill). PARITY-001 is left out: it compares two backends running the same
-// implementation, so a mutant passes it by construction.
-var (
-	pRMSFwd    = probe{properties.RMSFwd, "RMSNormForwardContract", func(t properties.TB, e *env) { properties.RMSNormForwardContract(t, e.rmsFwd()) }}
-	pEpsParity = probe{properties.EpsParity, "EpsParityContract", func(t properties.TB, e *env) { properties.EpsParityContract(t, e.rmsFwd()) }}
-	pDim       = probe{properties.DimIndependence, "DimIndependenceContract", func(t properties.TB, e *env) { properties.DimIndependenceContract(t, e.rmsFwd()) }}
-	pScale     = probe{properties.ScaleInvariance, "ScaleInvarianceContract", func(t properties.TB, e *env) { properties.ScaleInvarianceContract(t, e.rmsFwd()) }}
-	pRobust    = probe{properties.Robustness, "RobustnessContract", func(t properties.TB, e *env) { properties.RobustnessContract(t, e.rmsFwd(), e.chunk()) }}
-	pWarp32    = probe{properties.RMSBackWarp, "RMSNormBackwardWarpContract(warp32)", func(t properties.TB, e *env) { properties.RMSNormBackwardWarpContract(t, e.warp32()) }}
-	pBwdRow    = probe{properties.BRMSBack, "RMSNormBackwardContract(rowwarp)", func(t properties.TB, e *env) { properties.RMSNormBackwardContract(t, e.rowWarp()) }}
-	pBwdChunk  = probe{properties.BRMSBack, "RMSNormBackwardContract(chunk)", func(t properties.TB, e *env) { properties.RMSNormBackwardContract(t, e.chunk()) }}
-	pFDRow     = probe{properties.BRMSBackFD, "RMSNormBackwardFDContract(rowwarp)", func(t properties.TB, e *env) { properties.RMSNormBackwardFDContract(t, e.rowWarp()) }}
-	pFDChunk   = probe{properties.BRMSBackFD, "RMSNormBackwardFDContract(chunk)", func(t properties.TB, e *env) { properties.RMSNormBackwardFDContract(t, e.chunk()) }}
-	pDetRow    = probe{properties.Determinism, "DeterminismContract(rowwarp)", func(t properties.TB, e *env) { properties.DeterminismContract(t, properties.Impls{e.rowWarp()}) }}
-	pDetChunk  = probe{properties.Determinism, "DeterminismContract(chunk)", func(t properties.TB, e *env) { properties.DeterminismContract(t, properties.Impls{e.chunk()}) }}
-	pFused     = probe{properties.FusedRMSNorm, "FusedResidualRMSNormContract", func(t properties.TB, e *env) { properties.FusedResidualRMSNormContract(t, e.fused()) }}
-	pLNFwd     = probe{properties.LNForward, "LayerNormForwardContract", func(t properties.TB, e *env) { properties.LayerNormForwardContract(t, e.lnFwd()) }}
-	pLNShift   = probe{properties.LNShift, "LayerNormShiftContract", func(t properties.TB, e *env) { properties.LayerNormShiftContract(t, e.lnFwd()) }}
-	pLNMoments = probe{properties.LNMoments, "LayerNormMomentsContract", func(t properties.TB, e *env) { properties.LayerNormMomentsContract(t, e.lnFwd()) }}
-	pLNBwd     = probe{properties.LNBackward, "LayerNormBackwardContract", func(t properties.TB, e *env) { properties.LayerNormBackwardContract(t, e.lnBwd()) }}
-	pQKN       = probe{properties.QKNForward, "PerHeadRMSNormContract", func(t properties.TB, e *env) { properties.PerHeadRMSNormContract(t, e.perHead()) }}
-	pQKNHeads  = probe{properties.QKNHeads, "PerHeadIndependenceContract", func(t properties.TB, e *env) { properties.PerHeadIndependenceContract(t, e.perHead()) }}
-	pThetaOne  = probe{properties.RoPEThetaCache, "RoPEThetaCacheContract(shared)", func(t properties.TB, e *env) {
-		properties.RoPEThetaCacheContract(t, e.rope(), properties.SharedPosition)
-	}}
-	pThetaB = probe{properties.RoPEThetaCache, "RoPEThetaCacheContract(batched)", func(t properties.TB, e *env) {
-		properties.RoPEThetaCacheContract(t, e.ropeB(), properties.PerRowPositions)
-	}}
-	pBasis = probe{properties.RoPEBasis, "RoPEBasisContract", func(t properties.TB, e *env) {
-		properties.RoPEBasisContract(t, e.ropeB(), properties.PerRowPositions, e.ropeBwd())
-	}}
-	pBench = probe{properties.Throughput, "FixedShapeValueCheck(8×1024)", func(t properties.TB, e *env) {
-		properties.FixedShapeValueCheck(t, e.rmsFwd(), 8, 1024)
-	}}
-	pParity = probe{properties.Parity, "ParityContract(rmsnorm_bwd)", func(t properties.TB, e *env) {
-		properties.ParityContract(t, properties.Impls{e.chunk()})
-	}}
-	pDeviceParity = probe{properties.MultiDeviceParity, "DeviceParityContract(rmsnorm_bwd)", func(t properties.TB, e *env) {
-		properties.DeviceParityContract(t, properties.Impls{e.chunk()})
-	}}
-	pSmFwd   = probe{properties.SoftmaxFwd, "SoftmaxForwardContract", func(t properties.TB, e *env) { properties.SoftmaxForwardContract(t, e.smFwd()) }}
-	pSmShift = probe{properties.SoftmaxShift, "SoftmaxShiftContract", func(t properties.TB, e *env) { properties.SoftmaxShiftContract(t, e.smFwd()) }}
-	pSmSum   = probe{properties.SoftmaxSum, "SoftmaxSumContract", func(t properties.TB, e *env) { properties.SoftmaxSumContract(t, e.smFwd()) }}
-	pSmBwd   = probe{properties.SoftmaxBwd, "SoftmaxBackwardContract", func(t properties.TB, e *env) { properties.SoftmaxBackwardContract(t, e.smBwd()) }}
-	pRoPEBwd = probe{properties.RoPEBackward, "RoPEBackwardContract", func(t properties.TB, e *env) { properties.RoPEBackwardContract(t, e.ropeBwd()) }}
-)
+// probeTable lists, for every kernel, the contract runs that launch it,
+// derived from our implementations (the kernels each launches), the
+// operation each implements and the registry rows: every row whose
+// contract covers the operation and takes the implementation (a Pair row
+// with each forward of ours it takes), then the design rows that take it.
+// An implementation a design row holds exclusively gets that row alone.
+// Within a kernel, the operation's own predictions come first (registry
+// order), the sharpest and cheapest: a mutant stops at its first kill.
+var probeTable = sync.OnceValue(func() map[string][]probe { return deriveProbes(defaults()) })
 
-// meta returns the batch-independence and row-permutation probes over the
-// one implementation pick takes from env.
-func meta[I any](family string, pick func(e *env) I) []probe {
-	im := func(e *env) properties.Impls { return properties.Impls{pick(e)} }
-	return []probe{
-		{properties.BatchIndependence, "BatchIndependenceContract(" + family + ")", func(t properties.TB, e *env) { properties.BatchIndependenceContract(t, im(e)) }},
-		{properties.RowPermutation, "RowPermutationContract(" + family + ")", func(t properties.TB, e *env) { properties.RowPermutationContract(t, im(e)) }},
+func deriveProbes(s set) map[string][]probe {
+	table := map[string][]probe{}
+	add := func(p probe, impls ...int) {
+		for _, i := range impls {
+			for _, k := range properties.KernelNames(s[i]) {
+				if !slices.ContainsFunc(table[k], func(q probe) bool { return q.name == p.name }) {
+					table[k] = append(table[k], p)
+				}
+			}
+		}
 	}
-}
-
-func join(ps ...[]probe) []probe {
-	var out []probe
-	for _, p := range ps {
-		out = append(out, p...)
+	for i := range s {
+		for _, p := range properties.InOrder() {
+			if slices.Contains(sameCode, p.ID) {
+				continue
+			}
+			for _, sub := range properties.Subjects(p, s) {
+				switch {
+				case sub.Impl != i:
+				case sub.Forward < 0:
+					add(subjectProbe(p, i, -1, s), i)
+				default: // the forward's kernels run under it too
+					add(subjectProbe(p, i, sub.Forward, s), i, sub.Forward)
+				}
+			}
+		}
 	}
-	return out
+	for i, impl := range s {
+		for _, p := range properties.InOrder() {
+			if p.DesignTakes(impl, properties.KernelNames(impl)) {
+				add(probe{p.ID, p.ID + "(" + implName(impl) + ")", func(t properties.TB, e *env) { p.RunDesign(t, e.impl(i)) }}, i)
+			}
+		}
+	}
+	return table
 }
 
-// probeTable lists, for every kernel, the contract runs that launch it.
-var probeTable = map[string][]probe{
-	"rmsnorm_fwd": join([]probe{pRMSFwd, pEpsParity, pDim, pScale, pRobust},
-		meta("rmsnorm_fwd", (*env).rmsFwd)),
-	"rmsnorm_fwd_rms": join([]probe{pRMSFwd, pEpsParity, pDim, pScale, pRobust},
-		meta("rmsnorm_fwd", (*env).rmsFwd), []probe{pBench}),
-	"rmsnorm_bwd_warp32":  {pWarp32},
-	"rmsnorm_bwd_rowwarp": {pBwdRow, pFDRow, pDetRow},
-	"rmsnorm_bwd_chunk": join([]probe{pBwdChunk, pFDChunk, pDetChunk, pRobust},
-		meta("rmsnorm_bwd", (*env).chunk)),
-	// colsum_f32 only sums dγ and dβ: the predictions that compare them.
-	"colsum_f32": {pBwdChunk, pBwdRow, pWarp32, pLNBwd, pDetChunk},
-	"fused_residual_rmsnorm": join([]probe{pFused},
-		meta("fused_residual_rmsnorm", (*env).fused)),
-	// layernorm_fwd (no statistics) runs under the shift and moments
-	// properties; layernorm_fwd_stats under the oracle and the metamorphic ones.
-	"layernorm_fwd": {pLNShift, pLNMoments},
-	"layernorm_fwd_stats": join([]probe{pLNFwd},
-		meta("layernorm_fwd", (*env).lnFwd)),
-	"layernorm_bwd_chunk": join([]probe{pLNBwd},
-		meta("layernorm_bwd", (*env).lnBwd)),
-	"per_head_rmsnorm": join([]probe{pQKN, pQKNHeads},
-		meta("per_head_rmsnorm", (*env).perHead)),
-	"rope_neox_fwd": {pThetaOne},
-	"rope_neox_fwd_batched": join([]probe{pBasis, pThetaB},
-		meta("rope_neox_fwd_batched", (*env).ropeB)),
-	"rope_neox_bwd_batched": join([]probe{pRoPEBwd, pBasis},
-		meta("rope_neox_bwd_batched", (*env).ropeBwd)),
-	"softmax_fwd": join([]probe{pSmFwd, pSmShift, pSmSum},
-		meta("softmax_fwd", (*env).smFwd)),
-	"softmax_bwd": join([]probe{pSmBwd},
-		meta("softmax_bwd", (*env).smBwd)),
+// subjectProbe is the probe of p on implementation i of s, with forward j
+// for a Pair row (-1: none).
+func subjectProbe(p *properties.Prediction, i, j int, s set) probe {
+	name := implName(s[i])
+	if j >= 0 {
+		name = implName(s[j]) + "+" + name
+	}
+	return probe{p.ID, p.ID + "(" + name + ")", func(t properties.TB, e *env) {
+		sub := properties.Subject{Impl: e.impl(i), Positions: properties.PositionsOf(s[i])}
+		if j >= 0 {
+			sub.Forward, sub.Positions = e.impl(j), properties.PositionsOf(s[j])
+		}
+		p.Run(t, sub)
+	}}
+}
+
+// implProbe is the probe of prediction id by contract f on our first
+// implementation that launches kernel: a prediction sameCode leaves out,
+// for the named mutant written for it.
+func implProbe(id, kernel string, f func(t properties.TB, im properties.Impls)) probe {
+	s := defaults()
+	i := s.launching(kernel)[0]
+	return probe{id, id + "(" + implName(s[i]) + ")", func(t properties.TB, e *env) { f(t, properties.Impls{e.impl(i)}) }}
 }
 
 // kernelProbes returns the probes of kernel name.
-func kernelProbes(name string) []probe { return probeTable[name] }
+func kernelProbes(name string) []probe { return probeTable()[name] }
 
 // ordered returns ps with the probes of the predictions in first moved to
 // the front (in first's order), the rest after them in their order.

@@ -88,10 +88,11 @@ func kernelTarget(killers []string, probeKernels []string, ks ...*kernels.Kernel
 }
 
 // launcherTarget is the target of a mutant implementation replacing one
-// field of the defaults.
-func launcherTarget(killers []string, probeKernel string, swap func(s *set)) *target {
-	orig, mut := defaults(), defaults()
-	swap(&mut)
+// of the defaults: every implementation that launches probeKernel
+// becomes impl.
+func launcherTarget(killers []string, probeKernel string, impl any) *target {
+	orig := defaults()
+	mut := orig.with(probeKernel, impl)
 	return &target{probes: ordered(kernelProbes(probeKernel), killers), orig: &orig, mut: &mut}
 }
 
@@ -314,7 +315,7 @@ var named = []Named{
 			if kAtomic.PTX == nil {
 				return nil, fmt.Errorf("falsify/ptx/atomic_dgamma.ptx missing")
 			}
-			t := launcherTarget([]string{properties.Determinism}, "rmsnorm_bwd_rowwarp", func(s *set) { s.rowWarp = atomicBackward{kAtomic} })
+			t := launcherTarget([]string{properties.Determinism}, "rmsnorm_bwd_rowwarp", atomicBackward{kAtomic})
 			t.mutated = launchOf(kAtomic)
 			return t, nil
 		}},
@@ -324,16 +325,14 @@ var named = []Named{
 			if kAtomic.PTX == nil {
 				return nil, fmt.Errorf("falsify/ptx/atomic_dgamma.ptx missing")
 			}
-			t := launcherTarget([]string{properties.Determinism}, "rmsnorm_bwd_rowwarp", func(s *set) { s.rowWarp = atomicBackwardListed{atomicBackward{kAtomic}} })
+			t := launcherTarget([]string{properties.Determinism}, "rmsnorm_bwd_rowwarp", atomicBackwardListed{atomicBackward{kAtomic}})
 			t.mutated = launchOf(kAtomic)
 			return t, nil
 		}},
 	{Name: "baked-dims", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.DimIndependence},
 		What: "rows and hidden compiled into the forward's PTX as immediates (the .params declared, never read), one module per shape (upstream trueno-gpu)",
 		make: func() (*target, error) {
-			return launcherTarget([]string{properties.DimIndependence}, "rmsnorm_fwd_rms", func(s *set) {
-				s.rmsFwd = &bakedDims{cache: map[[2]int]kernels.RMSNormForward{}}
-			}), nil
+			return launcherTarget([]string{properties.DimIndependence}, "rmsnorm_fwd_rms", &bakedDims{cache: map[[2]int]kernels.RMSNormForward{}}), nil
 		}},
 	{Name: "double-eps", Kernel: "rmsnorm_bwd_warp32", Killers: []string{properties.RMSBackWarp},
 		What: "single-warp backward computes sqrt(rms² + ε) from an rms that already includes ε (ε = 1e-5 baked, upstream aprender-gpu)",
@@ -348,7 +347,7 @@ var named = []Named{
 		What: "fused launcher holds the module-cache lock while calling the residual-add launcher, which takes it again: self-deadlock (upstream aprender-train)",
 		make: func() (*target, error) {
 			r := newReentrantFused()
-			t := launcherTarget([]string{properties.FusedRMSNorm}, "fused_residual_rmsnorm", func(s *set) { s.fused = r })
+			t := launcherTarget([]string{properties.FusedRMSNorm}, "fused_residual_rmsnorm", r)
 			t.close = r.close
 			t.setup = func(c *properties.Config) func() {
 				old := c.Watchdog
@@ -360,16 +359,12 @@ var named = []Named{
 	{Name: "stale-theta-cache", Kernel: "rope_neox_fwd", Killers: []string{properties.RoPEThetaCache},
 		What: "RoPE forward with θ baked into the PTX text and the module cache keyed by (heads, head_dim) without θ: the first θ wins (upstream aprender-train)",
 		make: func() (*target, error) {
-			return launcherTarget([]string{properties.RoPEThetaCache}, "rope_neox_fwd", func(s *set) {
-				s.rope = &staleTheta{cache: map[[2]int]kernels.RoPEForward{}}
-			}), nil
+			return launcherTarget([]string{properties.RoPEThetaCache}, "rope_neox_fwd", &staleTheta{cache: map[[2]int]kernels.RoPEForward{}}), nil
 		}},
 	{Name: "stale-eps-cache", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.EpsParity},
 		What: "RMSNorm forward with ε baked into the PTX text and the module cache keyed by hidden without ε (upstream before PMAT-698k)",
 		make: func() (*target, error) {
-			return launcherTarget([]string{properties.EpsParity}, "rmsnorm_fwd_rms", func(s *set) {
-				s.rmsFwd = &staleEps{cache: map[int]kernels.RMSNormForward{}}
-			}), nil
+			return launcherTarget([]string{properties.EpsParity}, "rmsnorm_fwd_rms", &staleEps{cache: map[int]kernels.RMSNormForward{}}), nil
 		}},
 	{Name: "rope-gptj", Kernel: "rope_neox_fwd_batched", Killers: []string{properties.RoPEBasis},
 		What: "batched RoPE rotating adjacent pairs (2i, 2i+1) (GPT-J) instead of NeoX's (i, i+d/2)",
@@ -411,16 +406,16 @@ var named = []Named{
 	{Name: "sm-count-chunking", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.Parity}, GPU: true,
 		What: "chunked backward partitions rows by the device's SM count: dγ's summation order, hence its bits, differ from device to device",
 		make: func() (*target, error) {
-			t := launcherTarget([]string{properties.Parity}, "rmsnorm_bwd_chunk", func(s *set) { s.chunk = smCountChunked{} })
-			t.probes = append([]probe{pParity}, t.probes...)
+			t := launcherTarget([]string{properties.Parity}, "rmsnorm_bwd_chunk", smCountChunked{})
+			t.probes = append([]probe{implProbe(properties.Parity, "rmsnorm_bwd_chunk", properties.ParityContract)}, t.probes...)
 			return t, nil
 		}},
 	{Name: "device-tuned-chunking", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.MultiDeviceParity}, Devices: true,
 		What: "chunked backward partitions rows by a per-device tuning (3 chunks per device ordinal): dγ's bits differ between devices of one run",
 		make: func() (*target, error) {
 			t := launcherTarget([]string{properties.MultiDeviceParity}, "rmsnorm_bwd_chunk",
-				func(s *set) { s.chunk = smCountChunked{perDevice: func(i cudart.Info) int { return 3 * i.Ordinal }} })
-			t.probes = append([]probe{pDeviceParity}, t.probes...)
+				smCountChunked{perDevice: func(i cudart.Info) int { return 3 * i.Ordinal }})
+			t.probes = append([]probe{implProbe(properties.MultiDeviceParity, "rmsnorm_bwd_chunk", properties.DeviceParityContract)}, t.probes...)
 			return t, nil
 		}},
 	{Name: "gamma-by-head", Kernel: "per_head_rmsnorm", Killers: []string{properties.QKNForward}, Faults: true,

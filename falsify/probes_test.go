@@ -20,7 +20,7 @@ func TestEveryOperationProbed(t *testing.T) {
 	}
 	for _, o := range op.All() {
 		found := false
-		for _, ps := range probeTable {
+		for _, ps := range probeTable() {
 			for _, pr := range ps {
 				p, ok := properties.Lookup(pr.id)
 				found = found || (ok && len(p.Ops) == 1 && p.Covers(o.Name()))

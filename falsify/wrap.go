@@ -163,12 +163,12 @@ func same(a, b any) bool {
 // traced returns the implementation of operation o that a probe is given
 // for a mutant: it runs mut through tr and, in differential mode, orig on
 // the same inputs with outputs of its own.
-func traced[A, I any](tr *tracer, o *properties.Operation[A, I], mut, orig I) I {
-	return o.Func(func(dev cudart.Device, a *A) error {
-		b := o.Op.Fresh(a)
-		return tr.call(o.Op.Name(), dev,
-			func(d cudart.Device) error { return o.Call(mut, d, a) },
-			func(d cudart.Device) error { return o.Call(orig, d, b) },
-			func() [][]float32 { return o.Op.Outputs(a) }, func() [][]float32 { return o.Op.Outputs(b) })
+func traced(tr *tracer, o properties.AnyOperation, mut, orig any) any {
+	return o.Implement(func(dev cudart.Device, a any) error {
+		b := o.Fresh(a)
+		return tr.call(o.Table().Name(), dev,
+			func(d cudart.Device) error { return o.Run(mut, d, a) },
+			func(d cudart.Device) error { return o.Run(orig, d, b) },
+			func() [][]float32 { return o.Outputs(a) }, func() [][]float32 { return o.Outputs(b) })
 	}, mut)
 }

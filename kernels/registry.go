@@ -342,3 +342,13 @@ func Lookup(name string) (*Kernel, bool) {
 	}
 	return nil, false
 }
+
+// Implementations returns every host-level implementation of an operation
+// this package provides, built from the committed PTX, in a fixed order:
+// what the mutation analysis runs each kernel's predictions on. Each
+// implements one operation's interface (properties.RMSNormForwarder, …)
+// and lists the kernels it launches (Kernels).
+func Implementations() []any {
+	return []any{RMSNormFwd, RMSNormBwdWarp32, RMSNormBwdWarp, RMSNormBwdChunk, FusedResidualRMSNormFwd,
+		LayerNormFwd, LayerNormBwd, PerHeadRMSNormFwd, RoPEFwd, RoPEFwdBatched, RoPEBwd, SoftmaxFwd, SoftmaxBwd}
+}

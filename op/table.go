@@ -225,6 +225,52 @@ func (o *Op[A]) Shape(a *A) Shape {
 	return s
 }
 
+// New returns arguments of shape s (Hidden is ignored for a per-head
+// operation: Heads·HeadDim) with every tensor, optional ones included,
+// allocated and zero, and every scalar zero.
+func (o *Op[A]) New(s Shape) *A {
+	a := new(A)
+	v := reflect.ValueOf(a).Elem()
+	v.Field(o.rows).SetInt(int64(s.Rows))
+	if o.PerHead() {
+		v.Field(o.heads).SetInt(int64(s.Heads))
+		v.Field(o.headDim).SetInt(int64(s.HeadDim))
+	} else {
+		v.Field(o.hidden).SetInt(int64(s.Hidden))
+	}
+	s = o.Shape(a)
+	for i, t := range o.tensors {
+		if t.Kind == "u32" {
+			*o.U32(a, i) = make([]uint32, t.Len(s))
+		} else {
+			*o.F32(a, i) = make([]float32, t.Len(s))
+		}
+	}
+	return a
+}
+
+// SetScalar sets the numeric parameter called name (one of Scalars, not a
+// shape dimension) to x, converted to its field's type; false when A has
+// no such parameter.
+func (o *Op[A]) SetScalar(a *A, name string, x float64) bool {
+	t := reflect.TypeFor[A]()
+	v := reflect.ValueOf(a).Elem()
+	for i := range t.NumField() {
+		if snake(t.Field(i).Name) != name || i == o.rows || i == o.hidden || i == o.heads || i == o.headDim {
+			continue
+		}
+		switch t.Field(i).Type.Kind() {
+		case reflect.Float32:
+			v.Field(i).SetFloat(x)
+			return true
+		case reflect.Uint32:
+			v.Field(i).SetUint(uint64(x))
+			return true
+		}
+	}
+	return false
+}
+
 // PerHead reports whether A has Heads and HeadDim (then Hidden is their
 // product) rather than Hidden.
 func (o *Op[A]) PerHead() bool { return o.heads >= 0 }

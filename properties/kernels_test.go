@@ -126,34 +126,36 @@ func TestSoftmaxSum(t *testing.T) {
 	properties.SoftmaxSumContract(suite.T(t), kernels.SoftmaxFwd)
 }
 
-// ours lists every row-wise implementation for the metamorphic predictions.
-var ours = properties.Impls{
-	kernels.RMSNormFwd, kernels.FusedResidualRMSNormFwd, kernels.LayerNormFwd, kernels.PerHeadRMSNormFwd,
-	kernels.RoPEFwdBatched, kernels.RoPEBwd, kernels.RMSNormBwdChunk, kernels.LayerNormBwd,
-	kernels.SoftmaxFwd, kernels.SoftmaxBwd,
+// ours returns our implementations the prediction id runs on
+// (properties.Subjects over kernels.Implementations): for the predictions
+// over every (row-wise) operation, one or more of each, derived.
+func ours(id string) properties.Impls {
+	p, ok := properties.Lookup(id)
+	if !ok {
+		panic("no prediction " + id)
+	}
+	var im properties.Impls
+	for _, s := range properties.Subjects(p, kernels.Implementations()) {
+		im = append(im, s.Subject.Impl)
+	}
+	return im
 }
 
 func TestBatchIndependence(t *testing.T) {
 	t.Parallel()
-	properties.BatchIndependenceContract(suite.T(t), ours)
+	properties.BatchIndependenceContract(suite.T(t), ours(properties.BatchIndependence))
 }
 
 func TestRowPermutation(t *testing.T) {
 	t.Parallel()
-	properties.RowPermutationContract(suite.T(t), ours)
+	properties.RowPermutationContract(suite.T(t), ours(properties.RowPermutation))
 }
 
 // Bit determinism holds of every operation: one contract run over every
-// family, as for batch independence, and one for the row-warp backward,
-// the other design of rmsnorm.backward.
+// family, both batched designs of rmsnorm.backward included.
 func TestDeterminism(t *testing.T) {
 	t.Parallel()
-	properties.DeterminismContract(suite.T(t), ours)
-}
-
-func TestDeterminismRowWarp(t *testing.T) {
-	t.Parallel()
-	properties.DeterminismContract(suite.T(t), properties.Impls{kernels.RMSNormBwdWarp})
+	properties.DeterminismContract(suite.T(t), ours(properties.Determinism))
 }
 
 func TestScaleInvariance(t *testing.T) {
@@ -168,12 +170,12 @@ func TestRobustness(t *testing.T) {
 
 func TestParity(t *testing.T) {
 	t.Parallel()
-	properties.ParityContract(suite.T(t), ours)
+	properties.ParityContract(suite.T(t), ours(properties.Parity))
 }
 
 func TestDeviceParity(t *testing.T) {
 	t.Parallel()
-	properties.DeviceParityContract(suite.T(t), ours)
+	properties.DeviceParityContract(suite.T(t), ours(properties.Parity))
 }
 
 func TestOracleSoundness(t *testing.T) {

@@ -263,3 +263,69 @@ func PerHeadIndependenceContract(t TB, impl PerHeadRMSNormer) {
 		o.Identical("other heads after the changed one", y2[hi:], y1[hi:])
 	})
 }
+
+// The operations of this file: their interfaces, adapters and draws.
+type (
+	// LayerNormForwarder runs layernorm.forward.
+	LayerNormForwarder interface {
+		LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error
+	}
+	// LayerNormBackwarder runs layernorm.backward.
+	LayerNormBackwarder interface {
+		LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error
+	}
+	// PerHeadRMSNormer runs per_head_rmsnorm (QK-norm).
+	PerHeadRMSNormer interface {
+		PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error
+	}
+
+	lnFwdFn   struct{ fn[op.LayerNormForwardArgs] }
+	lnBwdFn   struct{ fn[op.LayerNormBackwardArgs] }
+	perHeadFn struct{ fn[op.PerHeadRMSNormArgs] }
+)
+
+func (f lnFwdFn) LayerNormForward(d cudart.Device, a *op.LayerNormForwardArgs) error {
+	return f.run(d, a)
+}
+func (f lnBwdFn) LayerNormBackward(d cudart.Device, a *op.LayerNormBackwardArgs) error {
+	return f.run(d, a)
+}
+func (f perHeadFn) PerHeadRMSNorm(d cudart.Device, a *op.PerHeadRMSNormArgs) error {
+	return f.run(d, a)
+}
+
+// The Operations: the forwards' problems are drawn from the op table; the
+// backward's mean and rstd are the forward's of its x.
+var (
+	LayerNormForwardOp = define(op.LayerNormForward, LayerNormForwarder.LayerNormForward,
+		func(f fn[op.LayerNormForwardArgs]) LayerNormForwarder { return lnFwdFn{f} }, nil)
+	LayerNormBackwardOp = define(op.LayerNormBackward, LayerNormBackwarder.LayerNormBackward,
+		func(f fn[op.LayerNormBackwardArgs]) LayerNormBackwarder { return lnBwdFn{f} }, drawLNBackwardFamily)
+	PerHeadRMSNormOp = define(op.PerHeadRMSNorm, PerHeadRMSNormer.PerHeadRMSNorm,
+		func(f fn[op.PerHeadRMSNormArgs]) PerHeadRMSNormer { return perHeadFn{f} }, nil)
+)
+
+func drawLNBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.LayerNormBackwardArgs] {
+	c := drawRMSCase(rt, lim)
+	dy := values(rt, lim, "dy", c.rows, c.hidden, gen.Normal, gen.MixedScale)
+	mean, rstd := make([]float32, c.rows), make([]float32, c.rows)
+	for r := 0; r < c.rows; r++ {
+		m, v := 0.0, 0.0
+		row := gen.F64(c.x.Data[r*c.hidden : (r+1)*c.hidden])
+		for _, x := range row {
+			m += x
+		}
+		m /= float64(c.hidden)
+		for _, x := range row {
+			v += (x - m) * (x - m)
+		}
+		mean[r], rstd[r] = float32(m), float32(1/math.Sqrt(v/float64(c.hidden)+float64(c.eps)))
+	}
+	return drawn[op.LayerNormBackwardArgs]{desc: fmt.Sprintf("%v dy=%v", c, dy),
+		args: &op.LayerNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, DY: dy.Data,
+			Mean: mean, Rstd: rstd, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden),
+			DBeta: make([]float32, c.hidden)}}
+}
+
+// ropeParityTol returns 2·RoPETol for input x at positions pos (sign +1
+// forward, −1 backward); c gives the heads, head_dim and θ.

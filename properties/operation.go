@@ -2,60 +2,15 @@ package properties
 
 import (
 	"fmt"
-	"math"
+	"strings"
+	"sync"
 
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/op"
-	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties/gen"
-)
-
-// The contract interfaces: one per operation of package op, each with the
-// one method a contract calls.
-type (
-	// RMSNormForwarder runs rmsnorm.forward.
-	RMSNormForwarder interface {
-		RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error
-	}
-	// RMSNormBackwarder runs rmsnorm.backward (any design).
-	RMSNormBackwarder interface {
-		RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error
-	}
-	// FusedResidualRMSNormer runs fused_residual_rmsnorm.
-	FusedResidualRMSNormer interface {
-		FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error
-	}
-	// LayerNormForwarder runs layernorm.forward.
-	LayerNormForwarder interface {
-		LayerNormForward(dev cudart.Device, a *op.LayerNormForwardArgs) error
-	}
-	// LayerNormBackwarder runs layernorm.backward.
-	LayerNormBackwarder interface {
-		LayerNormBackward(dev cudart.Device, a *op.LayerNormBackwardArgs) error
-	}
-	// PerHeadRMSNormer runs per_head_rmsnorm (QK-norm).
-	PerHeadRMSNormer interface {
-		PerHeadRMSNorm(dev cudart.Device, a *op.PerHeadRMSNormArgs) error
-	}
-	// RoPEForwarder runs rope.neox.forward (one position or one per row).
-	RoPEForwarder interface {
-		RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error
-	}
-	// RoPEBackwarder runs rope.neox.backward.
-	RoPEBackwarder interface {
-		RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error
-	}
-	// SoftmaxForwarder runs softmax.forward.
-	SoftmaxForwarder interface {
-		SoftmaxForward(dev cudart.Device, a *op.SoftmaxForwardArgs) error
-	}
-	// SoftmaxBackwarder runs softmax.backward.
-	SoftmaxBackwarder interface {
-		SoftmaxBackward(dev cudart.Device, a *op.SoftmaxBackwardArgs) error
-	}
 )
 
 // OptionalOutputs is implemented by an implementation that computes only
@@ -75,8 +30,9 @@ func computes(impl any, name string) bool {
 
 // Operation ties an operation of package op (argument type A) to the
 // interface I its contracts take, and to the problems the row-wise
-// predictions (batch independence, row permutation, GPU/emulator parity)
-// draw for it.
+// predictions (batch independence, row permutation, determinism, GPU/emulator
+// parity) draw for it. Each is declared once, by define, beside its
+// operation's contracts; operations() lists them in op table order.
 type Operation[A, I any] struct {
 	Op *op.Op[A]
 	// Call runs impl on a: I's one method.
@@ -91,46 +47,47 @@ func (o *Operation[A, I]) Func(run func(dev cudart.Device, a *A) error, describe
 	return o.adapt(fn[A]{run: run, describe: describe})
 }
 
-// The operations, in the order of op.All.
 var (
-	RMSNormForwardOp = &Operation[op.RMSNormForwardArgs, RMSNormForwarder]{Op: op.RMSNormForward,
-		Call: RMSNormForwarder.RMSNormForward, adapt: func(f fn[op.RMSNormForwardArgs]) RMSNormForwarder { return rmsFwdFn{f} },
-		draw: drawRMSForwardFamily}
-	RMSNormBackwardOp = &Operation[op.RMSNormBackwardArgs, RMSNormBackwarder]{Op: op.RMSNormBackward,
-		Call: RMSNormBackwarder.RMSNormBackward, adapt: func(f fn[op.RMSNormBackwardArgs]) RMSNormBackwarder { return rmsBwdFn{f} },
-		draw: drawRMSBackwardFamily}
-	FusedResidualRMSNormOp = &Operation[op.FusedResidualRMSNormArgs, FusedResidualRMSNormer]{Op: op.FusedResidualRMSNorm,
-		Call: FusedResidualRMSNormer.FusedResidualRMSNorm, adapt: func(f fn[op.FusedResidualRMSNormArgs]) FusedResidualRMSNormer { return fusedFn{f} },
-		draw: drawFusedFamily}
-	LayerNormForwardOp = &Operation[op.LayerNormForwardArgs, LayerNormForwarder]{Op: op.LayerNormForward,
-		Call: LayerNormForwarder.LayerNormForward, adapt: func(f fn[op.LayerNormForwardArgs]) LayerNormForwarder { return lnFwdFn{f} },
-		draw: drawLNForwardFamily}
-	LayerNormBackwardOp = &Operation[op.LayerNormBackwardArgs, LayerNormBackwarder]{Op: op.LayerNormBackward,
-		Call: LayerNormBackwarder.LayerNormBackward, adapt: func(f fn[op.LayerNormBackwardArgs]) LayerNormBackwarder { return lnBwdFn{f} },
-		draw: drawLNBackwardFamily}
-	PerHeadRMSNormOp = &Operation[op.PerHeadRMSNormArgs, PerHeadRMSNormer]{Op: op.PerHeadRMSNorm,
-		Call: PerHeadRMSNormer.PerHeadRMSNorm, adapt: func(f fn[op.PerHeadRMSNormArgs]) PerHeadRMSNormer { return perHeadFn{f} },
-		draw: drawPerHeadFamily}
-	RoPEForwardOp = &Operation[op.RoPEForwardArgs, RoPEForwarder]{Op: op.RoPEForward,
-		Call: RoPEForwarder.RoPEForward, adapt: func(f fn[op.RoPEForwardArgs]) RoPEForwarder { return ropeFwdFn{f} },
-		draw: drawRoPEForwardFamily}
-	RoPEBackwardOp = &Operation[op.RoPEBackwardArgs, RoPEBackwarder]{Op: op.RoPEBackward,
-		Call: RoPEBackwarder.RoPEBackward, adapt: func(f fn[op.RoPEBackwardArgs]) RoPEBackwarder { return ropeBwdFn{f} },
-		draw: drawRoPEBackwardFamily}
-	SoftmaxForwardOp = &Operation[op.SoftmaxForwardArgs, SoftmaxForwarder]{Op: op.SoftmaxForward,
-		Call: SoftmaxForwarder.SoftmaxForward, adapt: func(f fn[op.SoftmaxForwardArgs]) SoftmaxForwarder { return softmaxFwdFn{f} },
-		draw: drawSoftmaxForwardFamily}
-	SoftmaxBackwardOp = &Operation[op.SoftmaxBackwardArgs, SoftmaxBackwarder]{Op: op.SoftmaxBackward,
-		Call: SoftmaxBackwarder.SoftmaxBackward, adapt: func(f fn[op.SoftmaxBackwardArgs]) SoftmaxBackwarder { return softmaxBwdFn{f} },
-		draw: drawSoftmaxBackwardFamily}
+	definedMu sync.Mutex
+	defined   = map[string]family{}
 )
 
-// operations lists every Operation for the row-wise predictions.
-var operations = []family{RMSNormForwardOp, FusedResidualRMSNormOp, LayerNormForwardOp, PerHeadRMSNormOp,
-	RoPEForwardOp, RoPEBackwardOp, RMSNormBackwardOp, LayerNormBackwardOp, SoftmaxForwardOp, SoftmaxBackwardOp}
+// define declares the Operation of o: I's method call, the adapter that
+// gives a function that method (a type of one line beside the interface),
+// and the problems the row-wise predictions draw (nil: drawn from the op
+// table alone, drawTable, for an operation whose inputs are independent
+// and whose PTX is exact). Declaring an operation twice is a programming
+// error and panics at init.
+func define[A, I any](o *op.Op[A], call func(I, cudart.Device, *A) error, adapt func(fn[A]) I,
+	draw func(rt *rapid.T, lim gen.Limits) drawn[A]) *Operation[A, I] {
+	if draw == nil {
+		draw = func(rt *rapid.T, lim gen.Limits) drawn[A] { return drawTable(o, rt, lim) }
+	}
+	x := &Operation[A, I]{Op: o, Call: call, adapt: adapt, draw: draw}
+	definedMu.Lock()
+	defer definedMu.Unlock()
+	if defined[o.Name()] != nil {
+		panic(fmt.Sprintf("properties: operation %s defined twice", o.Name()))
+	}
+	defined[o.Name()] = x
+	return x
+}
 
-// fn is an implementation given as a function; the fooFn types below give
-// it the method of each interface.
+// operations lists every defined Operation in op table order.
+func operations() []family {
+	definedMu.Lock()
+	defer definedMu.Unlock()
+	var out []family
+	for _, o := range op.All() {
+		if f := defined[o.Name()]; f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fn is an implementation given as a function; each operation's adapter
+// type (beside its interface) gives it the interface's method.
 type fn[A any] struct {
 	run      func(dev cudart.Device, a *A) error
 	describe any
@@ -175,47 +132,6 @@ func (f fn[A]) Reductions(s op.Shape) []op.Reduction {
 	return nil
 }
 
-type (
-	rmsFwdFn struct{ fn[op.RMSNormForwardArgs] }
-	rmsBwdFn struct{ fn[op.RMSNormBackwardArgs] }
-	fusedFn  struct {
-		fn[op.FusedResidualRMSNormArgs]
-	}
-	lnFwdFn   struct{ fn[op.LayerNormForwardArgs] }
-	lnBwdFn   struct{ fn[op.LayerNormBackwardArgs] }
-	perHeadFn struct{ fn[op.PerHeadRMSNormArgs] }
-	ropeFwdFn struct{ fn[op.RoPEForwardArgs] }
-	ropeBwdFn struct{ fn[op.RoPEBackwardArgs] }
-
-	softmaxFwdFn struct{ fn[op.SoftmaxForwardArgs] }
-	softmaxBwdFn struct{ fn[op.SoftmaxBackwardArgs] }
-)
-
-func (f rmsFwdFn) RMSNormForward(d cudart.Device, a *op.RMSNormForwardArgs) error { return f.run(d, a) }
-func (f rmsBwdFn) RMSNormBackward(d cudart.Device, a *op.RMSNormBackwardArgs) error {
-	return f.run(d, a)
-}
-func (f fusedFn) FusedResidualRMSNorm(d cudart.Device, a *op.FusedResidualRMSNormArgs) error {
-	return f.run(d, a)
-}
-func (f lnFwdFn) LayerNormForward(d cudart.Device, a *op.LayerNormForwardArgs) error {
-	return f.run(d, a)
-}
-func (f lnBwdFn) LayerNormBackward(d cudart.Device, a *op.LayerNormBackwardArgs) error {
-	return f.run(d, a)
-}
-func (f perHeadFn) PerHeadRMSNorm(d cudart.Device, a *op.PerHeadRMSNormArgs) error {
-	return f.run(d, a)
-}
-func (f ropeFwdFn) RoPEForward(d cudart.Device, a *op.RoPEForwardArgs) error   { return f.run(d, a) }
-func (f ropeBwdFn) RoPEBackward(d cudart.Device, a *op.RoPEBackwardArgs) error { return f.run(d, a) }
-func (f softmaxFwdFn) SoftmaxForward(d cudart.Device, a *op.SoftmaxForwardArgs) error {
-	return f.run(d, a)
-}
-func (f softmaxBwdFn) SoftmaxBackward(d cudart.Device, a *op.SoftmaxBackwardArgs) error {
-	return f.run(d, a)
-}
-
 // Impls lists implementations for the row-wise predictions. Each value
 // joins the family of every operation whose interface it implements
 // (RMSNormForwarder, …); a problem is drawn from one family at a time.
@@ -223,6 +139,8 @@ type Impls []any
 
 // family is what the row-wise predictions need of an Operation.
 type family interface {
+	AnyOperation
+	implements(impl any) bool
 	// family returns the problem generator for impl, or false when impl
 	// does not implement the operation's interface.
 	family(impl any, lim gen.Limits) (func(rt *rapid.T) problem, bool)
@@ -247,7 +165,7 @@ func (o *Operation[A, I]) implement(run func(dev cudart.Device, args any) error,
 // no operation is called name. A caller that holds an operation by its
 // name (a binding file) needs no switch over the operations.
 func Implement(name string, run func(dev cudart.Device, args any) error, describe any) (any, bool) {
-	for _, o := range operations {
+	for _, o := range operations() {
 		if o.operation().Name() == name {
 			return o.implement(run, describe), true
 		}
@@ -363,7 +281,7 @@ func (im Impls) families(lim gen.Limits) ([]func(rt *rapid.T) problem, error) {
 	var fs []func(rt *rapid.T) problem
 	for _, impl := range im {
 		n := len(fs)
-		for _, o := range operations {
+		for _, o := range operations() {
 			if f, ok := o.family(impl, lim); ok {
 				fs = append(fs, f)
 			}
@@ -388,90 +306,97 @@ func drawProblem(rt *rapid.T, im Impls, lim gen.Limits) problem {
 	return fs[i](rt)
 }
 
-func drawRMSForwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RMSNormForwardArgs] {
-	c := drawRMSCase(rt, lim)
-	return drawn[op.RMSNormForwardArgs]{desc: c.String(), args: &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden,
-		Eps: c.eps, X: c.x.Data, Gamma: c.gamma, Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}}
-}
-
-func drawFusedFamily(rt *rapid.T, lim gen.Limits) drawn[op.FusedResidualRMSNormArgs] {
-	c := drawRMSCase(rt, lim)
-	res := values(rt, lim, "residual", c.rows, c.hidden)
-	alias := rapid.Bool().Draw(rt, "alias")
-	return drawn[op.FusedResidualRMSNormArgs]{desc: fmt.Sprintf("%v alias=%v", c, alias),
-		args: &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
-			Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, c.rows*c.hidden), Y: make([]float32, c.rows*c.hidden)}}
-}
-
-func drawLNForwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.LayerNormForwardArgs] {
-	c := drawLNCase(rt, lim)
-	return drawn[op.LayerNormForwardArgs]{desc: c.rmsCase.String(), args: &op.LayerNormForwardArgs{Rows: c.rows,
-		Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma, Beta: c.beta, Y: make([]float32, c.rows*c.hidden),
-		Mean: make([]float32, c.rows), Rstd: make([]float32, c.rows)}}
-}
-
-func drawPerHeadFamily(rt *rapid.T, lim gen.Limits) drawn[op.PerHeadRMSNormArgs] {
-	c := drawQKN(rt, lim)
-	return drawn[op.PerHeadRMSNormArgs]{desc: c.String(), args: &op.PerHeadRMSNormArgs{Rows: c.rows, Heads: c.heads,
-		HeadDim: c.headDim, Eps: c.eps, X: c.x.Data, Gamma: c.gamma, Y: make([]float32, c.rows*c.heads*c.headDim)}}
-}
-
-func drawRoPEForwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RoPEForwardArgs] {
-	c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
-	return drawn[op.RoPEForwardArgs]{desc: c.String(), args: &op.RoPEForwardArgs{Rows: c.rows, Heads: c.heads,
-		HeadDim: c.headDim, Theta: c.theta, Positions: c.pos, X: c.x.Data, Y: make([]float32, len(c.x.Data))},
-		approxTol: func(a *op.RoPEForwardArgs) []float64 { return ropeParityTol(a.X, a.Positions, c, 1) }}
-}
-
-func drawRoPEBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RoPEBackwardArgs] {
-	c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
-	return drawn[op.RoPEBackwardArgs]{desc: c.String(), args: &op.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads,
-		HeadDim: c.headDim, Theta: c.theta, Positions: c.pos, DY: c.x.Data, DX: make([]float32, len(c.x.Data))},
-		approxTol: func(a *op.RoPEBackwardArgs) []float64 { return ropeParityTol(a.DY, a.Positions, c, -1) }}
-}
-
-func drawRMSBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RMSNormBackwardArgs] {
-	c := drawBwdCase(rt, lim)
-	rms := make([]float32, len(c.rms32))
-	copy(rms, c.rms32)
-	return drawn[op.RMSNormBackwardArgs]{desc: fmt.Sprintf("%v dy=%v", c.rmsCase, c.dy),
-		args: &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms,
-			DY: c.dy.Data, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden)}}
-}
-
-func drawLNBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.LayerNormBackwardArgs] {
-	c := drawRMSCase(rt, lim)
-	dy := values(rt, lim, "dy", c.rows, c.hidden, gen.Normal, gen.MixedScale)
-	mean, rstd := make([]float32, c.rows), make([]float32, c.rows)
-	for r := 0; r < c.rows; r++ {
-		m, v := 0.0, 0.0
-		row := gen.F64(c.x.Data[r*c.hidden : (r+1)*c.hidden])
-		for _, x := range row {
-			m += x
+// drawTable draws a problem of o from the op table alone: a shape (rows
+// and hidden, or rows, heads and head_dim), each numeric parameter from
+// its generator (scalarDraws), each Row input from the value distributions,
+// each Shared input as a weight (gen.Limits.Gamma), each uint32 input as
+// positions, and every output allocated.
+func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
+	var s op.Shape
+	if o.PerHead() {
+		s.HeadDim = rapid.OneOf(rapid.SampledFrom([]int{1, 31, 32, 33, 64, 128, 256}), rapid.IntRange(1, 512)).Draw(rt, "head_dim")
+		s.Heads = rapid.IntRange(1, max(1, min(32, lim.MaxHidden/s.HeadDim))).Draw(rt, "heads")
+		s.Hidden = s.Heads * s.HeadDim
+	} else {
+		s.Hidden = gen.Hidden(lim).Draw(rt, "hidden")
+	}
+	s.Rows = gen.Rows(lim, s.Hidden).Draw(rt, "rows")
+	a := o.New(s)
+	desc := []string{s.String()}
+	for _, name := range o.Scalars() {
+		if d := scalarDraws[name]; d != nil {
+			x := d(rt, name)
+			o.SetScalar(a, name, x)
+			desc = append(desc, fmt.Sprintf("%s=%g", name, x))
 		}
-		m /= float64(c.hidden)
-		for _, x := range row {
-			v += (x - m) * (x - m)
-		}
-		mean[r], rstd[r] = float32(m), float32(1/math.Sqrt(v/float64(c.hidden)+float64(c.eps)))
 	}
-	return drawn[op.LayerNormBackwardArgs]{desc: fmt.Sprintf("%v dy=%v", c, dy),
-		args: &op.LayerNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, DY: dy.Data,
-			Mean: mean, Rstd: rstd, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden),
-			DBeta: make([]float32, c.hidden)}}
+	for i, t := range o.Tensors() {
+		switch {
+		case t.Role != op.In:
+		case t.Kind == "u32":
+			p := *o.U32(a, i)
+			for j := range p {
+				p[j] = uint32(gen.Position().Draw(rt, t.Name))
+			}
+		case t.Layout == op.Row:
+			v := values(rt, lim, t.Name, s.Rows, t.Cols.Of(s))
+			*o.F32(a, i) = v.Data
+			desc = append(desc, fmt.Sprintf("%s=%v", t.Name, v))
+		default:
+			*o.F32(a, i) = lim.Gamma(rt, t.Name, t.Len(s))
+		}
+	}
+	return drawn[A]{args: a, desc: strings.Join(desc, " ")}
 }
 
-// ropeParityTol returns 2·RoPETol for input x at positions pos (sign +1
-// forward, −1 backward); c gives the heads, head_dim and θ.
-func ropeParityTol(x []float32, pos []uint32, c ropeCase, sign float64) []float64 {
-	p := make([]float64, len(pos))
-	for i, v := range pos {
-		p[i] = float64(v)
+// scalarDraws draws each numeric parameter of the op table by its name.
+var scalarDraws = map[string]func(rt *rapid.T, label string) float64{
+	"eps":   func(rt *rapid.T, l string) float64 { return float64(gen.Eps().Draw(rt, l)) },
+	"theta": func(rt *rapid.T, l string) float64 { return float64(gen.Theta().Draw(rt, l)) },
+	"pos":   func(rt *rapid.T, l string) float64 { return float64(gen.Position().Draw(rt, l)) },
+}
+
+// AnyOperation is an Operation seen through arguments of any type (a *A of
+// the operation's argument type), for a caller that holds implementations
+// without knowing their operation (the mutation analysis).
+type AnyOperation interface {
+	// Table returns the operation's row of the op table.
+	Table() op.Operation
+	// Run runs impl, an implementation of the operation's interface, on
+	// args.
+	Run(impl any, dev cudart.Device, args any) error
+	// Fresh returns a copy of args with new zeroed outputs (op.Op.Fresh).
+	Fresh(args any) any
+	// Outputs returns args' outputs in table order (op.Op.Outputs).
+	Outputs(args any) [][]float32
+	// Implement returns run as an implementation of the operation's
+	// interface, described by describe (see Implement).
+	Implement(run func(dev cudart.Device, args any) error, describe any) any
+}
+
+// OperationOf returns the operation whose interface impl implements (the
+// first in op table order), or false when it implements none.
+func OperationOf(impl any) (AnyOperation, bool) {
+	for _, o := range operations() {
+		if o.implements(impl) {
+			return o, true
+		}
 	}
-	tol := make([]float64, len(x))
-	oracle.RoPETol(tol, gen.F64(x), p, len(pos), c.heads, c.headDim, float64(c.theta), oracle.RoPENeoX, sign)
-	for i := range tol {
-		tol[i] *= 2
-	}
-	return tol
+	return nil, false
+}
+
+func (o *Operation[A, I]) Table() op.Operation { return o.Op }
+
+func (o *Operation[A, I]) implements(impl any) bool { _, ok := impl.(I); return ok }
+
+func (o *Operation[A, I]) Run(impl any, dev cudart.Device, args any) error {
+	return o.Call(impl.(I), dev, args.(*A))
+}
+
+func (o *Operation[A, I]) Fresh(args any) any { return o.Op.Fresh(args.(*A)) }
+
+func (o *Operation[A, I]) Outputs(args any) [][]float32 { return o.Op.Outputs(args.(*A)) }
+
+func (o *Operation[A, I]) Implement(run func(dev cudart.Device, args any) error, describe any) any {
+	return o.implement(run, describe)
 }

@@ -8,10 +8,11 @@ import (
 )
 
 // TestOursCoverEveryOperation: the implementations the generic predictions
-// run over (ours) include one of every operation of the op table, each
-// taken by that operation's own predictions, so that an operation added
-// with our kernel but left out of ours fails here rather than go
-// unchecked by batch independence, permutation, determinism and parity.
+// run over (ours, derived from kernels.Implementations) include one of
+// every operation of the op table, each taken by that operation's own
+// predictions, so that an operation added with our kernel but left out of
+// kernels.Implementations fails here rather than go unchecked by batch
+// independence, permutation, determinism and parity.
 func TestOursCoverEveryOperation(t *testing.T) {
 	for _, o := range op.All() {
 		found := false
@@ -19,7 +20,7 @@ func TestOursCoverEveryOperation(t *testing.T) {
 			if len(p.Ops) != 1 || p.Pair != nil || !p.Covers(o.Name()) {
 				continue
 			}
-			for _, impl := range ours {
+			for _, impl := range ours(properties.BatchIndependence) {
 				found = found || p.Takes(properties.Subject{Impl: impl})
 			}
 		}

@@ -79,7 +79,7 @@ func init() {
 			Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms"}, Tolerance: rmsFwdTolNote, Device: true},
 		// The single-warp design alone (hidden ≤ 32): no contract
 		// for other backwards, bound ones included.
-		{ID: RMSBackWarp, Ops: ops(op.RMSNormBackward),
+		{ID: RMSBackWarp, Ops: ops(op.RMSNormBackward), Design: On(RMSNormBackwardWarpContract), Exclusive: true,
 			Title:     "single-warp RMSNorm backward matches finite differences",
 			Statement: "for hidden ≤ 32, ⟨dx, v⟩ equals the Richardson finite difference of L(x) = ⟨RMSNorm(x), dy⟩ along random v, and dx, dγ match the analytic float64 gradient, within the derived bound; the rms input already includes ε and ε is not added again",
 			Kernels:   []string{"rmsnorm_bwd_warp32", "colsum_f32"}, Tolerance: rmsBwdTolNote + "; " + fdTolNote, Device: true},
@@ -154,12 +154,10 @@ func init() {
 		{ID: BatchIndependence, Ops: RowWise(), Contract: OnImpls(BatchIndependenceContract),
 			Title:     "row-wise kernels are batch independent",
 			Statement: "a row's row-wise outputs are bit-identical whether it is computed alone or inside any batch, for every row-wise kernel (forwards, per-head, RoPE, softmax, and the dx of the backwards)",
-			Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk", "softmax_fwd", "softmax_bwd"},
 			Tolerance: "bit-exact", Device: true},
 		{ID: RowPermutation, Ops: RowWise(), Contract: OnImpls(RowPermutationContract),
 			Title:     "row-wise kernels commute with row permutations",
 			Statement: "permuting the input rows permutes the row-wise outputs, bit for bit",
-			Kernels:   []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched", "rmsnorm_bwd_chunk", "layernorm_bwd_chunk", "softmax_fwd", "softmax_bwd"},
 			Tolerance: "bit-exact", Device: true},
 		{ID: ScaleInvariance, Ops: ops(op.RMSNormForward), Contract: On(ScaleInvarianceContract),
 			Title:     "RMSNorm is scale invariant up to ε",
@@ -168,8 +166,7 @@ func init() {
 		{ID: Determinism, Ops: Every(), Claim: "determinism", Contract: OnImpls(DeterminismContract),
 			Title:     "results are bit-reproducible",
 			Statement: "every output of every operation (forwards, backwards, per-head, RoPE, softmax; bound kernels included) is bit-identical across repeated launches of the same inputs with fresh outputs and scratch, with another launch interleaved, under another schedule (emulator seed), and on a freshly loaded module; statically, no float atomic appears in the PTX launched",
-			Kernels: []string{"rmsnorm_fwd_rms", "fused_residual_rmsnorm", "layernorm_fwd_stats", "per_head_rmsnorm", "rope_neox_fwd_batched", "rope_neox_bwd_batched",
-				"rmsnorm_bwd_chunk", "rmsnorm_bwd_rowwarp", "layernorm_bwd_chunk", "colsum_f32", "softmax_fwd", "softmax_bwd"}, Tolerance: "bit-exact", Device: true},
+			Tolerance: "bit-exact", Device: true},
 		{ID: DimIndependence, Ops: ops(op.RMSNormForward), Contract: On(DimIndependenceContract),
 			Title:     "one module serves every shape",
 			Statement: "the shapes drawn in a check launch every entry from the same module (the same PTX text) as the first shape, and each matches the oracle; every declared .param is read by its entry",
@@ -193,8 +190,16 @@ func init() {
 			Tolerance: "complex step: 1e-11·Scale; FD: its own error estimate + 1e-11·Scale"},
 		{ID: Throughput, Title: "fixed-shape check throughput (benchmark)",
 			Statement: "RMSNorm forward value checks and backward gradient checks at fixed shapes pass (run by BenchmarkThroughput only)",
-			Kernels:   []string{"rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote, Device: true},
+			Design:    On(func(t TB, f RMSNormForwarder) { FixedShapeValueCheck(t, f, 8, 1024) }),
+			Kernels:   []string{"rmsnorm_fwd", "rmsnorm_fwd_rms", "rmsnorm_bwd_chunk"}, Tolerance: rmsFwdTolNote, Device: true},
 	} {
 		Register(p)
+	}
+	// The predictions over every (row-wise) operation name the kernels of
+	// ours they run on, derived.
+	for _, p := range InOrder() {
+		if p.Kernels == nil && len(p.Ops) > 1 {
+			p.Kernels = ownKernels(p)
+		}
 	}
 }

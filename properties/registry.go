@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -39,6 +40,34 @@ type Prediction struct {
 	// on the kernels it is written for (a design-specific prediction, a
 	// run-wide one).
 	Contract *Contract
+	// Design, when set, checks a prediction about the designs of Kernels
+	// alone: it applies to an implementation of ours that it takes and
+	// whose kernels Kernels names, all of them; never to a bound kernel.
+	// With Exclusive, such an implementation is checked by Design alone (a
+	// design whose domain the other predictions' draws exceed).
+	Design    *Contract
+	Exclusive bool
+}
+
+// DesignTakes reports whether the prediction's Design applies to impl,
+// whose kernels are named kernels.
+func (p *Prediction) DesignTakes(impl any, kernels []string) bool {
+	if p.Design == nil || len(kernels) == 0 || !p.Design.takes(p, Subject{Impl: impl}) {
+		return false
+	}
+	for _, k := range kernels {
+		if !slices.Contains(p.Kernels, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// RunDesign runs the prediction's Design on impl. It must be called only
+// where DesignTakes holds.
+func (p *Prediction) RunDesign(t TB, impl any) {
+	t.Helper()
+	p.Design.run(t, Subject{Impl: impl})
 }
 
 // Subject is what a registry row's contract is run on: an implementation of
@@ -91,7 +120,7 @@ func OnPair[F, B any](f func(t TB, fwd F, mode Positions, bwd B)) *Contract {
 func OnImpls(f func(t TB, im Impls)) *Contract {
 	return &Contract{
 		takes: func(p *Prediction, s Subject) bool {
-			for _, fam := range operations {
+			for _, fam := range operations() {
 				if p.covers(fam.operation().Name()) {
 					if _, ok := fam.family(s.Impl, gen.EmuLimits); ok {
 						return true

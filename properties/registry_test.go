@@ -16,7 +16,7 @@ import (
 func stubs(t *testing.T) map[string]any {
 	t.Helper()
 	m := map[string]any{}
-	for _, f := range operations {
+	for _, f := range operations() {
 		m[f.operation().Name()] = f.stub(func() error { return nil })
 	}
 	for _, o := range op.All() {
@@ -108,7 +108,7 @@ func TestImplementEveryOperation(t *testing.T) {
 			t.Errorf("Implement(%q) found no operation", o.Name())
 			continue
 		}
-		for _, f := range operations {
+		for _, f := range operations() {
 			if f.operation() != o {
 				continue
 			}

@@ -404,3 +404,63 @@ func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 		o.Within("y", a.Y, y, tolY)
 	})
 }
+
+// The operations of this file: their interfaces, adapters and draws.
+type (
+	// RMSNormForwarder runs rmsnorm.forward.
+	RMSNormForwarder interface {
+		RMSNormForward(dev cudart.Device, a *op.RMSNormForwardArgs) error
+	}
+	// RMSNormBackwarder runs rmsnorm.backward (any design).
+	RMSNormBackwarder interface {
+		RMSNormBackward(dev cudart.Device, a *op.RMSNormBackwardArgs) error
+	}
+	// FusedResidualRMSNormer runs fused_residual_rmsnorm.
+	FusedResidualRMSNormer interface {
+		FusedResidualRMSNorm(dev cudart.Device, a *op.FusedResidualRMSNormArgs) error
+	}
+
+	rmsFwdFn struct{ fn[op.RMSNormForwardArgs] }
+	rmsBwdFn struct{ fn[op.RMSNormBackwardArgs] }
+	fusedFn  struct {
+		fn[op.FusedResidualRMSNormArgs]
+	}
+)
+
+func (f rmsFwdFn) RMSNormForward(d cudart.Device, a *op.RMSNormForwardArgs) error { return f.run(d, a) }
+func (f rmsBwdFn) RMSNormBackward(d cudart.Device, a *op.RMSNormBackwardArgs) error {
+	return f.run(d, a)
+}
+func (f fusedFn) FusedResidualRMSNorm(d cudart.Device, a *op.FusedResidualRMSNormArgs) error {
+	return f.run(d, a)
+}
+
+// The Operations: the forward's problems are drawn from the op table; the
+// backward's rms is the forward's of its x, and the fused one's alias is
+// drawn.
+var (
+	RMSNormForwardOp = define(op.RMSNormForward, RMSNormForwarder.RMSNormForward,
+		func(f fn[op.RMSNormForwardArgs]) RMSNormForwarder { return rmsFwdFn{f} }, nil)
+	RMSNormBackwardOp = define(op.RMSNormBackward, RMSNormBackwarder.RMSNormBackward,
+		func(f fn[op.RMSNormBackwardArgs]) RMSNormBackwarder { return rmsBwdFn{f} }, drawRMSBackwardFamily)
+	FusedResidualRMSNormOp = define(op.FusedResidualRMSNorm, FusedResidualRMSNormer.FusedResidualRMSNorm,
+		func(f fn[op.FusedResidualRMSNormArgs]) FusedResidualRMSNormer { return fusedFn{f} }, drawFusedFamily)
+)
+
+func drawFusedFamily(rt *rapid.T, lim gen.Limits) drawn[op.FusedResidualRMSNormArgs] {
+	c := drawRMSCase(rt, lim)
+	res := values(rt, lim, "residual", c.rows, c.hidden)
+	alias := rapid.Bool().Draw(rt, "alias")
+	return drawn[op.FusedResidualRMSNormArgs]{desc: fmt.Sprintf("%v alias=%v", c, alias),
+		args: &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
+			Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, c.rows*c.hidden), Y: make([]float32, c.rows*c.hidden)}}
+}
+
+func drawRMSBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RMSNormBackwardArgs] {
+	c := drawBwdCase(rt, lim)
+	rms := make([]float32, len(c.rms32))
+	copy(rms, c.rms32)
+	return drawn[op.RMSNormBackwardArgs]{desc: fmt.Sprintf("%v dy=%v", c.rmsCase, c.dy),
+		args: &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms,
+			DY: c.dy.Data, DX: make([]float32, c.rows*c.hidden), DGamma: make([]float32, c.hidden)}}
+}

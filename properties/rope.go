@@ -259,3 +259,59 @@ func RoPEBackwardContract(t TB, bwd RoPEBackwarder) {
 		o.Within("dx", dx, want, tol)
 	})
 }
+
+// The operations of this file: their interfaces, adapters and draws.
+type (
+	// RoPEForwarder runs rope.neox.forward (one position or one per row).
+	RoPEForwarder interface {
+		RoPEForward(dev cudart.Device, a *op.RoPEForwardArgs) error
+	}
+	// RoPEBackwarder runs rope.neox.backward.
+	RoPEBackwarder interface {
+		RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error
+	}
+
+	ropeFwdFn struct{ fn[op.RoPEForwardArgs] }
+	ropeBwdFn struct{ fn[op.RoPEBackwardArgs] }
+)
+
+func (f ropeFwdFn) RoPEForward(d cudart.Device, a *op.RoPEForwardArgs) error   { return f.run(d, a) }
+func (f ropeBwdFn) RoPEBackward(d cudart.Device, a *op.RoPEBackwardArgs) error { return f.run(d, a) }
+
+// The Operations: head_dim is even and the rotation's PTX approximate, so
+// both draw their own problems, with the parity bound.
+var (
+	RoPEForwardOp = define(op.RoPEForward, RoPEForwarder.RoPEForward,
+		func(f fn[op.RoPEForwardArgs]) RoPEForwarder { return ropeFwdFn{f} }, drawRoPEForwardFamily)
+	RoPEBackwardOp = define(op.RoPEBackward, RoPEBackwarder.RoPEBackward,
+		func(f fn[op.RoPEBackwardArgs]) RoPEBackwarder { return ropeBwdFn{f} }, drawRoPEBackwardFamily)
+)
+
+func drawRoPEForwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RoPEForwardArgs] {
+	c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
+	return drawn[op.RoPEForwardArgs]{desc: c.String(), args: &op.RoPEForwardArgs{Rows: c.rows, Heads: c.heads,
+		HeadDim: c.headDim, Theta: c.theta, Positions: c.pos, X: c.x.Data, Y: make([]float32, len(c.x.Data))},
+		approxTol: func(a *op.RoPEForwardArgs) []float64 { return ropeParityTol(a.X, a.Positions, c, 1) }}
+}
+
+func drawRoPEBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.RoPEBackwardArgs] {
+	c := drawRoPECase(rt, lim, PerRowPositions, 2, 0)
+	return drawn[op.RoPEBackwardArgs]{desc: c.String(), args: &op.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads,
+		HeadDim: c.headDim, Theta: c.theta, Positions: c.pos, DY: c.x.Data, DX: make([]float32, len(c.x.Data))},
+		approxTol: func(a *op.RoPEBackwardArgs) []float64 { return ropeParityTol(a.DY, a.Positions, c, -1) }}
+}
+
+// ropeParityTol returns 2·RoPETol for input x at positions pos (sign +1
+// forward, −1 backward); c gives the heads, head_dim and θ.
+func ropeParityTol(x []float32, pos []uint32, c ropeCase, sign float64) []float64 {
+	p := make([]float64, len(pos))
+	for i, v := range pos {
+		p[i] = float64(v)
+	}
+	tol := make([]float64, len(x))
+	oracle.RoPETol(tol, gen.F64(x), p, len(pos), c.heads, c.headDim, float64(c.theta), oracle.RoPENeoX, sign)
+	for i := range tol {
+		tol[i] *= 2
+	}
+	return tol
+}

@@ -235,3 +235,34 @@ func drawSoftmaxBackwardFamily(rt *rapid.T, lim gen.Limits) drawn[op.SoftmaxBack
 	return drawn[op.SoftmaxBackwardArgs]{desc: c.softmaxCase.String() + " dy", args: &op.SoftmaxBackwardArgs{Rows: c.rows,
 		Hidden: c.hidden, Y: c.y, DY: c.dy, DX: make([]float32, c.rows*c.hidden)}}
 }
+
+// The operations of this file: their interfaces, adapters and draws.
+type (
+	// SoftmaxForwarder runs softmax.forward.
+	SoftmaxForwarder interface {
+		SoftmaxForward(dev cudart.Device, a *op.SoftmaxForwardArgs) error
+	}
+	// SoftmaxBackwarder runs softmax.backward.
+	SoftmaxBackwarder interface {
+		SoftmaxBackward(dev cudart.Device, a *op.SoftmaxBackwardArgs) error
+	}
+
+	softmaxFwdFn struct{ fn[op.SoftmaxForwardArgs] }
+	softmaxBwdFn struct{ fn[op.SoftmaxBackwardArgs] }
+)
+
+func (f softmaxFwdFn) SoftmaxForward(d cudart.Device, a *op.SoftmaxForwardArgs) error {
+	return f.run(d, a)
+}
+func (f softmaxBwdFn) SoftmaxBackward(d cudart.Device, a *op.SoftmaxBackwardArgs) error {
+	return f.run(d, a)
+}
+
+// The Operations: the forward's rows are offset and its PTX approximate;
+// the backward's y is the forward's of a drawn x.
+var (
+	SoftmaxForwardOp = define(op.SoftmaxForward, SoftmaxForwarder.SoftmaxForward,
+		func(f fn[op.SoftmaxForwardArgs]) SoftmaxForwarder { return softmaxFwdFn{f} }, drawSoftmaxForwardFamily)
+	SoftmaxBackwardOp = define(op.SoftmaxBackward, SoftmaxBackwarder.SoftmaxBackward,
+		func(f fn[op.SoftmaxBackwardArgs]) SoftmaxBackwarder { return softmaxBwdFn{f} }, drawSoftmaxBackwardFamily)
+)

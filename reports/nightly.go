@@ -411,3 +411,161 @@ func spreadText(xs []float64) string {
 	}
 	return fmt.Sprintf("%.3g (%d runs, %.3g–%.3g)", Median(xs), len(xs), slices.Min(xs), slices.Max(xs))
 }
+
+// BandwidthDropped and BandwidthRose judge a ratio measured by repeated
+// timings on two nights, old and new, against the noise the timings
+// themselves show: a ratio dropped when every repetition of the new night
+// is below every repetition of the old one (max(new) < min(old)), i.e.
+// the drop is larger than the spread either night saw between its own
+// repetitions; it rose by the converse. With fewer than two repetitions
+// on either night the spread is unknown, and neither holds: Compare then
+// lists the move as a change with its noise unknown.
+func BandwidthDropped(old, new []float64) bool {
+	return len(old) >= 2 && len(new) >= 2 && slices.Max(new) < slices.Min(old)
+}
+
+// BandwidthRose is the converse of BandwidthDropped.
+func BandwidthRose(old, new []float64) bool {
+	return len(old) >= 2 && len(new) >= 2 && slices.Min(new) > slices.Max(old)
+}
+
+// compareNightly is Compare on the nightly's sections.
+func compareNightly(a, b *Report, add func(Class, string, ...any)) {
+	for _, n := range b.Benchmarks {
+		o := a.Benchmark(n.Kernel, n.Shape)
+		if o == nil {
+			add(Changed, "bench %s %s: added (copy %s)", n.Kernel, n.Shape, spreadText(n.CopyRatio))
+			continue
+		}
+		for _, r := range []struct {
+			what     string
+			old, new []float64
+			judged   bool
+		}{{"copy", o.CopyRatio, n.CopyRatio, true}, {"torch eager", o.TorchEagerRatio, n.TorchEagerRatio, false},
+			{"torch.compile", o.TorchCompileRatio, n.TorchCompileRatio, false}} {
+			if len(r.old) == 0 || len(r.new) == 0 {
+				if len(r.old) != len(r.new) {
+					add(Changed, "bench %s %s: %s ratio %s -> %s", n.Kernel, n.Shape, r.what, optSpread(r.old), optSpread(r.new))
+				}
+				continue
+			}
+			c, note := Changed, ""
+			switch {
+			case BandwidthDropped(r.old, r.new):
+				note = " (down beyond the timings' spread)"
+				if r.judged {
+					c = Regression
+				}
+			case BandwidthRose(r.old, r.new):
+				note = " (up beyond the timings' spread)"
+				if r.judged {
+					c = Improvement
+				}
+			case len(r.old) < 2 || len(r.new) < 2:
+				if Median(r.old) == Median(r.new) {
+					continue
+				}
+				note = " (noise unknown: one repetition)"
+			default:
+				continue // within the noise
+			}
+			add(c, "bench %s %s: %s ratio %s -> %s%s", n.Kernel, n.Shape, r.what, spreadText(r.old), spreadText(r.new), note)
+		}
+	}
+	for _, o := range a.Benchmarks {
+		if b.Benchmark(o.Kernel, o.Shape) == nil {
+			add(Changed, "bench %s %s: removed", o.Kernel, o.Shape)
+		}
+	}
+
+	for _, n := range b.Coverage {
+		o := a.KernelCoverage(n.Kernel)
+		if o == nil {
+			add(Changed, "coverage %s: added (%d/%d)", n.Kernel, n.Covered, n.Branches)
+			continue
+		}
+		x, y := o.Fraction(), n.Fraction()
+		c := Changed
+		switch {
+		case y < x:
+			c = Regression
+		case y > x:
+			c = Improvement
+		case o.Covered == n.Covered && o.Branches == n.Branches:
+			continue
+		}
+		add(c, "coverage %s: %d/%d (%s) -> %d/%d (%s)", n.Kernel, o.Covered, o.Branches, percent(x), n.Covered, n.Branches, percent(y))
+	}
+	for _, o := range a.Coverage {
+		if b.KernelCoverage(o.Kernel) == nil {
+			add(Changed, "coverage %s: removed", o.Kernel)
+		}
+	}
+
+	for _, n := range b.Costs {
+		o := a.Cost(n.Kernel, n.Shape)
+		if o == nil {
+			add(Changed, "cost %s %s: added", n.Kernel, n.Shape)
+			continue
+		}
+		for _, m := range []struct {
+			what     string
+			old, new float64
+		}{{"instructions", o.InstructionsPerElement, n.InstructionsPerElement}, {"bytes", o.BytesPerElement, n.BytesPerElement}} {
+			c := Regression
+			switch {
+			case m.new == m.old:
+				continue
+			case m.new < m.old:
+				c = Improvement
+			}
+			pct := ""
+			if m.old > 0 {
+				pct = fmt.Sprintf(" (%+.1f%%)", 100*(m.new-m.old)/m.old)
+			}
+			add(c, "cost %s %s: %s per element %.6g -> %.6g%s", n.Kernel, n.Shape, m.what, m.old, m.new, pct)
+		}
+	}
+	for _, o := range a.Costs {
+		if b.Cost(o.Kernel, o.Shape) == nil {
+			add(Changed, "cost %s %s: removed", o.Kernel, o.Shape)
+		}
+	}
+
+	switch sa, sb := a.Sanitizer, b.Sanitizer; {
+	case sb == nil && sa != nil:
+		add(Changed, "sanitizer: not run (was %s)", strings.Join(sa.Tools, ", "))
+	case sb != nil:
+		if sa == nil {
+			sa = &Sanitizer{}
+		}
+		was := map[string]int{}
+		for _, f := range sa.Findings {
+			was[f.key()]++
+		}
+		for _, f := range sb.Findings {
+			if was[f.key()] > 0 {
+				was[f.key()]--
+				continue
+			}
+			add(Regression, "sanitizer: new finding %s", f)
+		}
+		for _, f := range sa.Findings { // what is left in was is gone
+			if was[f.key()] > 0 {
+				was[f.key()]--
+				if slices.Contains(sb.Tools, f.Tool) {
+					add(Improvement, "sanitizer: finding gone %s", f)
+				} else {
+					add(Changed, "sanitizer: %s not run, was %s", f.Tool, f)
+				}
+			}
+		}
+	}
+}
+
+func optSpread(xs []float64) string {
+	if len(xs) == 0 {
+		return "(none)"
+	}
+	return spreadText(xs)
+}

@@ -15,6 +15,7 @@
 //	diff old.json new.json                list regressions (exit 1), improvements and changes
 //	validate report.json...               check reports against the schema and for contradictions
 //	merge -o out.json shard.json...       add up the reports of shards of one run
+//	html -o page.html report.json...      write one self-contained HTML page of reports
 //	verify [-ptxprop.X=…] BINDING...      run the contracts a binding file claims on its kernel
 //	help [command]                        print this, or a command's documentation
 //
@@ -30,6 +31,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +42,7 @@ import (
 	"strings"
 
 	"github.com/ptxprop/ptxprop/reports"
+	"github.com/ptxprop/ptxprop/reports/page"
 )
 
 // Exit statuses.
@@ -141,6 +144,18 @@ is refused, since its checks would be counted twice.
 Exit status 0 when out.json was written, 2 when a report cannot be read or
 the reports are not distinct shards of one run.`,
 			setup: mergeCmd},
+		{name: "html", synopsis: "-o page.html report.json...", short: "write one self-contained HTML page of reports",
+			long: `Html (also "ptxprop report html") writes one HTML page that loads nothing
+(inline CSS, inline SVG plots, no script): the latest report by
+run.start in full — every prediction's status at a glance, counterexamples
+with their replay commands, error/tolerance against the hidden size
+(targeted against random where recorded), branch coverage per kernel,
+bandwidth ratio per kernel and shape beside torch, emulator costs,
+sanitizer findings, the kill matrix — and, given several reports, the
+trends across them in the order of their start times.
+Exit status 0 when the page was written, 2 when a report cannot be read
+or the page cannot be written.`,
+			setup: htmlCmd},
 		verifyCommand,
 		{name: "help", synopsis: "[command]", short: "print this, or a command's documentation",
 			long:  `Help prints the list of commands, or the documentation of one. Exit status 0.`,
@@ -603,6 +618,32 @@ func mergeCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 			return &exitError{exitUsage, err}
 		}
 		fmt.Fprintf(e.stdout, "%s: %d reports merged, %d predictions\n", *out, len(args), len(m.Predictions))
+		return nil
+	}
+}
+
+func htmlCmd(fs *flag.FlagSet) func(e *env, args []string) error {
+	out := fs.String("o", "", "the HTML page to write (required)")
+	return func(e *env, args []string) error {
+		if *out == "" || len(args) == 0 {
+			return usageErr(lookup("html"), "html takes -o page.html and at least one report")
+		}
+		rs := make([]*reports.Report, len(args))
+		for i, p := range args {
+			r, err := read(p)
+			if err != nil {
+				return err
+			}
+			rs[i] = r
+		}
+		var b bytes.Buffer
+		if err := page.Write(&b, rs, args); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		if err := reports.WriteFileAtomic(*out, b.Bytes()); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		fmt.Fprintf(e.stdout, "%s: %d %s, %d bytes\n", *out, len(rs), plural(len(rs), "report", "reports"), b.Len())
 		return nil
 	}
 }

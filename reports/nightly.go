@@ -569,3 +569,57 @@ func optSpread(xs []float64) string {
 	}
 	return spreadText(xs)
 }
+
+// nightlyMarkdown writes Markdown's tables of the nightly's sections, each
+// only when the report has it.
+func nightlyMarkdown(b *strings.Builder, r *Report) {
+	if len(r.Benchmarks) > 0 {
+		b.WriteString("\n## Benchmarks\n\nBandwidth over copy bandwidth (median, range over repetitions); torch's time over the kernel's.\n\n")
+		table(b, []string{"Kernel", "Shape", "Bandwidth / copy", "Torch eager", "torch.compile"}, func(yield func([]string)) {
+			for _, m := range r.Benchmarks {
+				yield([]string{code(m.Kernel), m.Shape, spreadText(m.CopyRatio), medianText(m.TorchEagerRatio), medianText(m.TorchCompileRatio)})
+			}
+		})
+	}
+	if len(r.Coverage) > 0 {
+		b.WriteString("\n## Branch coverage\n\n")
+		table(b, []string{"Kernel", "Covered", "Uncovered"}, func(yield func([]string)) {
+			for _, c := range r.Coverage {
+				var un []string
+				for _, u := range c.Uncovered {
+					un = append(un, strings.TrimSpace(fmt.Sprintf("line %d %s", u.Line, u.Condition)))
+				}
+				yield([]string{code(c.Kernel), fmt.Sprintf("%d/%d (%s)", c.Covered, c.Branches, percent(c.Fraction())), strings.Join(un, "; ")})
+			}
+		})
+	}
+	if len(r.Costs) > 0 {
+		b.WriteString("\n## Emulator costs\n\n")
+		table(b, []string{"Kernel", "Shape", "Elements", "Instructions / element", "Bytes / element"}, func(yield func([]string)) {
+			for _, c := range r.Costs {
+				yield([]string{code(c.Kernel), c.Shape, fmt.Sprint(c.Elements), fmt.Sprintf("%.4g", c.InstructionsPerElement), fmt.Sprintf("%.4g", c.BytesPerElement)})
+			}
+		})
+	}
+	if s := r.Sanitizer; s != nil {
+		fmt.Fprintf(b, "\n## Sanitizer\n\nTools: %s. %d %s.\n\n", strings.Join(s.Tools, ", "), len(s.Findings), plural(len(s.Findings), "finding", "findings"))
+		if len(s.Findings) > 0 {
+			table(b, []string{"Tool", "Kernel", "PTX line", "Kind", "Message"}, func(yield func([]string)) {
+				for _, f := range s.Findings {
+					line := ""
+					if f.PTXLine > 0 {
+						line = fmt.Sprint(f.PTXLine)
+					}
+					yield([]string{f.Tool, code(f.Kernel), line, f.Kind, f.Message})
+				}
+			})
+		}
+	}
+}
+
+func medianText(xs []float64) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.3g×", Median(xs))
+}

@@ -118,3 +118,24 @@ func TestSummaryNightly(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdownNightly(t *testing.T) {
+	var b strings.Builder
+	if err := Markdown(&b, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"## Benchmarks", "| `rmsnorm_fwd` | rows=4096 hidden=4096 | 0.82 (3 runs, 0.81–0.83) | 2.1× | 1.1× |",
+		"## Branch coverage", "| `rmsnorm_fwd` | 11/12 (91.7%) | line 57 @%p3 taken |",
+		"## Emulator costs", "| `rmsnorm_fwd` | rows=3 hidden=33 | 99 | 41.5 | 12.1 |",
+		"## Sanitizer", "Tools: memcheck, racecheck. 2 findings.", "| racecheck | `rmsnorm_bwd` | 88 | RAW hazard |",
+	} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("Markdown lacks %q", w)
+		}
+	}
+	b.Reset()
+	if err := Markdown(&b, minimalReport()); err != nil || strings.Contains(b.String(), "## Sanitizer") {
+		t.Errorf("Markdown of a report without a sanitizer pass shows one (%v)", err)
+	}
+}

@@ -332,7 +332,8 @@ func formatSI(x float64) string {
 // Markdown writes r as a Markdown document: the run, a table of predictions
 // with details of failures (counterexample, reproduction), the mutants with
 // the prediction that killed each (the kill matrix) and the kills per
-// prediction, and the kernels with their hashes.
+// prediction, the kernels with their hashes, and the nightly's sections
+// where present (benchmarks, coverage, emulator costs, sanitizer findings).
 func Markdown(w io.Writer, r *Report) error {
 	if r == nil {
 		r = &Report{}
@@ -475,6 +476,7 @@ func Markdown(w io.Writer, r *Report) error {
 			}
 		})
 	}
+	nightlyMarkdown(&b, r)
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
 }

@@ -76,7 +76,7 @@ type night struct {
 type data struct {
 	Latest     *reports.Report
 	LatestName string
-	Generated  string
+	Duration   string
 	Env        []kv
 	Counts     []kv // status: count
 	Score      string
@@ -130,7 +130,7 @@ func build(nights []night) (*data, error) {
 	r := last.r
 	d := &data{Latest: r, LatestName: last.name, Score: r.MutationScore("").String()}
 	if !r.Run.End.IsZero() {
-		d.Generated = r.Run.End.Sub(r.Run.Start).Round(time.Second).String()
+		d.Duration = r.Run.End.Sub(r.Run.Start).Round(time.Second).String()
 	}
 	keys := make([]string, 0, len(r.Run.Environment))
 	for k := range r.Run.Environment {

@@ -239,7 +239,9 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		counting := !failedYet
 		mu.Unlock()
 		if counting && !rt.Failed() {
-			lr.Pass(outcome.ErrorStats(o.stats))
+			s := outcome.ErrorStats(o.stats)
+			s.AddSize(o.size, s.MaxRatio)
+			lr.Pass(s)
 		}
 	})
 }

@@ -16,9 +16,12 @@ import (
 // the oracle, accumulates error statistics for the report and fails the check,
 // with the full case, when a bound is violated.
 type Obs struct {
-	rt    *rapid.T
-	ctx   string
-	cols  int
+	rt   *rapid.T
+	ctx  string
+	cols int
+	// size is the last positive cols given to Context: the check's size
+	// for the report's error against size (o.cols may be reset on the way).
+	size  int
 	stats errorStats
 	// failRatio is |err|/tol of the comparison that failed the check.
 	failRatio float64
@@ -37,6 +40,9 @@ type Obs struct {
 // the shape and ε. cols, when positive, lets failures name row and column.
 func (o *Obs) Context(cols int, format string, args ...any) {
 	o.cols = cols
+	if cols > 0 {
+		o.size = cols
+	}
 	o.ctx = fmt.Sprintf(format, args...)
 }
 

@@ -32,10 +32,66 @@ import (
 // runs give no lines: what differs from run to run whatever was run (id,
 // times, host, commit, notes) is not a change.
 func Diff(a, b *Report) []string {
-	var out []string
-	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	cs := Compare(a, b)
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Text
+	}
+	return out
+}
+
+// Class says what a Change means for the code under test.
+type Class int
+
+const (
+	// Changed is a change that is neither better nor worse in itself:
+	// other settings, a prediction added, a kernel's hash.
+	Changed Class = iota
+	// Regression is a change for the worse (Compare lists which).
+	Regression
+	// Improvement is the converse of a regression.
+	Improvement
+)
+
+func (c Class) String() string {
+	switch c {
+	case Regression:
+		return "regression"
+	case Improvement:
+		return "improvement"
+	}
+	return "change"
+}
+
+// Change is one line of Compare: what changed, and whether for the worse.
+type Change struct {
+	Class Class
+	Text  string // as Diff prints it, e.g. "prediction P-1: discharged -> falsified"
+}
+
+// Compare is Diff with each line classed. These are regressions, and
+// their converses improvements:
+//
+//   - a prediction that was discharged and is not (falsified, an error,
+//     inconclusive, not run, or gone), or one added that failed;
+//   - a named mutant surviving that was killed or did not exist;
+//   - a lower mutation score (over every mutant, Score.Ratio);
+//   - a kernel's branch coverage fraction lower;
+//   - a kernel's bandwidth ratio (Benchmark.CopyRatio) down by more than
+//     its noise: see BandwidthDropped;
+//   - a sanitizer finding not in a (by tool, kernel, PTX line and kind,
+//     counted: two where there was one is a new one);
+//   - a kernel's emulator instructions or bytes per element grown at a
+//     shape: the emulator counts exactly, so any growth is real.
+//
+// Everything else Diff lists is Changed.
+func Compare(a, b *Report) []Change {
+	var out []Change
+	add := func(c Class, format string, args ...any) {
+		out = append(out, Change{c, fmt.Sprintf(format, args...)})
+	}
 	if a != nil && b != nil {
-		diffRun(&a.Run, &b.Run, add)
+		diffRun(&a.Run, &b.Run, func(format string, args ...any) { add(Changed, format, args...) })
 	}
 	if a == nil {
 		a = &Report{}
@@ -47,74 +103,120 @@ func Diff(a, b *Report) []string {
 	for _, q := range b.Predictions {
 		p := a.Prediction(q.ID)
 		if p == nil {
-			add("prediction %s: added (%s)", q.ID, q.Status)
+			c := Changed
+			if _, failed := ranFailed(q.Status); failed {
+				c = Regression
+			}
+			add(c, "prediction %s: added (%s)", q.ID, q.Status)
 			continue
 		}
 		if p.Status != q.Status {
-			add("prediction %s: %s -> %s", q.ID, p.Status, q.Status)
+			c := Changed
+			switch {
+			case p.Status == Discharged:
+				c = Regression
+			case q.Status == Discharged:
+				c = Improvement
+			}
+			add(c, "prediction %s: %s -> %s", q.ID, p.Status, q.Status)
 		}
 		for _, f := range flags {
 			switch was, is := p.HasFlag(f), q.HasFlag(f); {
 			case !was && is:
-				add("prediction %s: flag %s set", q.ID, f)
+				add(Changed, "prediction %s: flag %s set", q.ID, f)
 			case was && !is:
-				add("prediction %s: flag %s cleared", q.ID, f)
+				add(Changed, "prediction %s: flag %s cleared", q.ID, f)
 			}
 		}
 		if p.Checks != q.Checks {
-			add("prediction %s: checks %d -> %d%s", q.ID, p.Checks, q.Checks, fewer(p.Checks, q.Checks))
+			add(Changed, "prediction %s: checks %d -> %d%s", q.ID, p.Checks, q.Checks, fewer(p.Checks, q.Checks))
 		}
 		if was, is := worstRatio(p), worstRatio(&q); RatioMoved(was, is) {
-			add("prediction %s: worst err/tol %s -> %s%s", q.ID, ratioText(was), ratioText(is), ratioChange(was, is))
+			add(Changed, "prediction %s: worst err/tol %s -> %s%s", q.ID, ratioText(was), ratioText(is), ratioChange(was, is))
 		}
 	}
 	for _, p := range a.Predictions {
 		if b.Prediction(p.ID) == nil {
-			add("prediction %s: removed (was %s)", p.ID, p.Status)
+			c := Changed
+			if p.Status == Discharged {
+				c = Regression
+			}
+			add(c, "prediction %s: removed (was %s)", p.ID, p.Status)
 		}
 	}
 
 	for _, n := range b.Mutants {
 		m := a.Mutant(n.Name)
+		c := Changed
+		if n.Kind == MutantNamed {
+			switch {
+			case n.Status == MutantSurvived && (m == nil || m.Status != MutantSurvived):
+				c = Regression
+			case m != nil && m.Status == MutantSurvived && n.Status == MutantKilled:
+				c = Improvement
+			}
+		}
 		switch {
 		case m == nil:
-			add("mutant %s: added (%s%s)", n.Name, n.Status, by(n))
+			add(c, "mutant %s: added (%s%s)", n.Name, n.Status, by(n))
 		case m.Status != n.Status:
-			add("mutant %s: %s -> %s%s", n.Name, m.Status, n.Status, by(n))
+			add(c, "mutant %s: %s -> %s%s", n.Name, m.Status, n.Status, by(n))
 		case m.Status == MutantKilled && m.KilledBy != n.KilledBy:
-			add("mutant %s: killed by %s -> %s", n.Name, m.KilledBy, n.KilledBy)
+			add(Changed, "mutant %s: killed by %s -> %s", n.Name, m.KilledBy, n.KilledBy)
 		}
 	}
 	for _, m := range a.Mutants {
 		if b.Mutant(m.Name) == nil {
-			add("mutant %s: removed (was %s)", m.Name, m.Status)
+			add(Changed, "mutant %s: removed (was %s)", m.Name, m.Status)
 		}
 	}
 
 	for _, l := range b.Kernels {
 		k := a.Kernel(l.Name)
 		if k == nil {
-			add("kernel %s: added", l.Name)
+			add(Changed, "kernel %s: added", l.Name)
 			continue
 		}
 		if k.PTXSHA256 != l.PTXSHA256 {
-			add("kernel %s: ptx_sha256 changed", l.Name)
+			add(Changed, "kernel %s: ptx_sha256 changed", l.Name)
 		}
 		if k.SourceSHA256 != l.SourceSHA256 {
-			add("kernel %s: source_sha256 changed", l.Name)
+			add(Changed, "kernel %s: source_sha256 changed", l.Name)
 		}
 	}
 	for _, k := range a.Kernels {
 		if !slices.ContainsFunc(b.Kernels, func(l Kernel) bool { return l.Name == k.Name }) {
-			add("kernel %s: removed", k.Name)
+			add(Changed, "kernel %s: removed", k.Name)
 		}
 	}
 
 	as, bs := a.MutationScore(""), b.MutationScore("")
 	if as.Killed != bs.Killed || as.Counted() != bs.Counted() {
-		add("mutation score: %s -> %s", as, bs)
+		c := Changed
+		x, okx := as.Ratio()
+		y, oky := bs.Ratio()
+		switch {
+		case okx && oky && y < x:
+			c = Regression
+		case okx && oky && y > x:
+			c = Improvement
+		}
+		add(c, "mutation score: %s -> %s", as, bs)
 	}
+	compareNightly(a, b, add)
 	return out
+}
+
+// ranFailed is outcome's classification: whether status s ran, and
+// whether it ran and was not discharged.
+func ranFailed(s PredictionStatus) (ran, failed bool) {
+	switch s {
+	case Discharged:
+		return true, false
+	case Falsified, Inconclusive, Error:
+		return true, true
+	}
+	return false, false
 }
 
 func by(m Mutant) string {

@@ -49,7 +49,7 @@ func TestDiff(t *testing.T) {
 	if got := Diff(nil, minimalReport()); !slices.Equal(got, []string{"prediction P-0: added (skipped)"}) {
 		t.Errorf("Diff(nil, minimal) = %q", got)
 	}
-	if got := Diff(a, nil); len(got) != len(a.Predictions)+len(a.Mutants)+len(a.Kernels)+1 {
+	if got := Diff(a, nil); len(got) != len(a.Predictions)+len(a.Mutants)+len(a.Kernels)+1+len(a.Benchmarks)+len(a.Coverage)+len(a.Costs)+1 {
 		t.Errorf("Diff(a, nil) = %q", got)
 	}
 
@@ -142,5 +142,47 @@ func TestCommandSettings(t *testing.T) {
 	want := map[string]string{"ptxprop.checks": "200", "rapid.seed": "5", "test.short": "true", "ptxprop.devices": "0,1", "ptxprop.seed": "9"}
 	if !maps.Equal(got, want) {
 		t.Errorf("CommandSettings = %v, want %v", got, want)
+	}
+}
+
+// TestCompareClasses: the classes Compare gives the lines of TestDiff's
+// kind of change, and the noise rule for bandwidth.
+func TestCompareClasses(t *testing.T) {
+	a := sampleReport()
+	b := sampleReport()
+	b.Predictions[0].Status = Falsified                                    // was discharged: regression
+	b.Predictions[1].Status, b.Predictions[1].ChecksFailed = Discharged, 0 // was falsified: improvement
+	b.Predictions[4].Status = Error                                        // inconclusive -> error: neither
+	b.Mutants[0].Status, b.Mutants[0].KilledBy = MutantSurvived, ""        // named: regression
+	b.Mutants[1].Status, b.Mutants[1].KilledBy = MutantKilled, "FALSIFY-Z-005"
+	want := map[string]Class{
+		"prediction FALSIFY-DIM-001: discharged -> falsified":         Regression,
+		"prediction FALSIFY-RMS-002: falsified -> discharged":         Improvement,
+		"prediction FALSIFY-Z-005: inconclusive -> error":             Changed,
+		"mutant drop-eps: killed -> survived":                         Regression,
+		"mutant ptx:add->sub@12: survived -> killed by FALSIFY-Z-005": Changed, // generic: counted in the score
+	}
+	got := map[string]Class{}
+	for _, c := range Compare(a, b) {
+		got[c.Text] = c.Class
+	}
+	for text, class := range want {
+		if c, ok := got[text]; !ok || c != class {
+			t.Errorf("%q: class %v (present %v), want %v; all: %v", text, c, ok, class, got)
+		}
+	}
+
+	for _, c := range []struct {
+		old, new      []float64
+		dropped, rose bool
+	}{
+		{[]float64{0.8, 0.82}, []float64{0.7, 0.79}, true, false},
+		{[]float64{0.8, 0.82}, []float64{0.7, 0.8}, false, false}, // touches the old night's worst
+		{[]float64{0.8, 0.82}, []float64{0.83, 0.9}, false, true},
+		{[]float64{0.8}, []float64{0.1, 0.2}, false, false}, // one repetition: noise unknown
+	} {
+		if d, r := BandwidthDropped(c.old, c.new), BandwidthRose(c.old, c.new); d != c.dropped || r != c.rose {
+			t.Errorf("%v -> %v: dropped %v rose %v, want %v %v", c.old, c.new, d, r, c.dropped, c.rose)
+		}
 	}
 }

@@ -3,7 +3,10 @@
 // mutation analysis (package falsify), together with its JSON Schema, an
 // atomic writer, a locked read-modify-write for several test binaries, and
 // renderers for the terminal (Summary), for documents (Markdown) and for CI
-// (Diff).
+// (Diff, and Compare, which classes each change as a regression, an
+// improvement or neither). Optional sections hold what a nightly run adds:
+// benchmarks, the sanitizer pass, branch coverage and emulator costs
+// (nightly.go). Package reports/page renders reports as an HTML page.
 //
 // # Conventions
 //

@@ -51,12 +51,13 @@ func (f *extFloat) UnmarshalJSON(b []byte) error {
 
 // errorStatsJSON is the wire form of ErrorStats; keep its tags identical.
 type errorStatsJSON struct {
-	MaxAbs           *extFloat `json:"max_abs,omitempty"`
-	MaxRel           *extFloat `json:"max_rel,omitempty"`
-	MaxULP           *extFloat `json:"max_ulp,omitempty"`
-	MaxRatio         extFloat  `json:"max_ratio"`
-	ToleranceFormula string    `json:"tolerance_formula,omitempty"`
-	NaiveRatio       *extFloat `json:"naive_ratio,omitempty"`
+	MaxAbs           *extFloat  `json:"max_abs,omitempty"`
+	MaxRel           *extFloat  `json:"max_rel,omitempty"`
+	MaxULP           *extFloat  `json:"max_ulp,omitempty"`
+	MaxRatio         extFloat   `json:"max_ratio"`
+	ToleranceFormula string     `json:"tolerance_formula,omitempty"`
+	NaiveRatio       *extFloat  `json:"naive_ratio,omitempty"`
+	BySize           []SizeStat `json:"by_size,omitempty"`
 }
 
 func toExt(x *float64) *extFloat {
@@ -84,6 +85,7 @@ func (e ErrorStats) MarshalJSON() ([]byte, error) {
 		MaxRatio:         extFloat(e.MaxRatio),
 		ToleranceFormula: e.ToleranceFormula,
 		NaiveRatio:       toExt(e.NaiveRatio),
+		BySize:           e.BySize,
 	})
 }
 
@@ -101,6 +103,31 @@ func (e *ErrorStats) UnmarshalJSON(b []byte) error {
 		MaxRatio:         float64(w.MaxRatio),
 		ToleranceFormula: w.ToleranceFormula,
 		NaiveRatio:       fromExt(w.NaiveRatio),
+		BySize:           w.BySize,
 	}
+	return nil
+}
+
+// sizeStatJSON is the wire form of SizeStat; keep its tags identical.
+type sizeStatJSON struct {
+	SizeMin   int      `json:"size_min"`
+	SizeMax   int      `json:"size_max"`
+	Checks    int      `json:"checks"`
+	MaxRatio  extFloat `json:"max_ratio"`
+	Generator string   `json:"generator,omitempty"`
+}
+
+// MarshalJSON encodes s, writing a NaN or +Inf ratio as ErrorStats does.
+func (s SizeStat) MarshalJSON() ([]byte, error) {
+	return marshalJSON(sizeStatJSON{s.SizeMin, s.SizeMax, s.Checks, extFloat(s.MaxRatio), s.Generator})
+}
+
+// UnmarshalJSON decodes s, rejecting unknown fields.
+func (s *SizeStat) UnmarshalJSON(b []byte) error {
+	var w sizeStatJSON
+	if err := strictUnmarshal(b, &w); err != nil {
+		return err
+	}
+	*s = SizeStat{w.SizeMin, w.SizeMax, w.Checks, float64(w.MaxRatio), w.Generator}
 	return nil
 }

@@ -50,6 +50,7 @@ func sampleReport() *Report {
 			RapidChecks:       10000,
 			CommandLine:       []string{"properties.test", "-rapid.checks=10000"},
 			Notes:             []string{"nightly", "error < tol & \"quoted\""},
+			Environment:       map[string]string{"torch": "2.5.1", "compute-sanitizer": "2024.3.1"},
 			Devices: []Device{
 				{Backend: BackendGPU, Ordinal: 0, Name: "NVIDIA H200", UUID: "GPU-5f1e2d3c-0000-1111-2222-333344445555", PCIBusID: "0000:19:00.0", ContractRuns: 3, Launches: 10046},
 				{Backend: BackendGPU, Ordinal: 1, Name: "NVIDIA H200", ContractRuns: 1, Launches: 0},
@@ -57,13 +58,14 @@ func sampleReport() *Report {
 		},
 		Predictions: []Prediction{
 			{
-				ID:              "FALSIFY-DIM-001",
-				Title:           "Output shape follows input shape",
-				Statement:       "For every rows×hidden, rmsnorm writes exactly rows×hidden outputs.",
-				Kernels:         []string{"rmsnorm_fwd"},
-				Status:          Discharged,
-				Checks:          10000,
-				ErrorStats:      &ErrorStats{MaxAbs: ptr(1e-7), MaxRel: ptr(3e-7), MaxULP: ptr(2.0), MaxRatio: 0.31, ToleranceFormula: "4·eps32·(|x|·|w| + 1)", NaiveRatio: ptr(0.5)},
+				ID:        "FALSIFY-DIM-001",
+				Title:     "Output shape follows input shape",
+				Statement: "For every rows×hidden, rmsnorm writes exactly rows×hidden outputs.",
+				Kernels:   []string{"rmsnorm_fwd"},
+				Status:    Discharged,
+				Checks:    10000,
+				ErrorStats: &ErrorStats{MaxAbs: ptr(1e-7), MaxRel: ptr(3e-7), MaxULP: ptr(2.0), MaxRatio: 0.31, ToleranceFormula: "4·eps32·(|x|·|w| + 1)", NaiveRatio: ptr(0.5),
+					BySize: []SizeStat{{SizeMin: 1, SizeMax: 1, Checks: 40, MaxRatio: 0.1}, {SizeMin: 32, SizeMax: 63, Checks: 900, MaxRatio: 0.31, Generator: "targeted"}}},
 				Rerun:           "go test ./properties -run '^TestRMSNormForward$' -rapid.checks=10000",
 				Duration:        0.813,
 				ChecksPerSecond: 12300,
@@ -109,6 +111,20 @@ func sampleReport() *Report {
 			{Name: "rmsnorm_bwd", Origin: KernelBinding, Entry: "rmsnorm_bwd_kernel", PTX: "rmsnorm_bwd.ptx", PTXSHA256: shaB,
 				Binding: "testdata/triton-rmsnorm-bwd.yaml", Contract: "rmsnorm.backward"},
 		},
+		Benchmarks: []Benchmark{
+			{Kernel: "rmsnorm_fwd", Shape: "rows=4096 hidden=4096", Size: 4096, CopyRatio: []float64{0.81, 0.83, 0.82},
+				TorchEagerRatio: []float64{2.1, 2.0, 2.2}, TorchCompileRatio: []float64{1.1, 1.05, 1.12}},
+			{Kernel: "rmsnorm_fwd", Shape: "rows=4096 hidden=512", Size: 512, CopyRatio: []float64{0.6}},
+		},
+		Sanitizer: &Sanitizer{Tools: []string{"memcheck", "racecheck"}, Findings: []SanitizerFinding{
+			{Tool: "racecheck", Kernel: "rmsnorm_bwd", PTXLine: 88, Kind: "RAW hazard", Message: "Race reported between Write access at rmsnorm_bwd+0x1a0"},
+			{Tool: "memcheck", Kind: "CUDA_ERROR_INVALID_VALUE", Message: "cuFuncGetParamInfo"},
+		}},
+		Coverage: []Coverage{
+			{Kernel: "rmsnorm_fwd", Branches: 12, Covered: 11, Uncovered: []UncoveredBranch{{Line: 57, Condition: "@%p3 taken"}}},
+			{Kernel: "rmsnorm_bwd", Branches: 0, Covered: 0},
+		},
+		Costs: []Cost{{Kernel: "rmsnorm_fwd", Shape: "rows=3 hidden=33", Size: 33, Elements: 99, InstructionsPerElement: 41.5, BytesPerElement: 12.1}},
 	}
 }
 

@@ -76,6 +76,11 @@ var writeData = func(f *os.File, data []byte) error {
 	return err
 }
 
+// WriteFileAtomic writes data to path as Write writes a report: whole or
+// not at all (a temporary file in path's directory, fsynced, renamed over
+// path). The page of package page is written with it.
+func WriteFileAtomic(path string, data []byte) error { return writeAtomic(path, data) }
+
 func writeAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

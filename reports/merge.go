@@ -126,6 +126,7 @@ func merge(names []string, rs []*Report) (*Report, error) {
 			}
 			out.UpsertMutant(m)
 		}
+		problems = append(problems, mergeNightly(out, r, names[i])...)
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("reports: merge: not shards of one run: %s", strings.Join(problems, "; "))
@@ -197,11 +198,13 @@ func mergePrediction(ps []Prediction) Prediction {
 			c := *s
 			c.MaxAbs, c.MaxRel, c.MaxULP = clonePtr(s.MaxAbs), clonePtr(s.MaxRel), clonePtr(s.MaxULP)
 			c.NaiveRatio = nil
+			c.BySize = mergeSizes(nil, s.BySize)
 			m.ErrorStats = &c
 		} else {
 			e := m.ErrorStats
 			e.MaxAbs, e.MaxRel, e.MaxULP = maxPtr(e.MaxAbs, s.MaxAbs), maxPtr(e.MaxRel, s.MaxRel), maxPtr(e.MaxULP, s.MaxULP)
 			e.MaxRatio = math.Max(e.MaxRatio, s.MaxRatio)
+			e.BySize = mergeSizes(e.BySize, s.BySize)
 		}
 		if s.NaiveRatio == nil || *s.NaiveRatio == 0 {
 			naive = false

@@ -19,7 +19,9 @@ import (
 //
 // then a totals line; when the report is partial, a line saying so with the
 // predictions not run; when r has mutants, the mutation analysis
-// (MutationSummary) and the unproven predictions; then one
+// (MutationSummary) and the unproven predictions; the nightly's
+// benchmarks, coverage, emulator costs and sanitizer findings where present
+// (nightlySummary); then one
 // "reproduce ID: command" line per prediction that has a reproduction, and
 // one "nondeterministic ID: …" line per non-deterministic finding. Ratios
 // carry the digits that tell them from 1 (0.99999 is not printed as 1).
@@ -70,6 +72,7 @@ func Summary(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "unproven: %s\n", strings.Join(ids, ", "))
 		}
 	}
+	nightlySummary(&b, r)
 	for _, p := range r.Predictions {
 		if p.Reproduction != nil {
 			fmt.Fprintf(&b, "reproduce %s: %s", p.ID, Clip(p.Reproduction.Command, cellMax))
@@ -329,7 +332,8 @@ func formatSI(x float64) string {
 // Markdown writes r as a Markdown document: the run, a table of predictions
 // with details of failures (counterexample, reproduction), the mutants with
 // the prediction that killed each (the kill matrix) and the kills per
-// prediction, and the kernels with their hashes.
+// prediction, the kernels with their hashes, and the nightly's sections
+// where present (benchmarks, coverage, emulator costs, sanitizer findings).
 func Markdown(w io.Writer, r *Report) error {
 	if r == nil {
 		r = &Report{}
@@ -472,6 +476,7 @@ func Markdown(w io.Writer, r *Report) error {
 			}
 		})
 	}
+	nightlyMarkdown(&b, r)
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
 }

@@ -24,6 +24,12 @@ type Report struct {
 	Predictions   []Prediction `json:"predictions"` // encoded as [] when empty
 	Mutants       []Mutant     `json:"mutants"`     // encoded as [] when empty
 	Kernels       []Kernel     `json:"kernels"`     // encoded as [] when empty
+
+	// What the nightly adds (nightly.go); absent when not measured.
+	Benchmarks []Benchmark `json:"benchmarks,omitempty"` // speed per kernel and shape
+	Sanitizer  *Sanitizer  `json:"sanitizer,omitempty"`  // the sanitizer pass
+	Coverage   []Coverage  `json:"coverage,omitempty"`   // branch coverage per kernel
+	Costs      []Cost      `json:"costs,omitempty"`      // emulator counts per kernel and shape
 }
 
 // Run describes where and how the report was produced.
@@ -63,6 +69,10 @@ type Run struct {
 	// empty in a report that predates it. Prediction.Devices refers to them
 	// by ordinal.
 	Devices []Device `json:"devices,omitempty"`
+	// Environment holds what else the run depended on, by name: tool
+	// versions ("torch": "2.5.1", "compute-sanitizer": "2024.3"), the
+	// nightly's settings. Absent when none was recorded.
+	Environment map[string]string `json:"environment,omitempty"`
 }
 
 // Device is one device of a run and the work it did.
@@ -164,6 +174,9 @@ type ErrorStats struct {
 	// NaiveRatio is the kernel's max error divided by that of a naive
 	// float32 CPU implementation; nil when no naive baseline ran.
 	NaiveRatio *float64 `json:"naive_ratio,omitempty"`
+	// BySize is MaxRatio per bucket of the checked shape's size (the
+	// hidden size), ascending; absent when the checks recorded no size.
+	BySize []SizeStat `json:"by_size,omitempty"`
 }
 
 // Mutant is one mutant of the mutation analysis and its fate.

@@ -90,6 +90,7 @@ func (r *Report) Validate() error {
 		at := v.element("kernels", i, "name", k.Name, seen)
 		v.kernel(at, k)
 	}
+	v.nightly(r)
 	return v.err()
 }
 
@@ -232,6 +233,7 @@ func (v *validator) prediction(at string, p *Prediction) {
 				v.stat(at, "error_stats."+s.name, *s.x)
 			}
 		}
+		v.sizeStats(at, e.BySize)
 	}
 	switch p.Status {
 	case Discharged:

@@ -12,9 +12,10 @@
 //
 //	summary [-markdown] [report.json]     print the summary
 //	check [-allow-partial] [report.json]  exit 1 unless every prediction that ran is discharged
-//	diff old.json new.json                list what changed between two reports
+//	diff old.json new.json                list regressions (exit 1), improvements and changes
 //	validate report.json...               check reports against the schema and for contradictions
 //	merge -o out.json shard.json...       add up the reports of shards of one run
+//	html -o page.html report.json...      write one self-contained HTML page of reports
 //	verify [-ptxprop.X=…] BINDING...      run the contracts a binding file claims on its kernel
 //	help [command]                        print this, or a command's documentation
 //
@@ -30,6 +31,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +42,7 @@ import (
 	"strings"
 
 	"github.com/ptxprop/ptxprop/reports"
+	"github.com/ptxprop/ptxprop/reports/page"
 )
 
 // Exit statuses.
@@ -93,16 +96,29 @@ or cannot be trusted: invalid, or contradicting itself (a prediction
 discharged with no check, falsified with no failed check, skipped with
 checks; ptxprop validate lists every such problem).`,
 			setup: checkCmd},
-		{name: "diff", synopsis: "old.json new.json", short: "list what changed between two reports",
-			long: `Diff prints one line per change from old to new: the run's settings
-(backend, devices, rapid's checks and seed, the -ptxprop, -rapid and
--test.short flags of its command line); predictions whose status changed,
-that appeared or disappeared, gained or lost a flag, ran other checks
-(fewer is flagged) or whose worst error/tolerance ratio moved by more than
-a tenth; mutants likewise, and their killers; kernels whose hashes
-changed; the mutation score. With none, it prints "no changes".
-Exit status 0 when nothing changed, 1 when something did, 2 when a report
-cannot be read.`,
+		{name: "diff", synopsis: "old.json new.json", short: "list regressions, improvements and changes between two reports",
+			long: `Diff (also "ptxprop report diff") compares two reports, old then new,
+one line per change, each marked regression, improvement or change.
+Regressions, and their converses the improvements:
+  - a prediction discharged in old and not in new (or gone), or one added
+    that failed;
+  - a named mutant surviving that was killed or new;
+  - a lower mutation score;
+  - a kernel's branch coverage lower;
+  - a kernel's bandwidth ratio (to copy bandwidth) down at a shape by more
+    than the noise: every repetition of new below every repetition of old,
+    so the drop exceeds the spread each night's repeated timings show
+    (with one repetition the noise is unknown: listed as a change);
+  - a new sanitizer finding (by tool, kernel, PTX line and kind);
+  - a kernel's emulator instructions or bytes per element grown at a shape
+    (the emulator counts exactly: any growth).
+Other changes: the run's settings (backend, devices, rapid's checks and
+seed, the -ptxprop, -rapid and -test.short flags of its command line);
+statuses that were not discharged, predictions and mutants added or
+removed, flags, checks (fewer is flagged), worst error/tolerance ratios
+moved by more than a tenth, kernels' hashes, torch ratios.
+Exit status 0 when there is no regression (with or without other lines),
+1 when there is one, 2 when a report cannot be read.`,
 			setup: diffCmd},
 		{name: "validate", synopsis: "report.json...", short: "check reports against the schema and for contradictions",
 			long: `Validate reads each report as every command does — the schema version,
@@ -128,6 +144,18 @@ is refused, since its checks would be counted twice.
 Exit status 0 when out.json was written, 2 when a report cannot be read or
 the reports are not distinct shards of one run.`,
 			setup: mergeCmd},
+		{name: "html", synopsis: "-o page.html report.json...", short: "write one self-contained HTML page of reports",
+			long: `Html (also "ptxprop report html") writes one HTML page that loads nothing
+(inline CSS, inline SVG plots, no script): the latest report by
+run.start in full — every prediction's status at a glance, counterexamples
+with their replay commands, error/tolerance against the hidden size
+(targeted against random where recorded), branch coverage per kernel,
+bandwidth ratio per kernel and shape beside torch, emulator costs,
+sanitizer findings, the kill matrix — and, given several reports, the
+trends across them in the order of their start times.
+Exit status 0 when the page was written, 2 when a report cannot be read
+or the page cannot be written.`,
+			setup: htmlCmd},
 		verifyCommand,
 		{name: "help", synopsis: "[command]", short: "print this, or a command's documentation",
 			long:  `Help prints the list of commands, or the documentation of one. Exit status 0.`,
@@ -522,14 +550,25 @@ func diffCmd(*flag.FlagSet) func(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		d := reports.Diff(a, b)
-		for _, line := range d {
-			fmt.Fprintln(e.stdout, line)
+		cs := reports.Compare(a, b)
+		if len(cs) == 0 {
+			fmt.Fprintf(e.stdout, "no changes from %s to %s\n", args[0], args[1])
+			return nil
 		}
-		if len(d) > 0 {
+		n := map[reports.Class]int{}
+		for _, class := range []reports.Class{reports.Regression, reports.Improvement, reports.Changed} {
+			for _, c := range cs {
+				if c.Class == class {
+					fmt.Fprintf(e.stdout, "%-11s  %s\n", c.Class, c.Text)
+					n[class]++
+				}
+			}
+		}
+		fmt.Fprintf(e.stdout, "%d %s, %d %s, %d other %s\n", n[reports.Regression], plural(n[reports.Regression], "regression", "regressions"),
+			n[reports.Improvement], plural(n[reports.Improvement], "improvement", "improvements"), n[reports.Changed], plural(n[reports.Changed], "change", "changes"))
+		if n[reports.Regression] > 0 {
 			return &exitError{exitFinding, nil}
 		}
-		fmt.Fprintf(e.stdout, "no changes from %s to %s\n", args[0], args[1])
 		return nil
 	}
 }
@@ -579,6 +618,32 @@ func mergeCmd(fs *flag.FlagSet) func(e *env, args []string) error {
 			return &exitError{exitUsage, err}
 		}
 		fmt.Fprintf(e.stdout, "%s: %d reports merged, %d predictions\n", *out, len(args), len(m.Predictions))
+		return nil
+	}
+}
+
+func htmlCmd(fs *flag.FlagSet) func(e *env, args []string) error {
+	out := fs.String("o", "", "the HTML page to write (required)")
+	return func(e *env, args []string) error {
+		if *out == "" || len(args) == 0 {
+			return usageErr(lookup("html"), "html takes -o page.html and at least one report")
+		}
+		rs := make([]*reports.Report, len(args))
+		for i, p := range args {
+			r, err := read(p)
+			if err != nil {
+				return err
+			}
+			rs[i] = r
+		}
+		var b bytes.Buffer
+		if err := page.Write(&b, rs, args); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		if err := reports.WriteFileAtomic(*out, b.Bytes()); err != nil {
+			return &exitError{exitUsage, err}
+		}
+		fmt.Fprintf(e.stdout, "%s: %d %s, %d bytes\n", *out, len(rs), plural(len(rs), "report", "reports"), b.Len())
 		return nil
 	}
 }

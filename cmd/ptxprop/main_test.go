@@ -249,11 +249,12 @@ func TestSummaryAndDiff(t *testing.T) {
 		{[]string{"summary", good}, 0, "P-1  t  3 checks  worst err/tol 0.5", ""},
 		{[]string{"report", "summary", "-markdown", good}, 0, "| **discharged** | `P-1` |", ""},
 		{[]string{"summary", filepath.Join(t.TempDir(), "none.json")}, 2, "", "no such file"},
-		{[]string{"diff", good, bad}, 1, "prediction P-1: discharged -> falsified", ""},
+		{[]string{"diff", good, bad}, 1, "regression   prediction P-1: discharged -> falsified", ""},
+		{[]string{"report", "diff", good, bad}, 1, "regression   prediction P-1: discharged -> falsified", ""},
 		{[]string{"diff", good, good}, 0, "no changes from " + good + " to " + good, ""},
 		// Issue 22 #6: fewer checks with the same status printed nothing.
-		{[]string{"diff", good, write(t, func(r *reports.Report) { r.Predictions[0].Checks = 1 })}, 1, "prediction P-1: checks 3 -> 1 (fewer)", ""},
-		{[]string{"diff", good, write(t, func(r *reports.Report) { r.Predictions[0].ErrorStats.MaxRatio = 0.9 })}, 1,
+		{[]string{"diff", good, write(t, func(r *reports.Report) { r.Predictions[0].Checks = 1 })}, 0, "change       prediction P-1: checks 3 -> 1 (fewer)", ""},
+		{[]string{"diff", good, write(t, func(r *reports.Report) { r.Predictions[0].ErrorStats.MaxRatio = 0.9 })}, 0,
 			"prediction P-1: worst err/tol 0.5 -> 0.9 (+80%)", ""},
 	})
 }

@@ -3,6 +3,7 @@ package outcome
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -90,6 +91,38 @@ type ErrorStats struct {
 	// yardstick MaxRatio/NaiveMaxRatio says how the kernel compares with the
 	// simplest float32 implementation.
 	NaiveMaxRatio float64
+	// Sizes is MaxRatio per size bucket: Sizes[k] holds the checks whose
+	// size (the row length of the checked shape, the hidden size: the
+	// cols of properties.Obs.Context) is in [2^k, 2^(k+1)). A check that
+	// gave no size is in none. An array, not a map, so that ErrorStats
+	// stays a value that copies without sharing.
+	Sizes [SizeBuckets]SizeBucket
+}
+
+// SizeBuckets is the number of size buckets: sizes up to 2^32−1.
+const SizeBuckets = 32
+
+// SizeBucket is the checks of one size bucket and their worst ratio.
+type SizeBucket struct {
+	Checks   int
+	MaxRatio float64
+}
+
+// SizeBucketOf returns the bucket of a positive size, and false for a
+// size of 0 or less (none given); a size beyond the last bucket is in it.
+func SizeBucketOf(size int) (int, bool) {
+	if size <= 0 {
+		return 0, false
+	}
+	return min(bits.Len(uint(size))-1, SizeBuckets-1), true
+}
+
+// AddSize counts one check of size whose worst ratio was ratio.
+func (s *ErrorStats) AddSize(size int, ratio float64) {
+	if k, ok := SizeBucketOf(size); ok {
+		s.Sizes[k].Checks++
+		s.Sizes[k].MaxRatio = math.Max(s.Sizes[k].MaxRatio, ratio)
+	}
 }
 
 // Scaled reports whether an element with oracle value w and bound t enters
@@ -107,6 +140,10 @@ func (s *ErrorStats) Merge(o ErrorStats) {
 	s.MaxULP = math.Max(s.MaxULP, o.MaxULP)
 	s.MaxRatio = math.Max(s.MaxRatio, o.MaxRatio)
 	s.NaiveMaxRatio = math.Max(s.NaiveMaxRatio, o.NaiveMaxRatio)
+	for k := range s.Sizes {
+		s.Sizes[k].Checks += o.Sizes[k].Checks
+		s.Sizes[k].MaxRatio = math.Max(s.Sizes[k].MaxRatio, o.Sizes[k].MaxRatio)
+	}
 }
 
 // Failure is one failing contract run of a prediction.

@@ -150,6 +150,12 @@ func PredictionReport(p *properties.Prediction, o outcome.Outcome, ok bool, notR
 			r := o.Stats.MaxRatio / o.Stats.NaiveMaxRatio
 			es.NaiveRatio = &r
 		}
+		for k, b := range s.Sizes {
+			if b.Checks > 0 {
+				lo := 1 << k
+				es.BySize = append(es.BySize, reports.SizeStat{SizeMin: lo, SizeMax: 2*lo - 1, Checks: b.Checks, MaxRatio: b.MaxRatio})
+			}
+		}
 		rp.ErrorStats = es
 	}
 	if o.NonDeterministic != "" {

@@ -160,6 +160,7 @@ var schemaStructs = map[reflect.Type]string{
 	reflect.TypeFor[ErrorStats]():     "error_stats",
 	reflect.TypeFor[Mutant]():         "mutant",
 	reflect.TypeFor[Kernel]():         "kernel",
+	reflect.TypeFor[Shard]():          "shard",
 }
 
 // schemaEnums maps each enum type to its schema definition and Go values.

@@ -71,6 +71,11 @@ type Config struct {
 	// with the checks it passed; one not yet started is skipped. The reason
 	// is context.Cause. Nil: never.
 	Context context.Context
+	// FailDB is the failure database the run replays first and stores its
+	// counterexamples in (nil: none).
+	FailDB *FailDB
+	// Shard is the part of the work this process does (nil: all of it).
+	Shard *Shard
 }
 
 // stopped returns why the run was ended, or nil.

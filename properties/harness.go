@@ -80,6 +80,11 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		t.Skipf("%s not started: %s", id, why)
 		return
 	}
+	rp, ok := begin(t, id, impls) // shard and failure database: replay.go
+	if !ok {
+		return
+	}
+	defer rp.end()
 	ct := &captureTB{TB: t}
 	lr := rec.Begin(id, t.Name(), impls...)
 	// Checks that passed before the first failure are counted by the
@@ -183,6 +188,7 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			o.Failures = []outcome.Failure{{Run: t.Name(), Reason: o.Reason, Ratio: ratio, Counterexample: o.Counterexample,
 				Repro: o.Repro, Failfile: o.Failfile, Impls: outcome.ImplNames(impls)}}
 		}
+		o = rp.finish(t, o, log)
 		rec.End(lr, o)
 		if p != nil {
 			t.Fatalf("%s: %s", id, o.Reason)

@@ -82,9 +82,20 @@ func merge(names []string, rs []*Report) (*Report, error) {
 	if len(same) > 0 {
 		return nil, fmt.Errorf("reports: merge: %w: %s; merging a run twice would count its checks twice", ErrSameRun, strings.Join(same, "; "))
 	}
+	shard, err := mergeShards(names, rs)
+	if err != nil {
+		return nil, err
+	}
+	out.Run.Shard = shard
+	if shard != nil && len(shard.Indexes) < shard.Count {
+		defer func() { // after the shards' own reasons
+			out.Run.Stopped = strings.TrimPrefix(out.Run.Stopped+"; ", "; ") + missingPrefix + missingShards(shard)
+		}()
+	}
 	var problems []string
 	for i, r := range rs {
 		q := r.Run
+		q.Stopped = withoutMissingShards(q.Stopped) // recounted below
 		if q.Stopped != "" {
 			out.Run.Stopped = strings.TrimPrefix(out.Run.Stopped+"; ", "; ") + fmt.Sprintf("%s: %s", names[i], q.Stopped)
 		}
@@ -152,6 +163,80 @@ func merge(names []string, rs []*Report) (*Report, error) {
 
 // ErrSameRun is wrapped by Merge's error when two reports hold one run.
 var ErrSameRun = errors.New("the same run twice")
+
+// ErrSameShard is wrapped by Merge's error when two reports hold one shard
+// of a sharded run (a shard run twice, e.g. a retried job): their checks
+// overlap.
+var ErrSameShard = errors.New("the same shard twice")
+
+// mergeShards unites the shards rs hold: every report must be a shard of
+// one sharded run (the same run identity, count and split), or none. A
+// shard index held by two reports is an error wrapping ErrSameShard.
+func mergeShards(names []string, rs []*Report) (*Shard, error) {
+	var first *Shard
+	for _, r := range rs {
+		if r.Run.Shard != nil {
+			first = r.Run.Shard
+			break
+		}
+	}
+	if first == nil {
+		return nil, nil
+	}
+	out := &Shard{Run: first.Run, Count: first.Count, Split: first.Split}
+	holder := map[int]int{}
+	var problems, twice []string
+	for i, r := range rs {
+		s := r.Run.Shard
+		switch {
+		case s == nil:
+			problems = append(problems, fmt.Sprintf("%s is not a shard", names[i]))
+			continue
+		case s.Run != first.Run || s.Count != first.Count || s.Split != first.Split:
+			problems = append(problems, fmt.Sprintf("%s is a shard of run %s (count %d, split %d), another of run %s (count %d, split %d)",
+				names[i], quote(s.Run), s.Count, s.Split, quote(first.Run), first.Count, first.Split))
+			continue
+		}
+		for _, x := range s.Indexes {
+			if j, ok := holder[x]; ok {
+				twice = append(twice, fmt.Sprintf("%s and %s both hold shard %d/%d", names[j], names[i], x, s.Count))
+				continue
+			}
+			holder[x] = i
+			out.Indexes = append(out.Indexes, x)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("reports: merge: not shards of one sharded run: %s", strings.Join(problems, "; "))
+	}
+	if len(twice) > 0 {
+		return nil, fmt.Errorf("reports: merge: %w: %s; its checks would count twice", ErrSameShard, strings.Join(twice, "; "))
+	}
+	slices.Sort(out.Indexes)
+	return out, nil
+}
+
+// missingPrefix starts the reason a merge lacking shards is partial.
+const missingPrefix = "missing shards "
+
+// withoutMissingShards is a run's stopped reason less a merge's note of
+// missing shards: a merge of merges says what the whole lacks.
+func withoutMissingShards(stopped string) string {
+	parts := strings.Split(stopped, "; ")
+	parts = slices.DeleteFunc(parts, func(p string) bool { return p == "" || strings.HasPrefix(p, missingPrefix) })
+	return strings.Join(parts, "; ")
+}
+
+// missingShards lists the indexes of s's run that s does not hold.
+func missingShards(s *Shard) string {
+	var miss []string
+	for i := range s.Count {
+		if !slices.Contains(s.Indexes, i) {
+			miss = append(miss, fmt.Sprintf("%d/%d", i, s.Count))
+		}
+	}
+	return strings.Join(miss, ", ")
+}
 
 // mergePrediction adds up one prediction's shards (see Merge).
 func mergePrediction(ps []Prediction) Prediction {

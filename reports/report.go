@@ -73,6 +73,21 @@ type Run struct {
 	// versions ("torch": "2.5.1", "compute-sanitizer": "2024.3"), the
 	// nightly's settings. Absent when none was recorded.
 	Environment map[string]string `json:"environment,omitempty"`
+	// Shard says which shards of a sharded run the report holds; nil when
+	// the run was not sharded.
+	Shard *Shard `json:"shard,omitempty"`
+}
+
+// Shard identifies the shards of one sharded run a report holds: every
+// shard's report names the run (the identity its processes share: a job's
+// ID, or one given), the shard count and the seed ranges per contract
+// run, and its own index; Merge unites the indexes and refuses an index
+// given twice.
+type Shard struct {
+	Run     string `json:"run"`
+	Count   int    `json:"count"`
+	Split   int    `json:"split,omitempty"` // seed ranges per contract run (absent: one)
+	Indexes []int  `json:"indexes"`         // sorted
 }
 
 // Device is one device of a run and the work it did.

@@ -188,6 +188,7 @@ var schemaStructs = map[reflect.Type]string{
 	reflect.TypeFor[UncoveredBranch]():  "uncovered_branch",
 	reflect.TypeFor[Cost]():             "cost",
 	reflect.TypeFor[SizeStat]():         "size_stat",
+	reflect.TypeFor[Shard]():            "shard",
 }
 
 // schemaEnums maps each enum type to its schema definition and Go values.

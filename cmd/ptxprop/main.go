@@ -17,6 +17,7 @@
 //	merge -o out.json shard.json...       add up the reports of shards of one run
 //	html -o page.html report.json...      write one self-contained HTML page of reports
 //	verify [-ptxprop.X=…] BINDING...      run the contracts a binding file claims on its kernel
+//	faildb list DIR | prune -passed N DIR list or prune a failure database
 //	help [command]                        print this, or a command's documentation
 //
 // A command's flags may come before, between or after its arguments; "--"
@@ -140,7 +141,9 @@ backend and device, split into processes or seeds — into out.json: checks
 and durations are summed, error maxima are maxima, each prediction takes
 its most serious status. Every shard must be a different run (run.id): a
 report given twice, or a merged report together with one of its shards,
-is refused, since its checks would be counted twice.
+is refused, since its checks would be counted twice; so is a shard of a
+sharded run (run.shard) given twice, and shards of other sharded runs. A
+merge that lacks shards of its run says which in run.stopped (partial).
 Exit status 0 when out.json was written, 2 when a report cannot be read or
 the reports are not distinct shards of one run.`,
 			setup: mergeCmd},
@@ -157,6 +160,7 @@ Exit status 0 when the page was written, 2 when a report cannot be read
 or the page cannot be written.`,
 			setup: htmlCmd},
 		verifyCommand,
+		faildbCommand,
 		{name: "help", synopsis: "[command]", short: "print this, or a command's documentation",
 			long:  `Help prints the list of commands, or the documentation of one. Exit status 0.`,
 			setup: helpCmd},

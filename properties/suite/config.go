@@ -26,6 +26,11 @@ type Config struct {
 	Seed           uint64        // rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one, recorded)
 	Watchdog       time.Duration // bound on one launch and one launcher call (0: the defaults)
 	Summary        bool          // print the report's summary at the end of the run
+	FailDB         string        // failure database directory: replayed first, counterexamples stored ("": none)
+	Shard          string        // this process's shard i/n ("": from the job engine's environment, else none)
+	ShardCount     int           // shard count beside an index the engine gives alone (JOB_COMPLETION_INDEX)
+	ShardSplit     int           // seed ranges per contract run (0: one)
+	ShardRun       string        // the identity the shards of one run share ("": the engine's job ID, else from the seed)
 
 	// Command is the command that reruns the jobs of Run, in the report's
 	// reproductions: its flags follow it, then CommandArgs (e.g. "ptxprop
@@ -211,6 +216,29 @@ var settings = Table[Config]{
 	{"summary", "true", "print the report's summary when the run ends",
 		func(c *Config, v string) (err error) { c.Summary, err = strconv.ParseBool(v); return },
 		func(c *Config) string { return strconv.FormatBool(c.Summary) }, "what is printed"},
+	{"faildb", "", "failure database directory: every contract run first replays the failures stored there for it, and every new counterexample is stored there (\"\": none)",
+		func(c *Config, v string) error { c.FailDB = v; return nil },
+		func(c *Config) string { return c.FailDB }, "a reproduction names the stored entry, itself a rapid fail file"},
+	{"shard", "", "this process's part of the work, i/n (0 ≤ i < n): contract runs times seed ranges split deterministically over n processes (\"\": JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or BUILDKITE_PARALLEL_JOB when set, else no sharding)",
+		func(c *Config, v string) error {
+			if v != "" {
+				if _, err := ParseShard(v); err != nil {
+					return err
+				}
+			}
+			c.Shard = v
+			return nil
+		},
+		func(c *Config) string { return c.Shard }, "a reproduction runs the failing contract run itself"},
+	{"shard-count", "0", "shard count for an engine that gives the index alone (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX: its completions)",
+		func(c *Config, v string) (err error) { c.ShardCount, err = NonNegInt(v); return },
+		func(c *Config) string { return strconv.Itoa(c.ShardCount) }, "a reproduction runs the failing contract run itself"},
+	{"shard-split", "1", "seed ranges each contract run is cut into, at most the shard count: each range on its own shard, with its own seed and a split-th of the checks",
+		func(c *Config, v string) (err error) { c.ShardSplit, err = NonNegInt(v); return },
+		func(c *Config) string { return strconv.Itoa(c.ShardSplit) }, "a reproduction gives the failing case's own seed"},
+	{"shard-run", "", "the identity every shard of one run shares, recorded so that merge can tell shards apart (\"\": SLURM_ARRAY_JOB_ID, BUILDKITE_BUILD_ID, else the base seed, which must then be given)",
+		func(c *Config, v string) error { c.ShardRun = v; return nil },
+		func(c *Config) string { return c.ShardRun }, "it names the run, it does not change it"},
 }
 
 // EnvName returns the environment twin of the setting -ptxprop.name.

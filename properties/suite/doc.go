@@ -59,6 +59,30 @@
 //	-ptxprop.seed            PTXPROP_SEED             0        rapid's base seed (0: a random one); the report records the seed used
 //	-ptxprop.watchdog        PTXPROP_WATCHDOG         0        bound on one launch and one launcher call (0: 30s a launch, 2m a call)
 //	-ptxprop.summary         PTXPROP_SUMMARY          true     print the report's summary when the run ends
+//	-ptxprop.faildb          PTXPROP_FAILDB           ""       failure database directory: stored failures replayed first, new counterexamples stored ("": none)
+//	-ptxprop.shard           PTXPROP_SHARD            ""       this process's shard i/n ("": the job engine's index, else none)
+//	-ptxprop.shard-count     PTXPROP_SHARD_COUNT      0        shard count beside JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's completions)
+//	-ptxprop.shard-split     PTXPROP_SHARD_SPLIT      1        seed ranges each contract run is cut into (at most the shard count)
+//	-ptxprop.shard-run       PTXPROP_SHARD_RUN        ""       identity the shards of one run share ("": the Slurm or Buildkite job's, else from the seed)
+//
+// # Failure database and shards
+//
+// With -ptxprop.faildb=DIR every contract run first replays the failures
+// DIR holds for its prediction and run name (package faildb: each entry
+// is a rapid fail file, staged where rapid v1.3.0 replays fail files
+// before it generates a case, testdata/rapid/<Test>/ in the working
+// directory, and removed after), and every new counterexample is stored
+// there; a stored failure that fails again is the verdict, with the entry
+// as its fail file. ptxprop report faildb lists and prunes DIR.
+//
+// -ptxprop.shard=i/n (or a Kubernetes Indexed Job's, Slurm job array's or
+// Buildkite parallel step's index and count) makes the process shard i of
+// n: it runs the contract runs and seed ranges properties.Shard assigns to
+// i and records the others not_run; tests that check no prediction run on
+// every shard. Every shard needs the same base seed and run identity:
+// -ptxprop.seed, or -ptxprop.shard-run from which the seed is derived. The
+// report records run.shard, and ptxprop merge joins the shards' reports,
+// refusing a shard given twice.
 //
 // Progress lines go to the run's own output (Main: the test binary's
 // stdout; Run: Config.Output), and "a terminal" means that output is one:

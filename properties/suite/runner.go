@@ -56,6 +56,7 @@ type runner struct {
 	outside   bool          // a Run outside go test: reproductions are cfg.Command's
 	cmdline   []string      // the command line recorded in the report
 	reportMu  sync.Mutex
+	shard     *sharding // nil: not sharded
 	// jobs are a Run's; when each names its Prediction, the report lists
 	// exactly theirs. subjects holds the outcomes of jobs with a Subject,
 	// one Recorder per subject, so that one prediction checked on several
@@ -122,7 +123,12 @@ func Main(m *testing.M, opts ...Option) int {
 	}
 	RegisterFlags(flag.CommandLine, &c)
 	flag.Parse()
-	restore := SetRapid(rapidForRun(c, os.LookupEnv).with(c.Rapid))
+	rr, sh, err := shardRapid(c, rapidForRun(c, os.LookupEnv).with(c.Rapid), os.LookupEnv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ptxprop:", err)
+		return ExitUsage
+	}
+	restore := SetRapid(rr)
 	defer restore()
 	run := c
 	run.Seed = rapidUint("seed") // the base seed SetRapid set: given, or drawn
@@ -139,6 +145,7 @@ func Main(m *testing.M, opts ...Option) int {
 		c.Report = "off"
 	}
 	r := newRunner(c, os.Stdout)
+	r.shard = sh
 	r.reproCmd, r.cmdline = goTestCommand(os.Args, moduleRoot())
 	r.open()
 	current.Store(r)
@@ -215,8 +222,13 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
 	initTesting()
-	rr := rapidForRun(c, os.LookupEnv).with(c.Rapid)
-	rr.NoFailFile = true // not into the caller's testdata/; the seed replays
+	rr, sh, err := shardRapid(c, rapidForRun(c, os.LookupEnv).with(c.Rapid), os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	// Not into the caller's testdata/ (the seed replays), unless a failure
+	// database keeps the shrunk input: it then removes rapid's file.
+	rr.NoFailFile = c.FailDB == ""
 	restore := SetRapid(rr)
 	defer restore()
 	out := c.Output
@@ -224,6 +236,7 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 		out, c.Progress = io.Discard, 0 // nothing printed: not even to the terminal
 	}
 	r := newRunner(c, out)
+	r.shard = sh
 	r.cmdline, r.outside, r.jobs = os.Args, true, jobs
 	r.open()
 	stopCtx := context.AfterFunc(ctx, func() { r.stop(context.Cause(ctx)) })
@@ -247,6 +260,11 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 				cfg = a.cfg
 			}
 			cfg.Recorder = r.subject(j.Subject)
+			if cfg.FailDB != nil {
+				db := *cfg.FailDB
+				db.Binding = j.Subject
+				cfg.FailDB = &db
+			}
 			q := properties.RunQuiet(j.Name, cfg, j.Run)
 			if q.Failed() && !recordedBy(cfg.Recorder, j.Name) {
 				mu.Lock()
@@ -317,6 +335,7 @@ func (r *runner) open() {
 	r.pcfg = ContractConfig(r.cfg, first)
 	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
 	r.pcfg.Seed = rapidUint("seed") // set by SetRapid before the runner opens
+	r.pcfg.Shard, r.pcfg.FailDB = r.shardAndFailDB()
 	if err != nil {
 		r.pcfg.NoDevice = err.Error()
 		return
@@ -569,6 +588,7 @@ func (r *runner) report() (*reports.Report, error) {
 	}
 	run := NewRun(info, r.start)
 	run.ID, run.CommandLine = r.id, r.cmdline
+	run.Shard = r.shard.report()
 	used := func([]string) []int { return nil }
 	if r.spread != nil {
 		run.Devices = r.spread.devices()

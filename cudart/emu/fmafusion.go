@@ -9,11 +9,17 @@ import (
 // Contraction. The PTX ISA lets the code generator fuse mul and add (or
 // sub) instructions that carry no rounding modifier into one fma: "mul/add
 // sequences with no rounding modifiers may be optimized to use
-// fused-multiply-add instructions on the target device". Whether ptxas does
-// so depends on the driver version and the surrounding code, so a property
-// must hold either way. Under ApproxAdversarial the emulator fuses each
-// such pair or not, chosen per instruction from the seed; by default it
-// never fuses (what the PTX says literally).
+// fused-multiply-add instructions on the target device". ptxas does so by
+// default (-fmad=true) where the product has no other reader: the GPU then
+// computes FFMA, one rounding. The emulator follows it by default: an add
+// whose operand is a single-use product of the same basic block (the
+// register written once and read once, as in compiler-generated PTX) is
+// fused. ptxas also fuses the last multiply of a div.full or div.approx
+// .f32 expansion (RN(MUFU.RCP(y')·x'), mufu.go) with such an add: measured
+// on sm_90, cuobjdump -sass shows FFMA R, rcp, x', c. Under
+// ApproxAdversarial the emulator instead fuses each mul/add pair or not,
+// chosen per instruction from the seed, so a property must hold either way.
+// PTX from nvcc -fmad=false carries .rn on every mul and add: nothing fuses.
 
 // fusion describes the multiply an add may absorb: the add's operand op
 // (0 or 1) is the product of registers a and b.
@@ -21,7 +27,15 @@ type fusion struct {
 	a, b int32
 	op   int
 	neg  bool // sub with the product as subtrahend: c − a·b
+	// single: the product's register is written once and read once, by
+	// this add: ptxas fuses such a pair by default.
+	single bool
+	// div: the product is a div.full (full) or div.approx .f32 of a by b,
+	// whose expansion ends in the multiply that fuses; nil for a mul.
+	div *divFusion
 }
+
+type divFusion struct{ full bool }
 
 // contractible reports whether an arithmetic instruction has no rounding
 // modifier, so that the code generator may fuse it.
@@ -53,6 +67,7 @@ func destSlots(in *inst) []int32 {
 // basic block, with the mul's inputs still unchanged.
 func findContractions(k *kernel) {
 	leaders := map[int32]bool{}
+	reads, writes := map[int32]int{}, map[int32]int{}
 	for i := range k.insts {
 		in := &k.insts[i]
 		switch in.kind {
@@ -65,6 +80,12 @@ func findContractions(k *kernel) {
 		case kExit, kRet, kBar, kWarpSync, kTrap:
 			leaders[int32(i)+1] = true
 		}
+		for _, d := range destSlots(in) {
+			writes[d]++
+		}
+		for _, r := range readSlots(in) {
+			reads[r]++
+		}
 	}
 	for j := range k.insts {
 		add := &k.insts[j]
@@ -75,11 +96,29 @@ func findContractions(k *kernel) {
 			if f := findMul(k, leaders, j, reg, add); f != nil {
 				f.op = op
 				f.neg = add.src.Op == "sub" && op == 1
+				f.single = reads[reg] == 1 && writes[reg] == 1 && (op == 0 || add.a != add.b)
 				add.fuse = f
 				break
 			}
 		}
 	}
+}
+
+// readSlots returns the register slots an instruction's operands a, b and c
+// read, and every other slot it may read (conservatively: a register that
+// appears anywhere in the instruction's source).
+func readSlots(in *inst) []int32 {
+	rs := []int32{in.a, in.b, in.c}
+	if in.src != nil && (in.src.Op == "st" || in.src.Op == "atom" || in.src.Op == "red" || in.src.Op == "mov" || in.src.Op == "call") || in.sh == shUnpack {
+		rs = append(rs, in.vec...)
+	}
+	var out []int32
+	for _, r := range rs {
+		if r >= 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func findMul(k *kernel, leaders map[int32]bool, j int, reg int32, add *inst) *fusion {
@@ -94,11 +133,17 @@ func findMul(k *kernel, leaders map[int32]bool, j int, reg int32, add *inst) *fu
 			if d != reg {
 				continue
 			}
-			if in.src == nil || in.src.Op != "mul" || in.kind != kOp || !contractible(in.src) || in.guard >= 0 ||
+			if in.src == nil || in.kind != kOp || !contractible(in.src) || in.guard >= 0 ||
 				in.t != add.t || in.ftz != add.ftz || written[in.a] || written[in.b] {
 				return nil
 			}
-			return &fusion{a: in.a, b: in.b}
+			switch {
+			case in.src.Op == "mul":
+				return &fusion{a: in.a, b: in.b}
+			case in.src.Op == "div" && in.f2 != nil && in.t.n == 4 && (in.sub == apDiv || in.sub == apDivFull):
+				return &fusion{a: in.a, b: in.b, div: &divFusion{full: in.sub == apDivFull}}
+			}
+			return nil
 		}
 		for _, d := range ds {
 			written[d] = true
@@ -107,11 +152,17 @@ func findMul(k *kernel, leaders map[int32]bool, j int, reg int32, add *inst) *fu
 	return nil
 }
 
-// fused reports whether the add at pc is fused under the approximation
-// seed: fixed per instruction, as a compiler's contraction is.
+// fused reports whether the add in is fused: by default where ptxas fuses
+// (a single-use product); under ApproxAdversarial a mul/add pair by the
+// approximation seed, fixed per instruction as a compiler's contraction is.
 func (l *launch) fused(in *inst) bool {
-	return in.fuse != nil && l.cfg.Approx == ApproxAdversarial &&
-		splitmix64(uint64(l.cfg.ApproxSeed)^uint64(in.pc)*0x9E3779B97F4A7C15^0xF05E)&1 == 1
+	if in.fuse == nil {
+		return false
+	}
+	if l.cfg.Approx != ApproxAdversarial {
+		return in.fuse.single
+	}
+	return in.fuse.div == nil && splitmix64(uint64(l.cfg.ApproxSeed)^uint64(in.pc)*0x9E3779B97F4A7C15^0xF05E)&1 == 1
 }
 
 // execFusedAdd computes an add as a fused multiply-add: d = ±a·b + c.
@@ -124,9 +175,23 @@ func execFusedAdd(w *warp, in *inst, m uint32) {
 	}
 	sub := in.src.Op == "sub"
 	f64 := in.t.n == 8
+	var divFMA func(x, y, z uint32, neg bool) uint32
+	if f.div != nil {
+		delta, err := rcpTable()
+		if err != nil { // decoded before: the table loaded then
+			panic(err)
+		}
+		divFMA = sm90DivFMA(delta, f.div.full, in.ftz)
+	}
 	forLanes(m, func(l int) {
 		x, y, z := a[l], b[l], c[l]
 		switch {
+		case divFMA != nil:
+			zz := uint32(z)
+			if sub && !f.neg {
+				zz ^= 0x80000000
+			}
+			d[l] = uint64(divFMA(uint32(x), uint32(y), zz, f.neg))
 		case f64:
 			xf, yf, zf := math.Float64frombits(x), math.Float64frombits(y), math.Float64frombits(z)
 			if f.neg {

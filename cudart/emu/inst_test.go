@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -439,6 +440,39 @@ func TestGenericAddressWindows(t *testing.T) {
 	}
 }
 
+// ptxas fuses the final multiply of a div.full.f32 expansion with an add
+// of its quotient (cuobjdump -sass on sm_90: FFMA R, MUFU.RCP(y'), x', c):
+// 3/3 − 1 is 0 unfused and MUFU.RCP(3)·3 − 1 = 2^−25 fused.
+func TestDivFullAddFusesAsPtxas(t *testing.T) {
+	three, one := uint64(math.Float32bits(3)), uint64(math.Float32bits(-1))
+	body := func(add string) string {
+		return `	cvt.u32.u64 %r1, %rd4;
+	cvt.u32.u64 %r2, %rd5;
+	cvt.u32.u64 %r5, %rd6;
+	mov.b32 %f1, %r1;
+	mov.b32 %f2, %r2;
+	mov.b32 %f5, %r5;
+	div.full.f32 %f3, %f1, %f2;
+	` + add + ` %f4, %f3, %f5;
+	mov.b32 %r3, %f4;
+	cvt.u64.u32 %rd7, %r3;`
+	}
+	in := [][3]uint64{{three, three, one}}
+	delta, err := rcpTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := mufuRcp(delta, 0x40400000); r != 0x3EAAAAAB {
+		t.Fatalf("MUFU.RCP(3) = %#x, the test assumes 0x3eaaaaab", r)
+	}
+	if got := runInst(t, body("add.f32"), in)[0]; got != uint64(math.Float32bits(0x1p-25)) {
+		t.Fatalf("div.full + add.f32 = %#x, want the fused 2^-25", got)
+	}
+	if got := runInst(t, body("add.rn.f32"), in)[0]; got != 0 {
+		t.Fatalf("div.full + add.rn.f32 = %#x, want 0 (no contraction)", got)
+	}
+}
+
 func TestContractionUnderAdversarialMode(t *testing.T) {
 	// a = b = 1+2^-12: a·b = 1 + 2^-11 + 2^-24 rounds to 1 + 2^-11, so
 	// a·b − (1 + 2^-11) is 0 unfused and 2^-24 fused.
@@ -455,8 +489,16 @@ func TestContractionUnderAdversarialMode(t *testing.T) {
 	cvt.u64.u32 %rd7, %r3;`
 	}
 	in := [][3]uint64{{a, 0, c}}
-	if got := runInst(t, body(""), in)[0]; got != 0 {
-		t.Fatalf("default mode fused mul+add: %#x", got)
+	// By default the emulator fuses as ptxas does: a product read once.
+	if got := runInst(t, body(""), in)[0]; got != uint64(math.Float32bits(0x1p-24)) {
+		t.Fatalf("default mode did not fuse a single-use mul+add as ptxas does: %#x", got)
+	}
+	twice := strings.Replace(body(""), "mov.b32 %r3, %f4;", "mov.b32 %r3, %f4;\n\tmov.b32 %r4, %f3;", 1)
+	if got := runInst(t, twice, in)[0]; got != 0 {
+		t.Fatalf("default mode fused a mul whose product is read twice: %#x", got)
+	}
+	if got := runInst(t, body(".rn"), in)[0]; got != 0 {
+		t.Fatalf("default mode fused mul.rn+add.rn: %#x", got)
 	}
 	seen := map[uint64]bool{}
 	for seed := int64(1); seed <= 16; seed++ {

@@ -152,6 +152,40 @@ func sm90Div(delta []int8, full, ftz bool) func(a, b uint64) uint64 {
 	}
 }
 
+// sm90DivFMA returns the sm_90 model of a div.full or div.approx .f32 of
+// x by y whose final multiply ptxas fused with an add of z:
+// RN(±MUFU.RCP(y')·x' + z) with x', y' scaled as in sm90Div (one rounding;
+// the .ftz forms flush inputs and result).
+func sm90DivFMA(delta []int8, full, ftz bool) func(x, y, z uint32, neg bool) uint32 {
+	return func(x, y, z uint32, neg bool) uint32 {
+		if ftz {
+			if full && large(y) {
+				x, y = fmulFTZ(x, f32Quarter), fmulFTZ(y, f32Quarter)
+			}
+		} else {
+			big, tiny := large(y), small(y)
+			if full && big {
+				x, y = fmulRN(x, f32Quarter), fmulRN(y, f32Quarter)
+			}
+			if tiny {
+				x, y = fmulRN(x, f32Two24), fmulRN(y, f32Two24)
+			}
+		}
+		r, xf, zf := math.Float32frombits(mufuRcp(delta, y)), math.Float32frombits(x), math.Float32frombits(z)
+		if ftz {
+			r, xf, zf = ftz32(r), ftz32(xf), ftz32(zf)
+		}
+		if neg {
+			r = -r
+		}
+		v := fma32(r, xf, zf, rn)
+		if ftz {
+			v = ftzBits32(v)
+		}
+		return v
+	}
+}
+
 // sm90Rcp returns the sm_90 model of rcp.approx .f32 on bits.
 func sm90Rcp(delta []int8, ftz bool) func(a uint64) uint64 {
 	return func(a uint64) uint64 {

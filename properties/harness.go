@@ -229,8 +229,12 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		l := loops[k]
 		if err := cfg.stopped(); err != nil {
 			mu.Lock()
+			first := stop == nil
 			stop = err
 			mu.Unlock()
+			if !first {
+				runtime.Goexit() // another loop said why
+			}
 			// Ends the loop (runtime.Goexit); the contract run ends once
 			// every loop has.
 			l.tb.Fatalf("%s: stopped: %v", id, err)

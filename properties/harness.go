@@ -37,7 +37,10 @@ func NotClaimed(t TB, id, reason string) {
 // prediction that the Recorder already holds falsified by a liveness
 // failure is not checked again (its kernel hangs: another run would only
 // wait the watchdog again): the run is recorded not_run, with a note, and
-// skipped.
+// skipped. The checks may run on several rapid loops at once
+// (Config.Loops): what prop's checks change that outlives a check (a
+// device's schedule, a counter) must be safe for concurrent use, or one
+// per loop.
 func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	t.Helper()
 	check(t, id, nil, prop)

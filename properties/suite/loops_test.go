@@ -74,10 +74,10 @@ func loopsConfig(t *testing.T, loops, checks int, seed uint64) suite.Config {
 	return c
 }
 
-// draws runs a contract run under c whose property draws n and fails when
-// fail says so, and returns every n its passing checks drew, sorted, and
-// the prediction's report.
-func draws(t *testing.T, c suite.Config, fail func(n uint64) bool) ([]uint64, *reports.Prediction) {
+// draws runs a contract run under c whose property draws n and calls fail
+// (if not nil) with it, and returns every n its passing checks drew,
+// sorted, and the prediction's report.
+func draws(t *testing.T, c suite.Config, fail func(o *properties.Obs, n uint64)) ([]uint64, *reports.Prediction) {
 	t.Helper()
 	var (
 		mu sync.Mutex
@@ -87,8 +87,8 @@ func draws(t *testing.T, c suite.Config, fail func(n uint64) bool) ([]uint64, *r
 		properties.Check(tb, idLoops, func(rt *rapid.T, o *properties.Obs) {
 			n := rapid.Uint64().Draw(rt, "n")
 			o.Context(0, "n=%d", n)
-			if fail != nil && fail(n) {
-				o.Fatalf("n is %d", n)
+			if fail != nil {
+				fail(o, n)
 			}
 			mu.Lock()
 			ns = append(ns, n)
@@ -151,14 +151,12 @@ func without(a, b []uint64) []uint64 {
 // loop's case, shrunk, and a reproduction that, run, fails with that case.
 func TestLoopFailureReproduces(t *testing.T) {
 	const seed = 0xfa11
-	all, _ := draws(t, loopsConfig(t, 3, 30, seed), nil)
-	zero, _ := draws(t, loopsConfig(t, 1, 10, seed), nil)
-	rest := without(all, zero)
-	if len(rest) == 0 {
-		t.Fatal("loops 1 and 2 drew nothing loop 0 did not")
+	v := loopOnlyValue(t, seed)
+	only := func(o *properties.Obs, n uint64) {
+		if n == v {
+			o.Fatalf("n is %d", n)
+		}
 	}
-	v := rest[len(rest)/2]
-	only := func(n uint64) bool { return n == v }
 	hex := fmt.Sprintf("%#x", v) // as rapid prints a uint64 it drew
 	c := loopsConfig(t, 3, 30, seed)
 	c.Command = "prog"
@@ -218,5 +216,73 @@ func TestLoopsUnderShort(t *testing.T) {
 	ns, p := draws(t, loopsConfig(t, 3, 50, 9), nil)
 	if len(ns) != 10 || p.Checks != 10 {
 		t.Errorf("-short, 50 checks over 3 loops: %d cases, %d checks reported, want 10", len(ns), p.Checks)
+	}
+}
+
+// loopOnlyValue returns a value that loops 1 and 2 of a 3-loop run of 30
+// checks from seed draw and loop 0 does not.
+func loopOnlyValue(t *testing.T, seed uint64) uint64 {
+	t.Helper()
+	all, _ := draws(t, loopsConfig(t, 3, 30, seed), nil)
+	zero, _ := draws(t, loopsConfig(t, 1, 10, seed), nil)
+	rest := without(all, zero)
+	if len(rest) == 0 {
+		t.Fatal("loops 1 and 2 drew nothing loop 0 did not")
+	}
+	return rest[len(rest)/2]
+}
+
+// A check that ends the run without shrinking (a set-up error) in a loop
+// after the first gives the command that replays that loop's checks up to
+// it; run, it ends at the same check with the same case.
+func TestLoopSetupErrorReruns(t *testing.T) {
+	v := loopOnlyValue(t, 0x5e7)
+	setup := func(o *properties.Obs, n uint64) {
+		if n == v {
+			o.Check("impl", fmt.Errorf("n=%d: %w", n, properties.ErrSetup))
+		}
+	}
+	c := loopsConfig(t, 3, 30, 0x5e7)
+	c.Command = "prog"
+	_, p := draws(t, c, setup)
+	want := fmt.Sprintf("n=%d", v)
+	if p.Status != reports.Error || p.Counterexample == nil || p.Counterexample.Draws[0].Value != want || p.Reproduction == nil {
+		t.Fatalf("a set-up error at n=%d only loops 1 and 2 draw: %s, %+v, %+v, want an error with that case and a rerun", v, p.Status, p.Counterexample, p.Reproduction)
+	}
+	args := strings.Fields(p.Reproduction.Command)
+	r := suite.Default()
+	fs := flag.NewFlagSet("prog", flag.ContinueOnError)
+	suite.RegisterFlags(fs, &r)
+	if err := fs.Parse(args[1:]); err != nil || args[0] != "prog" {
+		t.Fatalf("rerun %q: %v", p.Reproduction.Command, err)
+	}
+	r.Report, r.Summary, r.Progress = "off", false, 0
+	_, rp := draws(t, r, setup)
+	if rp.Status != reports.Error || rp.Counterexample == nil || rp.Counterexample.Draws[0].Value != want || rp.Checks != r.Checks {
+		t.Errorf("rerun %q: %s with %+v after %d checks, want the error at n=%d at check %d", p.Reproduction.Command, rp.Status, rp.Counterexample, rp.Checks, v, r.Checks)
+	}
+}
+
+// A run ended early (a deadline, Ctrl-C) ends every loop at its next
+// check: the prediction is inconclusive with the checks all loops passed.
+func TestLoopsStop(t *testing.T) {
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, fmt.Errorf("time is up"))
+	defer cancel()
+	start := time.Now()
+	rep, err := suite.Run(ctx, loopsConfig(t, 3, 3000, 11), []suite.Job{{Name: "TestStop", Run: func(tb properties.TB) {
+		properties.Check(tb, idLoops, func(rt *rapid.T, o *properties.Obs) {
+			time.Sleep(5 * time.Millisecond)
+			o.Ratio("n", 0, 1)
+		})
+	}}})
+	if err == nil || !strings.Contains(err.Error(), "time is up") {
+		t.Errorf("Run: %v, want the cause", err)
+	}
+	p := rep.Prediction(idLoops)
+	if took := time.Since(start); p == nil || p.Status != reports.Inconclusive || p.Checks == 0 || p.Checks >= 3000 || took > 5*time.Second {
+		t.Errorf("stopped after %v: %+v, want inconclusive with the checks passed", took, p)
+	}
+	if strings.Count(p.Reason, "time is up") != 1 {
+		t.Errorf("reason %q, want the cause once", p.Reason)
 	}
 }

@@ -63,6 +63,13 @@ type Config struct {
 	// failure rapid does not shrink (a liveness or set-up failure) gets
 	// the command that replays the checks up to it.
 	Seed uint64
+	// Loops splits each contract run's checks over parallel rapid loops,
+	// each from its own base seed, with its own shrinking and replay; the
+	// outcome is the first failing loop's, the counts and statistics all
+	// loops'. Nil: one rapid.Check under rapid's settings as they are, from
+	// Seed. A runner that owns rapid's settings supplies it (package
+	// suite's -ptxprop.loops).
+	Loops RapidLoops
 	// Recorder receives every contract run's progress and outcome (nil:
 	// outcomes are dropped).
 	Recorder *outcome.Recorder

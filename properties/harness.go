@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -36,7 +37,10 @@ func NotClaimed(t TB, id, reason string) {
 // prediction that the Recorder already holds falsified by a liveness
 // failure is not checked again (its kernel hangs: another run would only
 // wait the watchdog again): the run is recorded not_run, with a note, and
-// skipped.
+// skipped. The checks may run on several rapid loops at once
+// (Config.Loops): what prop's checks change that outlives a check (a
+// device's schedule, a counter) must be safe for concurrent use, or one
+// per loop.
 func Check(t TB, id string, prop func(rt *rapid.T, o *Obs)) {
 	t.Helper()
 	check(t, id, nil, prop)
@@ -85,28 +89,40 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		return
 	}
 	defer rp.end()
-	ct := &captureTB{TB: t}
+	starter := cfg.Loops
+	if starter == nil {
+		starter = oneLoop{cfg.Seed}
+	}
+	plan := starter.Plan()
+	if len(plan) == 0 {
+		plan = []RapidLoop{{Seed: cfg.Seed}}
+	}
+	loops := make([]*loopRun, len(plan))
+	for k, l := range plan {
+		loops[k] = &loopRun{RapidLoop: l, k: k, tb: &loopTB{out: t}}
+	}
 	lr := rec.Begin(id, t.Name(), impls...)
-	// Checks that passed before the first failure are counted by the
+	// Checks that passed before a loop's first failure are counted by the
 	// property itself; rapid's shrinking and replays run it again, and
 	// the last failing call is the minimal case's replay.
 	var (
-		mu        sync.Mutex
-		stop      error // why the run was ended before its checks were done
-		failedYet bool
-		last      struct {
-			msg   string
-			ratio float64
-		}
+		mu   sync.Mutex
+		stop error // why the run was ended before its checks were done
+		// decisive is the first loop whose property failed or ended the
+		// run: its outcome is the run's, and the other loops halt at their
+		// next check.
+		decisive *loopRun
 		// ended: the verdict of a check that ended the run without
 		// shrinking (Obs.Check: liveness, set-up), and that check's context.
 		ended *struct {
 			status      outcome.Status
 			reason, ctx string
 		}
+		notes []string
 	)
-	// rapid ends a failed run with t.FailNow, which never returns: record in
-	// a deferred function so the outcome is kept either way.
+	// A failed run ends the contract run with t.FailNow, which never
+	// returns: record in a deferred function so the outcome is kept either
+	// way.
 	defer func() {
 		// A panic out of rapid.Check is the harness's own failure (rapid
 		// ends a failed property with runtime.Goexit, which recover does
@@ -115,12 +131,35 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		impls := credit()
 		n, stats := lr.Progress()
 		o := outcome.Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats, Impls: impls}
-		log := ct.log()
 		mu.Lock()
-		reason, ratio, stopped, failedYet, ended := last.msg, last.ratio, stop, failedYet, ended
+		d, stopped, ended := decisive, stop, ended
+		o.Notes = append(o.Notes, notes...)
+		var (
+			reason    string
+			ratio     float64
+			failedYet bool
+			log       rapidLog
+			passed    int
+			skipped   string
+		)
+		if d != nil {
+			reason, ratio, failedYet, passed = d.msg, d.ratio, d.failedYet, d.passed
+		}
 		mu.Unlock()
+		for _, l := range loops {
+			if why, ok := l.tb.skip(); ok && skipped == "" {
+				skipped = why
+			}
+			if ll := l.tb.log(); l == d || (d == nil && (ll.failed || ll.flaky) && !log.failed && !log.flaky) {
+				log = ll
+			}
+		}
 		if reason == "" {
 			reason = log.failure
+		}
+		if d != nil && len(loops) > 1 {
+			o.Notes = append(o.Notes, fmt.Sprintf("%s: its checks were split over %d rapid loops; loop %d (base seed %d) failed first, the others stopped",
+				t.Name(), len(loops), d.k, d.Seed))
 		}
 		if ended != nil && failedYet && ended.status == outcome.Errored {
 			// A set-up failure while rapid shrank a wrong result: the
@@ -139,8 +178,9 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			if ended.ctx != "" {
 				o.Counterexample = []string{"case: " + ended.ctx}
 			}
-			// rapid replays checks 1…n+1 of the base seed: the last is this one.
-			o.Repro = rerun(cfg, rec, t.Name(), n+1)
+			// rapid replays checks 1…n+1 of the loop's base seed: the last
+			// is this one.
+			o.Repro = rerun(rec, t.Name(), d.Seed, passed+1)
 			o.Failures = []outcome.Failure{{Run: t.Name(), Reason: o.Reason, Counterexample: o.Counterexample, Repro: o.Repro,
 				Impls: outcome.ImplNames(impls)}}
 		case stopped != nil && !failedYet:
@@ -157,9 +197,9 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 				o.Reason = "test failed outside the property"
 				o.Status = outcome.Errored
 			}
-		case ct.skipped:
+		case skipped != "":
 			o.Status = outcome.Skipped
-			o.Reason = ct.skipReason
+			o.Reason = skipped
 		case n == 0:
 			// Nothing was checked (rapid's check count is 0, e.g. -short
 			// with fewer than 5 checks): no evidence either way.
@@ -194,26 +234,47 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			t.Fatalf("%s: %s", id, o.Reason)
 		}
 	}()
-	rapid.Check(ct, func(rt *rapid.T) {
+	p := runLoops(starter, plan, func(k int) rapid.TB { return loops[k].tb }, func(k int, rt *rapid.T) {
+		l := loops[k]
 		if err := cfg.stopped(); err != nil {
 			mu.Lock()
+			first := stop == nil
 			stop = err
 			mu.Unlock()
-			// Ends the contract run (runtime.Goexit) through rapid's
-			// deferred calls to the deferred record above.
-			t.Fatalf("%s: stopped: %v", id, err)
+			if !first {
+				runtime.Goexit() // another loop said why
+			}
+			// Ends the loop (runtime.Goexit); the contract run ends once
+			// every loop has.
+			l.tb.Fatalf("%s: stopped: %v", id, err)
 		}
-		o := &Obs{rt: rt, storage: cfg.Storage}
+		mu.Lock()
+		halt := decisive != nil && decisive != l
+		mu.Unlock()
+		if halt {
+			runtime.Goexit() // another loop failed: its outcome is the run's
+		}
+		o := &Obs{rt: rt, storage: cfg.Storage, loop: k}
 		o.abort = func(status outcome.Status, reason string) {
 			mu.Lock()
+			if decisive == nil {
+				decisive = l
+			}
+			if decisive != l {
+				// Another loop's failure is the finding; this loop ends
+				// beside it.
+				notes = append(notes, fmt.Sprintf("%s: rapid loop %d also ended: %s: %s", t.Name(), k, status, reason))
+				mu.Unlock()
+				runtime.Goexit()
+			}
 			ended = &struct {
 				status      outcome.Status
 				reason, ctx string
 			}{status, reason, o.ctx}
 			mu.Unlock()
-			// Ends the contract run as a stop does, so that rapid neither
-			// shrinks nor replays the case.
-			t.Fatalf("%s: %s: %s", id, status, reason)
+			// Ends the loop as a stop does, so that rapid neither shrinks
+			// nor replays the case.
+			l.tb.Fatalf("%s: %s: %s", id, status, reason)
 		}
 		done := false
 		defer func() {
@@ -228,10 +289,13 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 					panic(r)
 				}
 				mu.Lock()
-				failedYet = true
-				last.ratio = o.failRatio
+				if decisive == nil {
+					decisive = l
+				}
+				l.failedYet = true
+				l.ratio = o.failRatio
 				if r != nil {
-					last.msg = firstLine(fmt.Sprint(r))
+					l.msg = firstLine(fmt.Sprint(r))
 				}
 				mu.Unlock()
 			}
@@ -242,7 +306,10 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		prop(rt, o)
 		done = true
 		mu.Lock()
-		counting := !failedYet
+		counting := !l.failedYet
+		if counting && !rt.Failed() {
+			l.passed++
+		}
 		mu.Unlock()
 		if counting && !rt.Failed() {
 			s := outcome.ErrorStats(o.stats)
@@ -250,21 +317,46 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			lr.Pass(s)
 		}
 	})
+	if p != nil {
+		panic(p) // recorded as the harness's failure, above
+	}
+	mu.Lock()
+	end := decisive != nil || stop != nil || ended != nil
+	mu.Unlock()
+	for _, l := range loops {
+		end = end || l.tb.Failed()
+	}
+	if end {
+		// The loops failed t already; the contract run ends here, as when
+		// rapid.Check ran on its goroutine.
+		t.FailNow()
+	}
+}
+
+// loopRun is one rapid loop of a contract run and what its property saw.
+type loopRun struct {
+	RapidLoop
+	k         int
+	tb        *loopTB
+	passed    int  // checks passed before its first failure
+	failedYet bool // a call of its property failed
+	msg       string
+	ratio     float64 // |err|/tol of its last failing call
 }
 
 // rerun returns the command that replays the first checks checks of the
-// contract run name from the run's base seed (cfg.Seed), or "" when the
-// seed is unknown.
-func rerun(cfg *Config, rec *outcome.Recorder, name string, checks int) string {
-	if cfg.Seed == 0 || checks <= 0 {
+// contract run name from the base seed seed (its rapid loop's), or "" when
+// the seed is unknown.
+func rerun(rec *outcome.Recorder, name string, seed uint64, checks int) string {
+	if seed == 0 || checks <= 0 {
 		return ""
 	}
 	if rec != nil && rec.Rerun != nil {
-		return rec.Rerun(name, cfg.Seed, checks)
+		return rec.Rerun(name, seed, checks)
 	}
-	cmd := reproArgs(name, cfg.Seed, "")
+	cmd := reproArgs(name, seed, "")
 	if rec != nil && rec.Repro != nil {
-		cmd = rec.Repro(name, cfg.Seed, "")
+		cmd = rec.Repro(name, seed, "")
 	}
 	return fmt.Sprintf("%s -rapid.checks=%d", cmd, checks)
 }

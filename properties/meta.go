@@ -129,7 +129,27 @@ func DeterminismContract(t TB, im Impls) {
 	}
 	defer fresh.Close()
 	launched := &launchSet{seen: map[[2]string]bool{}}
-	onDev, onFresh := &launchLog{Device: dev, set: launched}, &launchLog{Device: fresh, set: launched}
+	type pair struct{ onDev, onFresh *launchLog }
+	pairs := &perLoop[pair]{first: pair{&launchLog{Device: dev, set: launched}, &launchLog{Device: fresh, set: launched}},
+		close: func(p pair) { p.onDev.Device.Close(); p.onFresh.Device.Close() }}
+	if shared.Capabilities().Has(cudart.CapSchedule) {
+		// Each rapid loop of the run sets the schedules of its checks: two
+		// devices of its own.
+		backend := shared.Info().Backend
+		pairs.make = func() (pair, error) {
+			d, err := t.Config().open(backend)
+			if err != nil {
+				return pair{}, err
+			}
+			f, err := t.Config().open(backend)
+			if err != nil {
+				d.Close()
+				return pair{}, err
+			}
+			return pair{&launchLog{Device: d, set: launched}, &launchLog{Device: f, set: launched}}, nil
+		}
+	}
+	defer pairs.closeMade()
 	lim := t.Config().Limits()
 	static := staticNoFloatAtomics(im) // a fact of the PTX: read once, reported by the first check
 	credit := func() []reports.Kernel { return launched.credit(ImplKernels(im), static != nil) }
@@ -147,6 +167,8 @@ func DeterminismContract(t TB, im Impls) {
 		}
 		p := drawProblem(rt, im, plim)
 		o.Context(p.outCols, "%v", p)
+		devs := pairs.of(o, "this rapid loop's devices")
+		onDev, onFresh := devs.onDev, devs.onFresh
 		setSchedule(onDev, 0) // each check's launches are scheduled alike, whatever came before
 		first, err := p.outputs(onDev)
 		o.Check("first launch", err)
@@ -478,10 +500,16 @@ func ParityContract(t TB, im Impls) {
 		return
 	}
 	defer emu.Close()
+	// Each rapid loop of the run sets the schedules of its checks (and of
+	// a failure's classification): an emulator of its own.
+	emus := &perLoop[cudart.Device]{first: emu, make: func() (cudart.Device, error) { return t.Config().open("emu") },
+		close: func(d cudart.Device) { d.Close() }}
+	defer emus.closeMade()
 	lim := gen.EmuLimits
 	check(t, Parity, ImplKernels(im), func(rt *rapid.T, o *Obs) {
 		p := drawProblem(rt, im, lim)
 		o.Context(p.outCols, "%v", p)
+		emu := emus.of(o, "this rapid loop's emulator")
 		setSchedule(emu, 0) // the canonical schedule first, whatever a failing check's classification left
 		g, err := p.run(dev)
 		o.Check("gpu", err)

@@ -17,6 +17,7 @@ import (
 // with the full case, when a bound is violated.
 type Obs struct {
 	rt   *rapid.T
+	loop int // the rapid loop of the contract run this check is in (perLoop)
 	ctx  string
 	cols int
 	// size is the last positive cols given to Context: the check's size

@@ -33,12 +33,13 @@ type rapidLog struct {
 	draws         []string // "label: value" lines of the minimal case
 }
 
-// captureTB forwards everything to the real TB and keeps what rapid says.
+// captureTB keeps what rapid says to one loop's TB (loopTB), and whether
+// the loop failed or was skipped.
 type captureTB struct {
-	TB
 	mu         sync.Mutex
 	l          rapidLog
 	replaying  bool
+	failed     bool
 	skipped    bool
 	skipReason string
 }
@@ -49,6 +50,13 @@ func (c *captureTB) log() rapidLog {
 	l := c.l
 	l.draws = append([]string(nil), c.l.draws...)
 	return l
+}
+
+// skip returns why the loop was skipped, and whether it was.
+func (c *captureTB) skip() (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.skipReason, c.skipped
 }
 
 func (c *captureTB) note(msg string) {
@@ -95,31 +103,6 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-func (c *captureTB) Logf(format string, args ...any) {
-	c.TB.Helper()
-	c.note(fmt.Sprintf(format, args...))
-	c.TB.Logf(format, args...)
-}
-
-func (c *captureTB) Errorf(format string, args ...any) {
-	c.TB.Helper()
-	c.note(fmt.Sprintf(format, args...))
-	c.TB.Errorf(format, args...)
-}
-
-func (c *captureTB) Fatalf(format string, args ...any) {
-	c.TB.Helper()
-	c.note(fmt.Sprintf(format, args...))
-	c.TB.Fatalf(format, args...)
-}
-
-func (c *captureTB) Skipf(format string, args ...any) {
-	c.mu.Lock()
-	c.skipped, c.skipReason = true, fmt.Sprintf(format, args...)
-	c.mu.Unlock()
-	c.TB.Skipf(format, args...)
 }
 
 // fromRapid reports whether a panic value is rapid's own control flow (an

@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"pgregory.net/rapid"
 
@@ -116,8 +117,8 @@ func refutedBy[T float32 | float64](got []T, want, tol []float64) float64 {
 func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 	t.Helper()
 	dev, lim := onDevice(t, RoPEThetaCache)
-	lim = lim.Cap(1 << 16) // seven launches and oracles a check
-	inseparable := 0
+	lim = lim.Cap(1 << 16)       // seven launches and oracles a check
+	var inseparable atomic.Int64 // over every rapid loop of the run
 	check(t, RoPEThetaCache, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		c := drawRoPECase(rt, lim, mode, 4, 1, gen.Normal, gen.MixedScale)
 		thetas := []float32{1e4, 5e5, 1e6, 1e4, gen.Theta().Draw(rt, "theta.random"), 1e6, 5e5}
@@ -139,12 +140,12 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 				w2 := make([]float64, len(want))
 				oracle.RoPENeoXForward(w2, gen.F64(c.x.Data), c.posF64(), c.rows, c.heads, c.headDim, float64(prev))
 				if refutedBy(want, w2, tol) <= 2 { // the two oracles are within 2·tol
-					inseparable++
+					inseparable.Add(1)
 				}
 			}
 		}
 	})
-	if n := inseparable; n > 0 {
+	if n := inseparable.Load(); n > 0 {
 		t.Config().Recorder.Record(outcome.Outcome{ID: RoPEThetaCache, Notes: []string{fmt.Sprintf("%d call(s) whose input could not tell their θ from the previous call's (the two oracles within 2·tol of each other)", n)}})
 	}
 }

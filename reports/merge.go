@@ -121,6 +121,7 @@ func merge(names []string, rs []*Report) (*Report, error) {
 			problems = append(problems, fmt.Sprintf("%s: %v", names[i], err))
 		}
 		out.Run.RapidChecks += q.RapidChecks
+		out.Run.RapidLoops = max(out.Run.RapidLoops, q.RapidLoops)
 		out.Run.Notes = append(out.Run.Notes, q.Notes...)
 		out.Run.Notes = append(out.Run.Notes, fmt.Sprintf("shard %d: %s", i+1, strings.Join(q.CommandLine, " ")))
 		for _, k := range r.Kernels {

@@ -390,6 +390,9 @@ func Markdown(w io.Writer, r *Report) error {
 	if run.RapidChecks > 0 {
 		add("Rapid checks", strconv.Itoa(run.RapidChecks))
 	}
+	if run.RapidLoops > 0 {
+		add("Rapid loops", strconv.Itoa(run.RapidLoops))
+	}
 	add("Command line", code(strings.Join(run.CommandLine, " ")))
 	table(&b, []string{"Field", "Value"}, func(yield func([]string)) {
 		for _, row := range rows {

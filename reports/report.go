@@ -60,8 +60,12 @@ type Run struct {
 	CopyBandwidth *float64 `json:"copy_bandwidth_bytes_per_s,omitempty"`
 	// RapidSeed is the -rapid.seed the run used; nil when unknown. Zero is
 	// rapid's "pick a random seed".
-	RapidSeed   *uint64  `json:"rapid_seed,omitempty"`
-	RapidChecks int      `json:"rapid_checks,omitempty"` // -rapid.checks
+	RapidSeed   *uint64 `json:"rapid_seed,omitempty"`
+	RapidChecks int     `json:"rapid_checks,omitempty"` // -rapid.checks
+	// RapidLoops is how many parallel rapid loops a contract run of
+	// RapidChecks checks was split over, each from its own base seed
+	// (-ptxprop.loops); 0 in a report that predates it.
+	RapidLoops  int      `json:"rapid_loops,omitempty"`
 	CommandLine []string `json:"command_line,omitempty"` // os.Args of the producing binary
 	Notes       []string `json:"notes,omitempty"`        // free-form
 	// Devices lists every device the run spread its contract runs over,

@@ -170,6 +170,7 @@ func (v *validator) run(r *Run) {
 	}
 	v.count(at, "sm_count", r.SMCount)
 	v.count(at, "rapid_checks", r.RapidChecks)
+	v.count(at, "rapid_loops", r.RapidLoops)
 	if r.CopyBandwidth != nil {
 		v.rate(at, "copy_bandwidth_bytes_per_s", *r.CopyBandwidth)
 	}

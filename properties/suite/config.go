@@ -24,6 +24,7 @@ type Config struct {
 	EmuAdversarial int64         // emulator: adversarial approximate instructions with this seed (0: off)
 	Checks         int           // rapid checks per contract unless -rapid.checks or RAPID_CHECKS is given (0: rapid's default)
 	Seed           uint64        // rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one, recorded)
+	Loops          int           // parallel rapid loops a contract run's checks are split over (0: auto, rapidLoops.Plan)
 	Watchdog       time.Duration // bound on one launch and one launcher call (0: the defaults)
 	Summary        bool          // print the report's summary at the end of the run
 	FailDB         string        // failure database directory: replayed first, counterexamples stored ("": none)
@@ -210,6 +211,18 @@ var settings = Table[Config]{
 	{"seed", "0", "rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one; the report records it)",
 		func(c *Config, v string) (err error) { c.Seed, err = strconv.ParseUint(v, 0, 64); return },
 		func(c *Config) string { return strconv.FormatUint(c.Seed, 10) }, "a reproduction gives the failing case's own fail file or seed"},
+	{"loops", "auto", "parallel rapid loops each contract run's checks are split over, each from its own seed with its own shrinking and reproduction (auto: GOMAXPROCS, at most one per 50 checks; 1 when replaying a -rapid.failfile)",
+		func(c *Config, v string) (err error) {
+			if v == "auto" {
+				c.Loops = 0
+				return nil
+			}
+			if c.Loops, err = NonNegInt(v); err == nil && c.Loops == 0 {
+				err = fmt.Errorf("want auto or a count of at least 1")
+			}
+			return
+		},
+		func(c *Config) string { return loopsString(c.Loops) }, "a reproduction replays the failing loop alone (-ptxprop.loops=1)"},
 	{"watchdog", "0", "bound on one launch and one launcher call before a liveness failure (0: the device's 30s a launch, 2m a call)",
 		func(c *Config, v string) (err error) { c.Watchdog, err = NonNegDuration(v); return },
 		func(c *Config) string { return c.Watchdog.String() }, ""},
@@ -265,6 +278,14 @@ func Settings() []Setting { return settings.Settings() }
 // table's order: what a failure's reproduction carries, so that it fails
 // again under the settings that made it fail.
 func ReplayFlags(c Config) []string { return settings.ReplayFlags(c) }
+
+// loopsString spells a Loops value as the setting takes it.
+func loopsString(n int) string {
+	if n == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(n)
+}
 
 // progressString spells a Progress value as the setting takes it.
 func progressString(d time.Duration) string {

@@ -57,6 +57,7 @@
 //	-ptxprop.emu-adversarial PTXPROP_EMU_ADVERSARIAL  0        emulator: approximate instructions return any value within the PTX ISA's bound, from this seed (0: off)
 //	-ptxprop.checks          PTXPROP_CHECKS           0        rapid checks per contract (0: rapid's default, 100)
 //	-ptxprop.seed            PTXPROP_SEED             0        rapid's base seed (0: a random one); the report records the seed used
+//	-ptxprop.loops           PTXPROP_LOOPS            auto     parallel rapid loops a contract run's checks are split over, each from its own seed (auto: GOMAXPROCS, at most one per 50 checks; 1 replaying a fail file)
 //	-ptxprop.watchdog        PTXPROP_WATCHDOG         0        bound on one launch and one launcher call (0: 30s a launch, 2m a call)
 //	-ptxprop.summary         PTXPROP_SUMMARY          true     print the report's summary when the run ends
 //	-ptxprop.faildb          PTXPROP_FAILDB           ""       failure database directory: stored failures replayed first, new counterexamples stored ("": none)
@@ -144,6 +145,8 @@
 // test's anchored -run pattern, rapid's fail file (or the failing check's
 // seed) and every setting that may change the outcome and is not at its
 // default, given as a flag or in the environment (ReplayFlags: backend,
-// devices, max-elements, emu-adversarial, watchdog); the report records the
-// base seed the run used.
+// devices, max-elements, emu-adversarial, watchdog) and, for a failing
+// check's seed, -ptxprop.loops=1: the failing loop alone, its base seed
+// the failing check's; the report records the base seed and the loops the
+// run used.
 package suite

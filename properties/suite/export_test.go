@@ -45,3 +45,7 @@ func ProgressLine(rec *outcome.Recorder, start time.Time) string {
 	r := &runner{rec: rec, start: start}
 	return r.progressLine()
 }
+
+// PlanLoops is planLoops, for the tests: how a contract run's checks are
+// split over rapid loops.
+var PlanLoops = planLoops

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"flag"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,23 +36,46 @@ type Rapid struct {
 // for benchmarks that set rapid's checks around their own loop.
 func SetRapid(r Rapid) (restore func()) {
 	userRapid()
-	saved := map[string]string{}
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	if r.Checks > 0 && r.Exact && short() {
+		r.Checks *= 5 // rapid v1.3.0's checkTB: checks /= 5 under testing.Short()
+	}
+	restoreLocked := setRapidLocked(r)
+	return func() {
+		rapidMu.Lock()
+		defer rapidMu.Unlock()
+		restoreLocked()
+	}
+}
+
+// rapidMu guards rapid's settings, which rapid keeps in package variables:
+// SetRapid writes them, each rapid loop of a contract run sets a seed and a
+// check count of its own while it starts (rapidLoops.Start), and the report
+// reads them. rapid reads its seed and checks only as a rapid.Check starts.
+var rapidMu sync.Mutex
+
+// setRapidLocked sets rapid's flags to r's values (r.Checks as rapid's
+// -rapid.checks) and returns the function that restores them; rapidMu is
+// held.
+func setRapidLocked(r Rapid) (restore func()) {
+	type saved struct {
+		v flag.Value
+		s string
+	}
+	var old []saved
 	set := func(name, v string) {
 		f := flag.Lookup(name)
 		if f == nil {
 			return
 		}
-		if _, ok := saved[name]; !ok {
-			saved[name] = f.Value.String()
-		}
-		flag.Set(name, v)
+		old = append(old, saved{f.Value, f.Value.String()})
+		// The flag's Value, not flag.Set: no write to the FlagSet's own
+		// maps, which flag.Lookup may read meanwhile.
+		_ = f.Value.Set(v) // values spelled by the flag's own type: cannot fail
 	}
 	if r.Checks > 0 {
-		n := r.Checks
-		if f := flag.Lookup("test.short"); r.Exact && f != nil && f.Value.String() == "true" {
-			n *= 5 // rapid v1.3.0's checkTB: checks /= 5 under testing.Short()
-		}
-		set("rapid.checks", strconv.Itoa(n))
+		set("rapid.checks", strconv.Itoa(r.Checks))
 	}
 	if r.Seed != 0 {
 		set("rapid.seed", strconv.FormatUint(r.Seed, 10))
@@ -63,10 +87,98 @@ func SetRapid(r Rapid) (restore func()) {
 		set("rapid.nofailfile", "true")
 	}
 	return func() {
-		for name, v := range saved {
-			flag.Set(name, v)
+		for i := len(old) - 1; i >= 0; i-- {
+			_ = old[i].v.Set(old[i].s)
 		}
 	}
+}
+
+// short reports whether go test's -short is set (rapid then runs a fifth
+// of -rapid.checks).
+func short() bool {
+	f := flag.Lookup("test.short")
+	return f != nil && f.Value.String() == "true"
+}
+
+// minLoopChecks is the fewest checks the default splits a contract run's
+// checks into a loop of: a loop's start and its share of the set-up are
+// then small beside its checks.
+const minLoopChecks = 50
+
+// rapidLoops is the properties.RapidLoops of a run whose -ptxprop.loops is
+// n (0: auto).
+type rapidLoops struct{ n int }
+
+// Plan splits the contract run's checks (rapid's -rapid.checks, a fifth
+// of it under -short) over the run's loops: n, or by default GOMAXPROCS
+// loops of at least minLoopChecks checks, and one loop when rapid replays
+// a fail file (-rapid.failfile) — never more loops than checks.
+func (l rapidLoops) Plan() []properties.RapidLoop {
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	return planLoops(l.n, rapidIntLocked("checks"), rapidUintLocked("seed"), short(), rapidStringLocked("failfile") != "", runtime.GOMAXPROCS(0))
+}
+
+// planLoops is Plan's arithmetic: checks is -rapid.checks, seed the base
+// seed.
+func planLoops(n, checks int, seed uint64, short, failfile bool, procs int) []properties.RapidLoop {
+	total := checks
+	if short {
+		total /= 5
+	}
+	k := n
+	if k == 0 {
+		k = min(procs, total/minLoopChecks)
+		if failfile {
+			k = 1
+		}
+	}
+	k = min(k, total)
+	if k <= 1 {
+		return []properties.RapidLoop{{Seed: seed}} // rapid's settings as they are
+	}
+	loops := make([]properties.RapidLoop, k)
+	for i := range loops {
+		loops[i] = properties.RapidLoop{Seed: loopSeed(seed, i), Checks: total / k}
+		if i < total%k {
+			loops[i].Checks++
+		}
+	}
+	return loops
+}
+
+// loopSeed is the base seed of rapid loop k of a run whose base seed is
+// base: base itself for loop 0 (a single loop's reproductions replay it),
+// a splitmix64 mix of (base, k) for the others, never 0 (rapid's "pick a
+// random seed").
+func loopSeed(base uint64, k int) uint64 {
+	if k == 0 {
+		return base
+	}
+	z := base + uint64(k)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	if z == 0 {
+		z = 1
+	}
+	return z
+}
+
+// Start sets rapid to l's seed and checks while start's rapid.Check reads
+// them, then restores them. Loops start one at a time, each holding
+// rapidMu until its rapid.Check has read its settings.
+func (rapidLoops) Start(l properties.RapidLoop, start func() <-chan struct{}) {
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	if l.Checks > 0 {
+		r := Rapid{Checks: l.Checks, Seed: l.Seed}
+		if short() {
+			r.Checks *= 5
+		}
+		defer setRapidLocked(r)()
+	}
+	<-start()
 }
 
 // with returns r with o's ShrinkTime where r leaves it as it is, and
@@ -121,19 +233,32 @@ func rapidGiven(name string, lookup func(string) (string, bool)) bool {
 
 // rapidInt and rapidUint read rapid's current setting.
 func rapidInt(name string) int {
-	if f := flag.Lookup("rapid." + name); f != nil {
-		n, _ := strconv.Atoi(f.Value.String())
-		return n
-	}
-	return 0
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	return rapidIntLocked(name)
 }
 
 func rapidUint(name string) uint64 {
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	return rapidUintLocked(name)
+}
+
+func rapidIntLocked(name string) int {
+	n, _ := strconv.Atoi(rapidStringLocked(name))
+	return n
+}
+
+func rapidUintLocked(name string) uint64 {
+	n, _ := strconv.ParseUint(rapidStringLocked(name), 10, 64)
+	return n
+}
+
+func rapidStringLocked(name string) string {
 	if f := flag.Lookup("rapid." + name); f != nil {
-		n, _ := strconv.ParseUint(f.Value.String(), 10, 64)
-		return n
+		return f.Value.String()
 	}
-	return 0
+	return ""
 }
 
 // rapidForRun returns the rapid settings a run of c uses: c.Checks unless

@@ -13,7 +13,7 @@ import (
 var nonDefault = map[string]string{
 	"backend": "emu-checked", "devices": "0,2", "report": "/x/r.json", "merge": "true",
 	"deadline": "45s", "max-elements": "4096", "progress": "3s", "emu-adversarial": "7",
-	"checks": "1000", "seed": "99", "watchdog": "2ms", "summary": "false",
+	"checks": "1000", "seed": "99", "watchdog": "2ms", "summary": "false", "loops": "4",
 }
 
 // A failure's reproduction carries every setting that may change the
@@ -65,8 +65,9 @@ func TestReproCarriesEverySetting(t *testing.T) {
 			}
 		}
 	}
-	// At the defaults, nothing is added.
-	if got, want := suite.Repro(suite.Default(), "go test ./properties", "TestX", 12, ""), "go test ./properties -run '^TestX$' -rapid.seed=12"; got != want {
+	// At the defaults, nothing is added but the one rapid loop that a
+	// failing check's seed replays.
+	if got, want := suite.Repro(suite.Default(), "go test ./properties", "TestX", 12, ""), "go test ./properties -run '^TestX$' -rapid.seed=12 -ptxprop.loops=1"; got != want {
 		t.Errorf("repro at the defaults = %q, want %q", got, want)
 	}
 }

@@ -334,6 +334,7 @@ func (r *runner) open() {
 	r.devs = devs
 	r.pcfg = ContractConfig(r.cfg, first)
 	r.pcfg.Recorder, r.pcfg.Context = r.rec, r.ctx
+	r.pcfg.Loops = rapidLoops{r.cfg.Loops}
 	r.pcfg.Seed = rapidUint("seed") // set by SetRapid before the runner opens
 	r.pcfg.Shard, r.pcfg.FailDB = r.shardAndFailDB()
 	if err != nil {
@@ -589,6 +590,7 @@ func (r *runner) report() (*reports.Report, error) {
 	run := NewRun(info, r.start)
 	run.ID, run.CommandLine = r.id, r.cmdline
 	run.Shard = r.shard.report()
+	run.RapidLoops = len(rapidLoops{r.cfg.Loops}.Plan())
 	used := func([]string) []int { return nil }
 	if r.spread != nil {
 		run.Devices = r.spread.devices()
@@ -704,10 +706,22 @@ func (r *runner) jobsReport(run reports.Run, notRun string) (*reports.Report, ma
 // repro is the Recorder's command that replays a failing contract run.
 func (r *runner) repro(name string, seed uint64, failfile string) string {
 	if r.outside && r.cfg.Command != "" {
-		return r.command(seed)
+		return r.command(seed, r.oneLoop(false)...)
 	}
 	args := r.testFlags(reproArgs(name, seed, failfile))
-	return r.withCommand(args)
+	return strings.Join(append([]string{r.withCommand(args)}, r.oneLoop(failfile != "")...), " ")
+}
+
+// oneLoop is the flag that makes a reproduction from a check's seed run one
+// rapid loop, whose base seed it is: the failing loop alone, as it ran.
+// Always given with a seed, since -ptxprop.loops is not carried (a
+// reproduction may run where the default splits the checks otherwise);
+// none for a fail file, which the default replays in one loop.
+func (r *runner) oneLoop(failfile bool) []string {
+	if failfile {
+		return nil
+	}
+	return []string{"-ptxprop.loops=1"}
 }
 
 // rerunChecks is the Recorder's command that replays the first checks
@@ -715,7 +729,7 @@ func (r *runner) repro(name string, seed uint64, failfile string) string {
 // without shrinking: liveness, set-up).
 func (r *runner) rerunChecks(name string, seed uint64, checks int) string {
 	if r.outside && r.cfg.Command != "" {
-		return r.command(seed, fmt.Sprintf("-ptxprop.checks=%d", checks))
+		return r.command(seed, append(r.oneLoop(false), fmt.Sprintf("-ptxprop.checks=%d", checks))...)
 	}
 	return fmt.Sprintf("%s -rapid.checks=%d", r.repro(name, seed, ""), checks)
 }
@@ -742,8 +756,12 @@ func (r *runner) command(seed uint64, flags ...string) string {
 
 // rerun is the command that runs the named contract runs again.
 func (r *runner) rerun(runs []string) string {
+	var loops []string
+	if r.cfg.Loops != 0 { // given: the same split of the checks
+		loops = []string{fmt.Sprintf("-ptxprop.loops=%d", r.cfg.Loops)}
+	}
 	if r.outside && r.cfg.Command != "" {
-		return r.command(0)
+		return r.command(0, loops...)
 	}
 	pattern := runPattern(runs[0])
 	if len(runs) > 1 {
@@ -762,7 +780,7 @@ func (r *runner) rerun(runs []string) string {
 			pattern = "^(" + strings.Join(names, "|") + ")$"
 		}
 	}
-	return r.withCommand(r.testFlags("-run " + shellQuote(pattern)))
+	return strings.Join(append([]string{r.withCommand(r.testFlags("-run " + shellQuote(pattern)))}, loops...), " ")
 }
 
 // withCommand is the go test command (or the test binary; none when

@@ -16,9 +16,9 @@ import (
 // one given the fewest tests so far, then the first (so tests run one after
 // another take turns). Tests that t.Parallel() start as others end, so the devices stay
 // about equally busy whatever each test costs. The unit is a test, not a
-// check: a contract run is one rapid loop. Splitting one prediction's checks
-// over devices would be one loop per device, each with its own seed, added
-// up as reports.Merge adds shards.
+// check: a contract run's rapid loops (Config.Loops) share its test's device.
+// Splitting one prediction's checks over devices would be loops on
+// several devices, added up as the loops of one device are.
 type spread struct {
 	devs []cudart.Device
 	base properties.Config // Device, Devices and Open are set per test

@@ -83,7 +83,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 		"PTXPROP_EMU_ADVERSARIAL": "7", "PTXPROP_CHECKS": "1000", "PTXPROP_SEED": "99",
 		"PTXPROP_WATCHDOG": "5s", "PTXPROP_SUMMARY": "false", "PTXPROP_DEVICES": "0,2",
 		"PTXPROP_FAILDB": "/x/db", "PTXPROP_SHARD": "1/3", "PTXPROP_SHARD_COUNT": "3", "PTXPROP_SHARD_SPLIT": "2",
-		"PTXPROP_SHARD_RUN": "job-7",
+		"PTXPROP_SHARD_RUN": "job-7", "PTXPROP_LOOPS": "4",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	c, err := suite.Load(lookup)
@@ -93,7 +93,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 	want := suite.Config{Backend: "emu-checked", Report: "/x/r.json", Merge: true, Deadline: 45 * time.Second,
 		MaxElements: 4096, Progress: 3 * time.Second, EmuAdversarial: 7, Checks: 1000, Seed: 99,
 		Watchdog: 5 * time.Second, Summary: false, Devices: suite.Devices{Ordinals: []int{0, 2}},
-		FailDB: "/x/db", Shard: "1/3", ShardCount: 3, ShardSplit: 2, ShardRun: "job-7"}
+		FailDB: "/x/db", Shard: "1/3", ShardCount: 3, ShardSplit: 2, ShardRun: "job-7", Loops: 4}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v\nwant   %+v", c, want)
 	}
@@ -263,7 +263,7 @@ func TestReportOfAFailure(t *testing.T) {
 		t.Fatal("no reproduction")
 	}
 	cmd := p.Reproduction.Command
-	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+|failfile=\S+) -ptxprop\.backend=emu$`).MatchString(cmd) {
+	if !regexp.MustCompile(`^-run '\^TestFail[AB]\$' -rapid\.(seed=\d+ -ptxprop\.backend=emu -ptxprop\.loops=1|failfile=\S+ -ptxprop\.backend=emu)$`).MatchString(cmd) {
 		t.Errorf("reproduction = %q, want one pasteable command", cmd)
 	}
 	if want := "-run '^(TestFailA|TestFailB)$' -ptxprop.backend=emu"; p.Rerun != want {
@@ -474,7 +474,7 @@ func TestReproCommand(t *testing.T) {
 	}
 	c.Backend, c.MaxElements = "emu-checked", 4096
 	if got, want := suite.Repro(c, "../bin/properties.test", "TestX", 12, ""),
-		"../bin/properties.test -test.run '^TestX$' -rapid.seed=12 -ptxprop.backend=emu-checked -ptxprop.max-elements=4096"; got != want {
+		"../bin/properties.test -test.run '^TestX$' -rapid.seed=12 -ptxprop.backend=emu-checked -ptxprop.max-elements=4096 -ptxprop.loops=1"; got != want {
 		t.Errorf("repro = %q, want %q", got, want)
 	}
 }
@@ -536,7 +536,7 @@ func TestRunOutsideGoTest(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^repro ptxprop verify -ptxprop.backend=emu -ptxprop.seed=\d+ 'my kernel.yaml'$`).MatchString(s) {
+	if !regexp.MustCompile(`(?m)^repro ptxprop verify -ptxprop.backend=emu -ptxprop.seed=\d+ -ptxprop.loops=1 'my kernel.yaml'$`).MatchString(s) {
 		t.Errorf("reproduction is not the run's command with the seed:\n%s", s)
 	}
 	if !strings.Contains(s, "OUT-FAIL") || !strings.Contains(s, "outside (failing)") {
@@ -552,12 +552,12 @@ func TestRunOutsideGoTest(t *testing.T) {
 func TestRunReproCommand(t *testing.T) {
 	c := suite.Default()
 	c.Command, c.CommandArgs, c.MaxElements = "ptxprop verify", []string{"a.yaml", "b c.yaml"}, 4096
-	if got, want := suite.RunRepro(c, "a/RMS-FWD-001", 42), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 a.yaml 'b c.yaml'"; got != want {
+	if got, want := suite.RunRepro(c, "a/RMS-FWD-001", 42), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 -ptxprop.loops=1 a.yaml 'b c.yaml'"; got != want {
 		t.Errorf("repro = %q, want %q", got, want)
 	}
 	// A run ended at check 7 without shrinking (liveness) replays 7 checks:
 	// the flags still before the files.
-	if got, want := suite.RunRerun(c, "a/RMS-FWD-001", 42, 7), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 -ptxprop.checks=7 a.yaml 'b c.yaml'"; got != want {
+	if got, want := suite.RunRerun(c, "a/RMS-FWD-001", 42, 7), "ptxprop verify -ptxprop.max-elements=4096 -ptxprop.seed=42 -ptxprop.loops=1 -ptxprop.checks=7 a.yaml 'b c.yaml'"; got != want {
 		t.Errorf("rerun = %q, want %q", got, want)
 	}
 }

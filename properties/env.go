@@ -82,10 +82,19 @@ func (c *Config) stopped() error {
 }
 
 // Limits returns the generator limits for the configured device.
-func (c *Config) Limits() gen.Limits {
+func (c *Config) Limits() gen.Limits { return c.LimitsFor("") }
+
+// LimitsFor returns the generator limits of prediction id on the configured
+// device: Limits with the shape regimes the prediction declares
+// (Prediction.Regimes), which the run's caps below bound as they bound the
+// everyday shapes.
+func (c *Config) LimitsFor(id string) gen.Limits {
 	lim := gen.GPULimits
 	if c.Device == nil || c.Device.Info().Backend == "emu" {
 		lim = gen.EmuLimits
+	}
+	if p, ok := Lookup(id); ok {
+		lim = lim.WithRegimes(p.Regimes...)
 	}
 	if c.MaxElements > 0 {
 		lim = lim.Cap(c.MaxElements)
@@ -148,10 +157,11 @@ func deviceFor(t TB, id string) cudart.Device {
 	return cfg.Device
 }
 
-// onDevice returns t's device and the generator limits of its run, or
+// onDevice returns t's device and the generator limits of prediction id in
+// its run (its regimes included), or
 // skips prediction id (as deviceFor does) when the run has no device.
 func onDevice(t TB, id string) (cudart.Device, gen.Limits) {
 	t.Helper()
 	dev := deviceFor(t, id)
-	return dev, t.Config().Limits()
+	return dev, t.Config().LimitsFor(id)
 }

@@ -68,15 +68,17 @@
 //
 // # Shapes
 //
-// A contract run on a mutant draws the shapes it draws in a property run
-// (the backend's gen.Limits, and the run's caps), with no cap of its own: a
-// mutant gets the shapes of the predictions that probe it. Where a bug
-// lives only in large shapes, the prediction that should catch it declares
-// the regime (properties.Prediction.Regimes: P-BRMS-BACK-001 and LN-BWD-001
-// declare rows past 2048 and rows sharing a lock group, up to 2²⁰
-// elements), and one check in gen.RegimeOdds draws from it;
-// chunk-bound-baked, wrong only past 2048 rows, is killed so on the
-// emulator. On the emulator each launch of a mutant runs within an
+// A contract run on a mutant draws the shapes of a property run (the
+// backend's gen.Limits and the run's caps): a mutant gets the shapes of the
+// predictions that probe it. Where a bug lives only in large shapes, the
+// prediction that should catch it declares the regime
+// (properties.Prediction.Regimes: P-BRMS-BACK-001 and LN-BWD-001 declare
+// rows past 2048 and rows sharing a lock group, up to 2²⁰ elements), and
+// one check in gen.RegimeOdds draws from it; chunk-bound-baked, wrong only
+// past 2048 rows, is killed so on the emulator. There the everyday shapes
+// keep at most EverydayRows rows (the emulator's wide row counts in every
+// contract run would make the analysis several times as long); the
+// regimes are not capped. On the emulator each launch of a mutant runs within an
 // instruction budget that grows with the launch (LaunchBudget:
 // Options.MaxInstructions plus InstructionsPerThread a thread and
 // InstructionsPerElement an element of its buffers), so that the

@@ -15,9 +15,9 @@ import (
 // kernels.ChunkMinRows, past 2048 rows. Its killer's contract run kills it
 // on the session's device, with a counterexample of more than 2048 rows
 // (a shape that P-BRMS-BACK-001's "chunk>4" regime draws), and the same run
-// with rows capped at 64, as falsify once capped them on the emulator, sees
-// only outputs bit-identical to the original's: there it survives as an
-// equivalent mutant.
+// with every row count capped at 64, regimes included, as falsify once
+// capped them on the emulator, sees only outputs bit-identical to the
+// original's: there it survives as an equivalent mutant.
 func TestChunkBoundBakedNeedsLargeRows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: launches of over 2¹⁷ elements, beside the original's")
@@ -42,7 +42,8 @@ func TestChunkBoundBakedNeedsLargeRows(t *testing.T) {
 		}
 		pr, o := s.probe(m, p, e, 0)
 		_, _, differing, _, _ := tr.snapshot()
-		t.Logf("rows capped at %d (0: none): %s after %d checks in %v", s.cfg.MaxRows, o.Status, o.Checks, pr.Duration.Round(time.Millisecond))
+		t.Logf("rows capped at %d, everyday rows at %d (0: none): %s after %d checks in %v",
+			s.cfg.MaxRows, s.cfg.EverydayMaxRows, o.Status, o.Checks, pr.Duration.Round(time.Millisecond))
 		return o, differing
 	}
 

@@ -74,6 +74,14 @@ const (
 	InstructionsPerElement = 128
 )
 
+// EverydayRows caps the rows of the everyday shapes contracts draw on
+// mutants on the emulator (properties.Config.EverydayMaxRows), not those of
+// the regimes predictions declare: the emulator's wide row counts (a block
+// of threads a row, 4096 rows) in every contract run of every mutant would
+// make the analysis several times as long, while the regimes bring the
+// large shapes to the predictions that need them.
+const EverydayRows = 64
+
 // LaunchBudget returns the thread-instructions a launch of a mutant with
 // geometry g and params may run before the emulator stops it as hung:
 // base plus InstructionsPerThread per thread and InstructionsPerElement per
@@ -220,10 +228,13 @@ func newSession(opts Options, cfg properties.Config, devs []cudart.Device) (*Ses
 		}
 	}
 	// Each launch of a mutant gets a budget of its own (LaunchBudget), so
-	// that contracts draw the shapes of their predictions, large ones
-	// included, with no cap of the session's.
+	// that contracts draw the shapes of their predictions, their regimes'
+	// large ones included; the everyday shapes stay small.
 	if opts.MaxInstructions > 0 && dev.Capabilities().Has(cudart.CapInstructionLimit) {
 		s.budgeted = &sync.Mutex{}
+		if s.cfg.EverydayMaxRows == 0 || s.cfg.EverydayMaxRows > EverydayRows {
+			s.cfg.EverydayMaxRows = EverydayRows
+		}
 	}
 	if opts.Watchdog > 0 {
 		old := dev.Options()

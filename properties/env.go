@@ -49,6 +49,11 @@ type Config struct {
 	// multiple of it: an implementation that handles only some shapes (a
 	// binding's constraints) is judged on those.
 	MaxRows, MaxHidden, HiddenMultiple int
+	// EverydayMaxRows, when set, narrows the rows of the everyday shapes
+	// alone, not those of a prediction's regimes: a run that cannot afford
+	// the emulator's wide row counts everywhere (the mutation analysis)
+	// keeps them where a prediction declares it needs them.
+	EverydayMaxRows int
 	// Storage says in what format the implementation stores the tensors of
 	// each role (the op table's names: x, gamma, dy, y, rms, …; absent:
 	// float32), computing in float32: a bfloat16 or float16 kernel. The
@@ -101,6 +106,9 @@ func (c *Config) LimitsFor(id string) gen.Limits {
 	}
 	if c.MaxRows > 0 {
 		lim.MaxRows = min(lim.MaxRows, c.MaxRows)
+	}
+	if c.EverydayMaxRows > 0 && c.EverydayMaxRows < lim.MaxRows {
+		lim.RegimeMaxRows, lim.MaxRows = lim.MaxRows, c.EverydayMaxRows
 	}
 	if c.MaxHidden > 0 {
 		lim.MaxHidden = min(lim.MaxHidden, c.MaxHidden)

@@ -29,6 +29,10 @@ func TestLimitsForCarriesRegimes(t *testing.T) {
 			t.Errorf("%s: regime %+v does not reach 2²⁰ elements", LNBackward, r)
 		}
 	}
+	c.EverydayMaxRows = 64
+	if lim := c.LimitsFor(BRMSBack); lim.MaxRows != 64 || len(lim.Regimes()) != len(rowSumRegimes) {
+		t.Errorf("64 everyday rows: %d rows, regimes %+v, want 64 and every regime", lim.MaxRows, lim.Regimes())
+	}
 	c.MaxRows = 64
 	if rs := c.LimitsFor(BRMSBack).Regimes(); len(rs) != 0 {
 		t.Errorf("at most 64 rows: regimes %+v, want none", rs)

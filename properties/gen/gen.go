@@ -34,6 +34,9 @@ type Limits struct {
 	RandomRows  int // rows above it only from EdgeRows, once in WideOdds draws (0: MaxRows)
 	MaxHidden   int // hidden drawn from the edge grid up to MaxHidden, or at random beyond it
 	MaxElements int // rows·hidden cap (rows shrink to fit)
+	// RegimeMaxRows, when set, bounds the rows of the regimes' shapes in
+	// place of MaxRows: a MaxRows that narrows the everyday shapes alone.
+	RegimeMaxRows int
 	// HiddenMultiple, above 1, makes every row length Hidden draws a
 	// multiple of it: for an implementation that handles only such rows.
 	HiddenMultiple int
@@ -53,9 +56,9 @@ type Limits struct {
 // of RegimeOdds, by construction: rows and hidden are drawn inside the
 // regime, never drawn at large and rejected. A regime has its own cap on
 // the elements, above the Limits' everyday one (large shapes are what it
-// is for, and their share bounds their cost); the Limits' rows, row
-// length, HiddenMultiple and every Cap still bound it, and a regime they
-// leave empty is not drawn. A zero bound is open.
+// is for, and their share bounds their cost); the Limits' rows (or
+// RegimeMaxRows), row length, HiddenMultiple and every Cap still bound it,
+// and a regime they leave empty is not drawn. A zero bound is open.
 type Regime struct {
 	Name                 string // what the regime is, drawn as "regime"
 	MinRows, MaxRows     int
@@ -108,7 +111,11 @@ func (lim Limits) bound(r Regime) (Regime, bool) {
 	if r.MaxElements <= 0 {
 		r.MaxElements = lim.MaxElements
 	}
-	r.MaxRows = tighter(r.MaxRows, lim.MaxRows)
+	rowCap := lim.MaxRows
+	if lim.RegimeMaxRows > 0 {
+		rowCap = lim.RegimeMaxRows
+	}
+	r.MaxRows = tighter(r.MaxRows, rowCap)
 	r.MaxHidden = tighter(r.MaxHidden, lim.MaxHidden)
 	if r.MaxElements > 0 {
 		h := r.MaxElements / r.MinRows

@@ -489,6 +489,10 @@ func TestRegimeBounds(t *testing.T) {
 	if rs := capped.Regimes(); len(rs) != 0 {
 		t.Errorf("64 rows at most: regimes %+v, want none", rs)
 	}
+	capped.RegimeMaxRows = lim.MaxRows
+	if rs := capped.Regimes(); len(rs) != 2 || rs[0].MaxRows != lim.MaxRows {
+		t.Errorf("64 everyday rows, %d in regimes: regimes %+v, want both to %d rows", lim.MaxRows, rs, lim.MaxRows)
+	}
 	if rs := lim.Cap(2048).Regimes(); len(rs) != 0 {
 		t.Errorf("Cap(2048): regimes %+v, want none (2049 rows need more)", rs)
 	}

@@ -66,6 +66,27 @@
 // and stops at the first prediction that fails. A Result records the
 // killer, the checks it needed and the minimal counterexample.
 //
+// # Shapes
+//
+// A contract run on a mutant draws the shapes of a property run (the
+// backend's gen.Limits and the run's caps): a mutant gets the shapes of the
+// predictions that probe it. Where a bug lives only in large shapes, the
+// prediction that should catch it declares the regime
+// (properties.Prediction.Regimes: P-BRMS-BACK-001 and LN-BWD-001 declare
+// rows past 2048 and rows sharing a lock group, up to 2²⁰ elements), and
+// one check in gen.RegimeOdds draws from it; chunk-bound-baked, wrong only
+// past 2048 rows, is killed so on the emulator. There the everyday shapes
+// keep at most EverydayRows rows (the emulator's wide row counts in every
+// contract run would make the analysis several times as long); the
+// regimes are not capped. On the emulator each launch of a mutant runs within an
+// instruction budget that grows with the launch (LaunchBudget:
+// Options.MaxInstructions plus InstructionsPerThread a thread and
+// InstructionsPerElement an element of its buffers), so that the
+// originals' largest launches fit (TestLaunchBudget) while a mutant that
+// loops forever still stops within seconds. A kill in a large shape costs
+// its shrinking: rapid finishes minimising the value it is on after the
+// shrink time, each attempt a launch of that size.
+//
 // The original implementation runs beside the mutant on every call, on the
 // same inputs (Options.Equivalence), so a survivor gets a verdict from the
 // very checks the contracts ran: equivalent (bit-identical outputs on every

@@ -213,6 +213,50 @@ func noProjection(k *kernels.Kernel, fn *ptx.Function) error {
 	return nil
 }
 
+// chunkBoundBaked: the chunked backward's row loop ends at
+// min(r0 + ChunkMinRows, rows) — the chunk it was written for, compiled in —
+// instead of min(r0 + chunk, rows), while its first row r0 = block·chunk
+// still follows the chunk parameter. Up to 2048 rows the chunk is
+// kernels.ChunkMinRows and nothing changes; beyond, every block skips its
+// rows past the fourth: their dx is never written and dγ misses their
+// terms. The edit: of the two uses of the loaded chunk (block·chunk and
+// r0 + chunk), the add whose sum goes to a min becomes r0 + ChunkMinRows.
+func chunkBoundBaked(k *kernels.Kernel, fn *ptx.Function) error {
+	pname, err := paramName(k, fn, "chunk")
+	if err != nil {
+		return err
+	}
+	loads := paramLoads(fn, pname)
+	if len(loads) != 1 {
+		return fmt.Errorf("%d loads of chunk, want 1", len(loads))
+	}
+	chunk := loads[0].in.Operands[0].Name
+	n := 0
+	for _, u := range uses(fn, chunk) {
+		if u.in.Op != "add" {
+			continue
+		}
+		sum := u.in.Operands[0].Name
+		bounded := false
+		for _, v := range uses(fn, sum) {
+			bounded = bounded || v.in.Op == "min"
+		}
+		if !bounded {
+			continue
+		}
+		for i := 1; i < len(u.in.Operands); i++ {
+			if u.in.Operands[i].Name == chunk {
+				u.in.Operands[i] = ptx.Imm(kernels.ChunkMinRows)
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%d adds of chunk bounded by a min (the row loop's end), want 1", n)
+	}
+	return nil
+}
+
 // besselVariance: LayerNorm divides the sum of squared deviations by
 // hidden−1 (the unbiased estimator, torch.var's default) instead of hidden.
 func besselVariance(k *kernels.Kernel, fn *ptx.Function) error {
@@ -403,6 +447,9 @@ var named = []Named{
 	{Name: "bwd-no-projection", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.BRMSBackFD, properties.BRMSBack},
 		What: "chunked backward drops the projection term: dx = γ·dy/rms, not (γ·dy − x̂·mean(γ·dy·x̂))/rms (PTX edit)",
 		swap: fromEdit(noProjection, "rmsnorm_bwd_chunk")},
+	{Name: "chunk-bound-baked", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.BRMSBack, properties.BRMSBackFD},
+		What: "chunked backward's row loop ends after ChunkMinRows (4) rows, the chunk it was written for, not after its chunk parameter: above 2048 rows each block skips its rows past the fourth, so their dx is never written and dγ misses them (PTX edit)",
+		swap: fromEdit(chunkBoundBaked, "rmsnorm_bwd_chunk")},
 	{Name: "sm-count-chunking", Kernel: "rmsnorm_bwd_chunk", Killers: []string{properties.Parity}, GPU: true,
 		What: "chunked backward partitions rows by the device's SM count: dγ's summation order, hence its bits, differ from device to device",
 		make: func() (*target, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
@@ -35,7 +36,8 @@ type Options struct {
 	// unnoticed is a gap in the properties.
 	Equivalence bool
 	// MaxInstructions bounds the thread-instructions of one emulator launch
-	// (a mutant's infinite loop fails fast); 0 leaves the emulator as it is.
+	// of a mutant (a mutant's infinite loop fails fast), beyond what the
+	// launch's size allows (LaunchBudget); 0 leaves the emulator as it is.
 	MaxInstructions int64
 	// Watchdog is the device watchdog while mutants run (a hung kernel on a
 	// GPU); 0 leaves it as it is.
@@ -58,11 +60,41 @@ type Options struct {
 	Child    bool    // internal: this process is a child running mutants
 }
 
-// BudgetRows caps the rows contracts draw on a device with an instruction
-// budget (Options.MaxInstructions): the emulator's wide row counts (up to
-// gen.EmuLimits.MaxRows) make launches of the originals larger
-// than the budget, which would then kill them as hung.
-const BudgetRows = 64
+// The instruction budget of one launch of a mutant grows with the launch,
+// so that every shape a contract draws (a prediction's regimes of up to 2²⁰
+// elements included) stays within it for the originals, while a mutant that
+// loops forever still fails within seconds: InstructionsPerThread for each
+// thread of the grid (a block's fixed cost, a row's reductions) and
+// InstructionsPerElement for each element of the launch's buffers (a few
+// dozen instructions per element in the shipped kernels, the re-reading
+// paths included), over Options.MaxInstructions. TestLaunchBudget holds the
+// originals to it at the largest shapes.
+const (
+	InstructionsPerThread  = 1024
+	InstructionsPerElement = 128
+)
+
+// EverydayRows caps the rows of the everyday shapes contracts draw on
+// mutants on the emulator (properties.Config.EverydayMaxRows), not those of
+// the regimes predictions declare: the emulator's wide row counts (a block
+// of threads a row, 4096 rows) in every contract run of every mutant would
+// make the analysis several times as long, while the regimes bring the
+// large shapes to the predictions that need them.
+const EverydayRows = 64
+
+// LaunchBudget returns the thread-instructions a launch of a mutant with
+// geometry g and params may run before the emulator stops it as hung:
+// base plus InstructionsPerThread per thread and InstructionsPerElement per
+// element of its buffers.
+func LaunchBudget(base int64, g cudart.Geometry, params []cudart.Param) int64 {
+	n := base + InstructionsPerThread*int64(g.Grid.Count())*int64(g.Block.Count())
+	for _, p := range params {
+		if p.IsBuffer() {
+			n += InstructionsPerElement * int64(p.Buf.Len())
+		}
+	}
+	return n
+}
 
 // DefaultOptions are the options of `go test ./falsify`: every setting at
 // its default (Settings), the runner's settings at theirs.
@@ -126,6 +158,9 @@ type Session struct {
 	// unexercised maps a kernel to the reason its probes never launch it
 	// ("" when they do), measured once per kernel on the original.
 	unexercised map[string]string
+	// budgeted serialises the launches of mutants that set the emulator's
+	// instruction limit for themselves (nil: no limit to set).
+	budgeted *sync.Mutex
 }
 
 // NewSession opens the devices opts.Run selects (suite.OpenDevices) and
@@ -192,17 +227,13 @@ func newSession(opts Options, cfg properties.Config, devs []cudart.Device) (*Ses
 			return nil, fmt.Errorf("falsify: loading the original %s: %w", k.Name, err)
 		}
 	}
+	// Each launch of a mutant gets a budget of its own (LaunchBudget), so
+	// that contracts draw the shapes of their predictions, their regimes'
+	// large ones included; the everyday shapes stay small.
 	if opts.MaxInstructions > 0 && dev.Capabilities().Has(cudart.CapInstructionLimit) {
-		old, err := dev.SetInstructionLimit(opts.MaxInstructions)
-		if err != nil {
-			return nil, fmt.Errorf("falsify: bounding the emulator's instructions: %w", err)
-		}
-		s.undo = append(s.undo, func() { dev.SetInstructionLimit(old) })
-		// The budget must exceed every launch of an original, or it kills
-		// mutants (and the original) as hung: contracts draw at most
-		// BudgetRows rows while it applies (TestOriginalSurvives).
-		if s.cfg.MaxRows == 0 || s.cfg.MaxRows > BudgetRows {
-			s.cfg.MaxRows = BudgetRows
+		s.budgeted = &sync.Mutex{}
+		if s.cfg.EverydayMaxRows == 0 || s.cfg.EverydayMaxRows > EverydayRows {
+			s.cfg.EverydayMaxRows = EverydayRows
 		}
 	}
 	if opts.Watchdog > 0 {
@@ -213,6 +244,26 @@ func newSession(opts Options, cfg properties.Config, devs []cudart.Device) (*Ses
 		s.undo = append(s.undo, func() { dev.SetOptions(old) })
 	}
 	return s, nil
+}
+
+// tracer returns a tracer of the launches mutated matches, comparing with
+// the original on the session's device when diff, that runs each launch of
+// the mutant within its LaunchBudget.
+func (s *Session) tracer(mutated func(cudart.Module, string) bool, diff bool) *tracer {
+	tr := &tracer{mutated: mutated, diff: diff, ref: s.dev}
+	if s.budgeted != nil {
+		tr.limit = func(dev cudart.Device, g cudart.Geometry, params []cudart.Param) func() {
+			s.budgeted.Lock()
+			old, err := dev.SetInstructionLimit(LaunchBudget(s.opts.MaxInstructions, g, params))
+			return func() {
+				if err == nil {
+					dev.SetInstructionLimit(old)
+				}
+				s.budgeted.Unlock()
+			}
+		}
+	}
+	return tr
 }
 
 // Device returns the session's device.
@@ -276,7 +327,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 	// In differential mode every call of the mutant is paired with the
 	// original on the same inputs, so a survivor's verdict (equivalent, or
 	// a gap) comes from the very checks the contracts ran.
-	tr := &tracer{mutated: t.mutated, diff: s.opts.Equivalence, ref: s.dev}
+	tr := s.tracer(t.mutated, s.opts.Equivalence)
 	e := &env{orig: t.orig, mut: t.mut, tr: tr}
 	var errored, ids []string
 	for i, p := range t.probes {
@@ -351,7 +402,7 @@ func (s *Session) exercised(kernel string) string {
 	copyK := k.WithPTX(k.PTX)
 	orig, mut := defaults(), setWith(copyK)
 	probes := kernelProbes(kernel)
-	tr := &tracer{mutated: launchOf(copyK)}
+	tr := s.tracer(launchOf(copyK), false)
 	e := &env{orig: &orig, mut: &mut, tr: tr}
 	var ids []string
 	m := Generic{Kernel: kernel, Op: 0, PC: -1, Arg: -1}

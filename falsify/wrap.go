@@ -25,6 +25,9 @@ type tracer struct {
 	// the modules launched on a device of its own, and the original's
 	// launches there would read as the mutant launching another module.
 	ref cudart.Device
+	// limit, when set, bounds one launch of the mutant on dev: it is
+	// called before the launch and the function it returns after it.
+	limit func(dev cudart.Device, g cudart.Geometry, params []cudart.Param) func()
 
 	mu        sync.Mutex
 	launches  int // launches of mutated code
@@ -84,6 +87,9 @@ func (d tracedDevice) Launch(m cudart.Module, entry string, g cudart.Geometry, p
 		d.tr.mu.Lock()
 		d.tr.launches++
 		d.tr.mu.Unlock()
+	}
+	if d.tr.limit != nil {
+		defer d.tr.limit(d.Device, g, params)()
 	}
 	return d.Device.Launch(m, entry, g, params...)
 }

@@ -49,6 +49,11 @@ type Config struct {
 	// multiple of it: an implementation that handles only some shapes (a
 	// binding's constraints) is judged on those.
 	MaxRows, MaxHidden, HiddenMultiple int
+	// EverydayMaxRows, when set, narrows the rows of the everyday shapes
+	// alone, not those of a prediction's regimes: a run that cannot afford
+	// the emulator's wide row counts everywhere (the mutation analysis)
+	// keeps them where a prediction declares it needs them.
+	EverydayMaxRows int
 	// Storage says in what format the implementation stores the tensors of
 	// each role (the op table's names: x, gamma, dy, y, rms, …; absent:
 	// float32), computing in float32: a bfloat16 or float16 kernel. The
@@ -94,16 +99,28 @@ func (c *Config) stopped() error {
 }
 
 // Limits returns the generator limits for the configured device.
-func (c *Config) Limits() gen.Limits {
+func (c *Config) Limits() gen.Limits { return c.LimitsFor("") }
+
+// LimitsFor returns the generator limits of prediction id on the configured
+// device: Limits with the shape regimes the prediction declares
+// (Prediction.Regimes), which the run's caps below bound as they bound the
+// everyday shapes.
+func (c *Config) LimitsFor(id string) gen.Limits {
 	lim := gen.GPULimits
 	if c.Device == nil || c.Device.Info().Backend == "emu" {
 		lim = gen.EmuLimits
+	}
+	if p, ok := Lookup(id); ok {
+		lim = lim.WithRegimes(p.Regimes...)
 	}
 	if c.MaxElements > 0 {
 		lim = lim.Cap(c.MaxElements)
 	}
 	if c.MaxRows > 0 {
 		lim.MaxRows = min(lim.MaxRows, c.MaxRows)
+	}
+	if c.EverydayMaxRows > 0 && c.EverydayMaxRows < lim.MaxRows {
+		lim.RegimeMaxRows, lim.MaxRows = lim.MaxRows, c.EverydayMaxRows
 	}
 	if c.MaxHidden > 0 {
 		lim.MaxHidden = min(lim.MaxHidden, c.MaxHidden)
@@ -160,10 +177,11 @@ func deviceFor(t TB, id string) cudart.Device {
 	return cfg.Device
 }
 
-// onDevice returns t's device and the generator limits of its run, or
+// onDevice returns t's device and the generator limits of prediction id in
+// its run (its regimes included), or
 // skips prediction id (as deviceFor does) when the run has no device.
 func onDevice(t TB, id string) (cudart.Device, gen.Limits) {
 	t.Helper()
 	dev := deviceFor(t, id)
-	return dev, t.Config().Limits()
+	return dev, t.Config().LimitsFor(id)
 }

@@ -36,6 +36,11 @@ type Prediction struct {
 	// prediction tests ("determinism"): an author who disclaims it gets the
 	// prediction reported not_claimed instead of run.
 	Claim string
+	// Regimes are the shape regimes the claim depends on that the everyday
+	// limits reach rarely or never (large row counts, on the emulator
+	// above all): contracts drawing their shape with gen.Shape draw one of
+	// them in one check of gen.RegimeOdds (Config.LimitsFor).
+	Regimes []gen.Regime
 	// Contract checks the prediction on a Subject; nil where it is run only
 	// on the kernels it is written for (a design-specific prediction, a
 	// run-wide one).

@@ -26,8 +26,7 @@ type rmsCase struct {
 }
 
 func drawRMSCase(rt *rapid.T, lim gen.Limits, dists ...gen.Dist) rmsCase {
-	hidden := gen.Hidden(lim).Draw(rt, "hidden")
-	rows := gen.Rows(lim, hidden).Draw(rt, "rows")
+	rows, hidden := gen.Shape(rt, lim)
 	return rmsCase{rows: rows, hidden: hidden, eps: gen.Eps().Draw(rt, "eps"),
 		x: values(rt, lim, "x", rows, hidden, dists...), gamma: lim.Gamma(rt, "gamma", hidden)}
 }
@@ -127,8 +126,7 @@ func EpsParityContract(t TB, impl RMSNormForwarder) {
 	t.Helper()
 	dev, lim := onDevice(t, EpsParity)
 	check(t, EpsParity, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
-		hidden := gen.Hidden(lim).Draw(rt, "hidden")
-		rows := gen.Rows(lim, hidden).Draw(rt, "rows")
+		rows, hidden := gen.Shape(rt, lim)
 		eps := gen.Eps().Draw(rt, "eps")
 		k := rapid.Float64Range(-1, 1).Draw(rt, "log10(mean(x²)/eps)")
 		seed := rapid.Uint64().Draw(rt, "x.seed")
@@ -207,8 +205,8 @@ func (c bwdCase) release() {
 }
 
 func drawBwdCase(rt *rapid.T, lim gen.Limits) bwdCase {
-	hidden := gen.Hidden(lim).Draw(rt, "hidden")
-	return drawBwdCaseAt(rt, lim, gen.Rows(lim, hidden).Draw(rt, "rows"), hidden)
+	rows, hidden := gen.Shape(rt, lim)
+	return drawBwdCaseAt(rt, lim, rows, hidden)
 }
 
 // drawBwdCaseAt draws a backward problem of a given shape.

@@ -6,6 +6,7 @@ import (
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
 )
 
 // ReductionDescriber is implemented by implementations that describe the
@@ -52,3 +53,29 @@ func reductions(impl any, s op.Shape, n int) (row, rows oracle.Reduction) {
 	}
 	return
 }
+
+// RegimeElements caps the elements of a tensor drawn in a shape regime
+// (Prediction.Regimes): 2²⁰, sixty-four times the emulator's everyday cap
+// and sixteen times the GPU's.
+const RegimeElements = 1 << 20
+
+// The shape regimes predictions declare. Each is a shape region where a
+// known kernel design changes behaviour and that the everyday limits reach
+// rarely (the GPU) or never (the emulator, whose rows beyond 2048 come only
+// with rows of 8 elements or fewer).
+var (
+	// RegimeChunkGrowth: rows past ChunkMinRows·ChunkTargetBlocks (2048),
+	// where the chunked backwards' chunk grows beyond kernels.ChunkMinRows
+	// rows a block (kernels.ChunkRows).
+	RegimeChunkGrowth = gen.Regime{Name: "chunk>4",
+		MinRows: kernels.ChunkMinRows*kernels.ChunkTargetBlocks + 1, MaxElements: RegimeElements}
+	// RegimeLockGroups: more than 256 rows of more than 128 elements, where
+	// a backward that adds its weight gradients under a lock per group of
+	// rows (Triton's LayerNorm backward: GROUP_SIZE_M of 64 to 256 by the
+	// row length) has two rows share a group.
+	RegimeLockGroups = gen.Regime{Name: "rows share a lock group", MinRows: 257, MinHidden: 129, MaxElements: RegimeElements}
+)
+
+// rowSumRegimes are the regimes of the predictions on backwards that sum a
+// weight gradient over the rows.
+var rowSumRegimes = []gen.Regime{RegimeChunkGrowth, RegimeLockGroups}

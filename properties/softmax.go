@@ -33,8 +33,7 @@ func (c softmaxCase) String() string {
 // drawSoftmaxCase draws logits from dists (the finite ones when none),
 // each shifted by a drawn offset and stored as the binding stores x.
 func drawSoftmaxCase(rt *rapid.T, lim gen.Limits, dists ...gen.Dist) softmaxCase {
-	hidden := gen.Hidden(lim).Draw(rt, "hidden")
-	rows := gen.Rows(lim, hidden).Draw(rt, "rows")
+	rows, hidden := gen.Shape(rt, lim)
 	c := softmaxCase{rows: rows, hidden: hidden, x: values(rt, lim, "x", rows, hidden, dists...),
 		offset: rapid.SampledFrom(softmaxOffsets).Draw(rt, "x.offset")}
 	if c.offset != 0 {

@@ -14,7 +14,10 @@
 //
 // Shapes start from fixed edge grids (EdgeHidden, EdgeRows) where kernels
 // change behaviour, and rapid searches beyond them within the Limits of
-// the backend (GPULimits, EmuLimits). Limits.WithStorage makes the
+// the backend (GPULimits, EmuLimits). Shape draws the two together and,
+// where Limits.WithRegimes names shape regimes a prediction needs (rows past
+// 2048, up to 2²⁰ elements), draws one of them in one check of RegimeOdds:
+// large shapes at a fixed share, the rest as small as ever. Limits.WithStorage makes the
 // generators round drawn data to a 16-bit storage format, as a bfloat16 or
 // float16 kernel holds it.
 //

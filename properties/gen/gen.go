@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"pgregory.net/rapid"
@@ -33,12 +34,164 @@ type Limits struct {
 	RandomRows  int // rows above it only from EdgeRows, once in WideOdds draws (0: MaxRows)
 	MaxHidden   int // hidden drawn from the edge grid up to MaxHidden, or at random beyond it
 	MaxElements int // rows·hidden cap (rows shrink to fit)
+	// RegimeMaxRows, when set, bounds the rows of the regimes' shapes in
+	// place of MaxRows: a MaxRows that narrows the everyday shapes alone.
+	RegimeMaxRows int
 	// HiddenMultiple, above 1, makes every row length Hidden draws a
 	// multiple of it: for an implementation that handles only such rows.
 	HiddenMultiple int
 	// storage is what WithStorage set (nil: all float32), behind a pointer
 	// so that Limits stays comparable. Values, Gamma and Round round to it.
 	storage *map[string]oracle.Storage
+	// regimes is what WithRegimes set (nil: none), behind a pointer for the
+	// same reason. Shape draws them.
+	regimes *[]Regime
+}
+
+// Regime is a region of shapes that a prediction's claim depends on and
+// that the everyday Limits reach rarely or never: the row counts where a
+// chunked backward's chunk grows past its minimum, rows of some width that
+// share a lock group. A prediction declares its regimes
+// (properties.Prediction.Regimes) and Shape draws one of them in one check
+// of RegimeOdds, by construction: rows and hidden are drawn inside the
+// regime, never drawn at large and rejected. A regime has its own cap on
+// the elements, above the Limits' everyday one (large shapes are what it
+// is for, and their share bounds their cost); the Limits' rows (or
+// RegimeMaxRows), row length, HiddenMultiple and every Cap still bound it,
+// and a regime they leave empty is not drawn. A zero bound is open.
+type Regime struct {
+	Name                 string // what the regime is, drawn as "regime"
+	MinRows, MaxRows     int
+	MinHidden, MaxHidden int
+	MaxElements          int // cap on rows·hidden inside the regime (0: the Limits' MaxElements)
+	multiple             int // the Limits' HiddenMultiple, set by Limits.bound
+}
+
+// RegimeOdds: where a prediction declares regimes, one check in RegimeOdds
+// draws its shape from one of them (chosen uniformly) and the other checks
+// draw as if there were none. At rapid's default 100 checks that is about
+// three checks of a contract run, so a regime of 2²⁰ elements costs it a
+// few launches of that size.
+const RegimeOdds = 32
+
+// WithRegimes returns lim with the regimes Shape draws from (none: the
+// everyday shapes only).
+func (lim Limits) WithRegimes(rs ...Regime) Limits {
+	lim.regimes = nil
+	if len(rs) > 0 {
+		c := slices.Clone(rs)
+		lim.regimes = &c
+	}
+	return lim
+}
+
+// Regimes returns the regimes of lim that its bounds leave non-empty, as
+// Shape draws them: with their bounds closed under lim.
+func (lim Limits) Regimes() []Regime {
+	if lim.regimes == nil {
+		return nil
+	}
+	var out []Regime
+	for _, r := range *lim.regimes {
+		if b, ok := lim.bound(r); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// bound returns r with every bound closed under lim: rows in
+// [MinRows, MaxRows], hidden in [MinHidden, MaxHidden] multiples of
+// lim.HiddenMultiple, and MaxHidden·MinRows ≤ MaxElements where there is a
+// cap, so that every hidden in range has a row count in range; false when
+// no shape is left.
+func (lim Limits) bound(r Regime) (Regime, bool) {
+	r.multiple = max(1, lim.HiddenMultiple)
+	r.MinRows, r.MinHidden = max(1, r.MinRows), max(1, r.MinHidden)
+	if r.MaxElements <= 0 {
+		r.MaxElements = lim.MaxElements
+	}
+	rowCap := lim.MaxRows
+	if lim.RegimeMaxRows > 0 {
+		rowCap = lim.RegimeMaxRows
+	}
+	r.MaxRows = tighter(r.MaxRows, rowCap)
+	r.MaxHidden = tighter(r.MaxHidden, lim.MaxHidden)
+	if r.MaxElements > 0 {
+		h := r.MaxElements / r.MinRows
+		if h == 0 {
+			return r, false
+		}
+		r.MaxRows = tighter(r.MaxRows, r.MaxElements)
+		r.MaxHidden = tighter(r.MaxHidden, h)
+	}
+	m := r.multiple
+	r.MinHidden = (r.MinHidden + m - 1) / m * m
+	r.MaxHidden = r.MaxHidden / m * m
+	ok := r.MaxRows > 0 && r.MaxHidden > 0 && r.MinRows <= r.MaxRows && r.MinHidden <= r.MaxHidden
+	return r, ok
+}
+
+// tighter returns the smaller of two bounds, where 0 (or less) is none.
+func tighter(a, b int) int {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// Shape draws a row count and a row length under lim. With regimes (see
+// Regime) one draw in RegimeOdds is a shape of one of them; otherwise, and
+// always without regimes, hidden comes from Hidden and rows from Rows,
+// drawn as "hidden" and "rows" exactly as a caller drawing the two in turn.
+func Shape(t *rapid.T, lim Limits) (rows, hidden int) {
+	if rs := lim.Regimes(); len(rs) > 0 {
+		// The last of RegimeOdds values picks a regime, so that a failing
+		// case shrinks towards the everyday shapes where they fail too.
+		if rapid.IntRange(0, RegimeOdds-1).Draw(t, "regime.odds") == RegimeOdds-1 {
+			names := make([]string, len(rs))
+			for i, r := range rs {
+				names[i] = r.Name
+			}
+			i := rapid.IntRange(0, len(rs)-1).Draw(t, "regime.index")
+			rapid.Just(names[i]).Draw(t, "regime")
+			return rs[i].draw(t)
+		}
+	}
+	hidden = Hidden(lim).Draw(t, "hidden")
+	return Rows(lim, hidden).Draw(t, "rows"), hidden
+}
+
+// draw draws a shape of r, whose bounds are closed (Limits.bound): hidden
+// from r's bounds and the edge grid between them, or uniform in range;
+// then rows likewise, up to what the elements allow at that hidden.
+func (r Regime) draw(t *rapid.T) (rows, hidden int) {
+	hidden = edgeOrUniform(EdgeHidden, r.MinHidden, r.MaxHidden, r.multiple).Draw(t, "hidden")
+	hi := r.MaxRows
+	if r.MaxElements > 0 {
+		hi = min(hi, r.MaxElements/hidden)
+	}
+	return edgeOrUniform(EdgeRows, r.MinRows, hi, 1).Draw(t, "rows"), hidden
+}
+
+// edgeOrUniform draws a multiple of m in [lo, hi] (both multiples of m):
+// half of the time one of lo, hi and the values of edges between them,
+// otherwise one uniform in range.
+func edgeOrUniform(edges []int, lo, hi, m int) *rapid.Generator[int] {
+	grid := []int{lo}
+	for _, e := range edges {
+		if e > lo && e < hi && e%m == 0 {
+			grid = append(grid, e)
+		}
+	}
+	if hi > lo {
+		grid = append(grid, hi)
+	}
+	uniform := rapid.Map(rapid.IntRange(lo/m, hi/m), func(k int) int { return k * m })
+	return rapid.OneOf(rapid.SampledFrom(grid), uniform)
 }
 
 // WithStorage returns lim with the format each role's tensors are stored
@@ -114,12 +267,21 @@ var EmuLimits = Limits{MaxRows: 4096, RandomRows: 64, MaxHidden: 16384, MaxEleme
 // draws where one fits.
 const WideOdds = 32
 
-// Cap returns lim with at most n elements a tensor: for properties whose
-// claim is not about size (θ, the RoPE basis) and whose checks cost several
-// oracle evaluations.
+// Cap returns lim with at most n elements a tensor, in its regimes too: for
+// properties whose claim is not about size (θ, the RoPE basis) and whose
+// checks cost several oracle evaluations, and for a run's own cap.
 func (lim Limits) Cap(n int) Limits {
 	if lim.MaxElements == 0 || lim.MaxElements > n {
 		lim.MaxElements = n
+	}
+	if lim.regimes != nil {
+		rs := slices.Clone(*lim.regimes)
+		for i := range rs {
+			if rs[i].MaxElements == 0 || rs[i].MaxElements > n {
+				rs[i].MaxElements = n
+			}
+		}
+		lim.regimes = &rs
 	}
 	return lim
 }

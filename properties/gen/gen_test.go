@@ -415,3 +415,96 @@ func TestRowsMinRows(t *testing.T) {
 		}
 	}
 }
+
+// shapeGen is Shape as a generator, for Example.
+func shapeGen(lim Limits) *rapid.Generator[[2]int] {
+	return rapid.Custom(func(t *rapid.T) [2]int {
+		r, h := Shape(t, lim)
+		return [2]int{r, h}
+	})
+}
+
+// A regime is drawn in about one check of RegimeOdds, by construction:
+// every shape it gives lies inside it (rows past 2048 with up to 2²⁰
+// elements, far beyond the emulator's everyday 2¹⁴), and no other draw
+// leaves the everyday limits.
+func TestShapeDrawsRegimes(t *testing.T) {
+	chunk := Regime{Name: "chunk>4", MinRows: 2049, MaxElements: 1 << 20}
+	lim := EmuLimits.WithRegimes(chunk)
+	const draws = 3000
+	in, most := 0, 0
+	g := shapeGen(lim)
+	for seed := range draws {
+		s := g.Example(seed)
+		rows, hidden := s[0], s[1]
+		n := rows * hidden
+		most = max(most, n)
+		switch {
+		case rows < 1 || hidden < 1 || rows > lim.MaxRows || hidden > lim.MaxHidden || n > chunk.MaxElements:
+			t.Fatalf("seed %d: %d×%d outside every limit", seed, rows, hidden)
+		case n > lim.MaxElements:
+			if rows < chunk.MinRows {
+				t.Fatalf("seed %d: %d×%d beyond the everyday elements but outside the regime", seed, rows, hidden)
+			}
+			in++
+		}
+	}
+	if f := float64(in) / draws; f < 0.5/RegimeOdds || f > 2.0/RegimeOdds {
+		t.Errorf("%d of %d shapes from the regime, want about 1 in %d", in, draws, RegimeOdds)
+	}
+	if most < 1<<19 {
+		t.Errorf("the largest shape drawn has %d elements, want the regime's reach (2²⁰) approached", most)
+	}
+}
+
+// Without regimes Shape draws what Hidden then Rows draw, so predictions
+// that declare none keep their draws (and their rapid seeds' cases).
+func TestShapeWithoutRegimes(t *testing.T) {
+	for _, lim := range []Limits{EmuLimits, GPULimits, EmuLimits.WithRegimes()} {
+		pair := rapid.Custom(func(t *rapid.T) [2]int {
+			h := Hidden(lim).Draw(t, "hidden")
+			return [2]int{Rows(lim, h).Draw(t, "rows"), h}
+		})
+		g := shapeGen(lim)
+		for seed := range 300 {
+			if a, b := g.Example(seed), pair.Example(seed); a != b {
+				t.Fatalf("seed %d: Shape %v, Hidden and Rows %v", seed, a, b)
+			}
+		}
+	}
+}
+
+// The Limits bound a regime: a row cap below it (falsify's old 64 rows)
+// or an element cap that leaves no row length empties it, Cap lowers its
+// elements, and HiddenMultiple holds inside it.
+func TestRegimeBounds(t *testing.T) {
+	chunk := Regime{Name: "chunk>4", MinRows: 2049, MaxElements: 1 << 20}
+	lock := Regime{Name: "lock", MinRows: 257, MinHidden: 129, MaxElements: 1 << 20}
+	lim := EmuLimits.WithRegimes(chunk, lock)
+	if rs := lim.Regimes(); len(rs) != 2 || rs[0].MaxHidden != (1<<20)/2049 || rs[1].MaxRows != lim.MaxRows {
+		t.Fatalf("regimes %+v", rs)
+	}
+	capped := lim
+	capped.MaxRows = 64
+	if rs := capped.Regimes(); len(rs) != 0 {
+		t.Errorf("64 rows at most: regimes %+v, want none", rs)
+	}
+	capped.RegimeMaxRows = lim.MaxRows
+	if rs := capped.Regimes(); len(rs) != 2 || rs[0].MaxRows != lim.MaxRows {
+		t.Errorf("64 everyday rows, %d in regimes: regimes %+v, want both to %d rows", lim.MaxRows, rs, lim.MaxRows)
+	}
+	if rs := lim.Cap(2048).Regimes(); len(rs) != 0 {
+		t.Errorf("Cap(2048): regimes %+v, want none (2049 rows need more)", rs)
+	}
+	if rs := lim.Cap(1 << 14).Regimes(); len(rs) != 1 || rs[0].Name != "chunk>4" || rs[0].MaxHidden != (1<<14)/2049 {
+		t.Errorf("Cap(2¹⁴): regimes %+v, want chunk>4 alone with rows of up to 7", rs)
+	}
+	m := lim
+	m.HiddenMultiple = 8
+	g := shapeGen(m)
+	for seed := range 2000 {
+		if s := g.Example(seed); s[1]%8 != 0 || s[0]*s[1] > 1<<20 {
+			t.Fatalf("HiddenMultiple 8: shape %v", s)
+		}
+	}
+}

@@ -113,6 +113,7 @@ func draws(t *testing.T, c suite.Config, fail func(o *properties.Obs, n uint64))
 // and the other loops draw cases of their own. The statistics are every
 // loop's.
 func TestLoopsDeterministicAndMerged(t *testing.T) {
+	defer shortOff()()
 	const seed = 0x5eed
 	a, pa := draws(t, loopsConfig(t, 3, 31, seed), nil)
 	b, _ := draws(t, loopsConfig(t, 3, 31, seed), nil)
@@ -188,6 +189,7 @@ func TestLoopFailureReproduces(t *testing.T) {
 
 // The loops run at once: checks of different loops overlap.
 func TestLoopsRunInParallel(t *testing.T) {
+	defer shortOff()()
 	var in, most atomic.Int32
 	_, err := suite.Run(context.Background(), loopsConfig(t, 2, 4, 7), []suite.Job{{Name: "TestParallel", Run: func(tb properties.TB) {
 		properties.Check(tb, idLoops, func(rt *rapid.T, o *properties.Obs) {
@@ -205,6 +207,15 @@ func TestLoopsRunInParallel(t *testing.T) {
 	if most.Load() < 2 {
 		t.Errorf("at most %d checks at once over 2 loops, want 2", most.Load())
 	}
+}
+
+// shortOff runs a test at the check counts it asks for under go test
+// -short too, where rapid would run a fifth of them (TestLoopsUnderShort
+// covers that cut); it returns the function that restores -short.
+func shortOff() (restore func()) {
+	old := flag.Lookup("test.short").Value.String()
+	flag.Set("test.short", "false")
+	return func() { flag.Set("test.short", old) }
 }
 
 // Under go test -short rapid runs a fifth of -rapid.checks: the loops'
@@ -236,6 +247,7 @@ func loopOnlyValue(t *testing.T, seed uint64) uint64 {
 // after the first gives the command that replays that loop's checks up to
 // it; run, it ends at the same check with the same case.
 func TestLoopSetupErrorReruns(t *testing.T) {
+	defer shortOff()()
 	v := loopOnlyValue(t, 0x5e7)
 	setup := func(o *properties.Obs, n uint64) {
 		if n == v {

@@ -12,8 +12,8 @@ type Approximation struct {
 	Bound    string // the PTX ISA's error bound
 	// Modelled says that ptxprop's emulator (cudart/emu) computes it as
 	// sm_90 does, bit for bit (div.full, div.approx, and the .f32 rcp,
-	// rsqrt, sqrt, ex2, sin and cos .approx, rcp.approx.ftz.f64); the others
-	// (lg2, tanh, the .f16/.bf16 forms) it computes correctly rounded. Kept here, beside the
+	// rsqrt, sqrt, ex2, lg2, sin and cos .approx, rcp.approx.ftz.f64); the
+	// others (tanh, the .f16/.bf16 forms) it computes correctly rounded. Kept here, beside the
 	// classification, so that packages that must not depend on the
 	// emulator can name what it does not model.
 	Modelled bool
@@ -78,7 +78,7 @@ func approximation(in *Instruction) (Approximation, bool) {
 	case "ex2":
 		a.Bound, a.Modelled = "2 ulp", f32
 	case "lg2":
-		a.Bound = "2^-22 absolute for x in (0.5, 2), 2^-22 relative elsewhere"
+		a.Bound, a.Modelled = "2^-22 absolute for x in (0.5, 2), 2^-22 relative elsewhere", f32
 	case "sin", "cos":
 		a.Bound, a.Modelled = "2^-20.5 absolute for |x| <= 2π, 2^-14.7 for |x| <= 100π, none beyond", f32
 	case "tanh":

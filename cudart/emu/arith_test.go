@@ -392,10 +392,9 @@ func TestKernelHalfArithmetic(t *testing.T) {
 }
 
 // TestKernelApproxExact checks that by default the approximate
-// instructions return what sm_90 computes where the emulator models it
-// (div, rcp, sin, cos, ex2, rsqrt, sqrt .f32: mufu.go and mufu_models.go,
-// pinned to H200 measurements by TestDivMatchesH200 and
-// TestMufuMatchesH200), and the correctly rounded value for lg2.
+// instructions return what sm_90 computes (div, rcp, sin, cos, ex2, lg2,
+// rsqrt, sqrt .f32: mufu.go and mufu_models.go, pinned to H200
+// measurements by TestDivMatchesH200 and TestMufuMatchesH200).
 func TestKernelApproxExact(t *testing.T) {
 	in, in2, got := runApprox(t, Config{})
 	delta, err := rcpTable()
@@ -404,7 +403,7 @@ func TestKernelApproxExact(t *testing.T) {
 	}
 	div, rcp := sm90Div(delta, false, false), sm90Rcp(delta, false)
 	model := map[int]func(uint64) uint64{}
-	for k, sub := range map[int]uint8{0: apSin, 1: apCos, 2: apEx2, 4: apRsqrt, 7: apSqrt} {
+	for k, sub := range map[int]uint8{0: apSin, 1: apCos, 2: apEx2, 3: apLg2, 4: apRsqrt, 7: apSqrt} {
 		if model[k], err = sm90Mufu(sub, false, false); err != nil || model[k] == nil {
 			t.Fatalf("no sm_90 model of op %d: %v", k, err)
 		}
@@ -422,7 +421,7 @@ func TestKernelApproxExact(t *testing.T) {
 				w32 = float64(math.Float32frombits(uint32(rcp(xb))))
 			case 0, 1, 2:
 				w32 = float64(math.Float32frombits(uint32(model[k](xb))))
-			case 4, 7:
+			case 3, 4, 7:
 				w32 = float64(math.Float32frombits(uint32(model[k](uint64(math.Float32bits(float32(ax)))))))
 			}
 			if g := float64(got[8*i+k]); !sameFloat(g, w32) {

@@ -20,6 +20,11 @@ import (
 //	MUFU.SIN(r), MUFU.COS(r) (r in revolutions), |r| = i + f (f cut to
 //	                        25 fraction bits toward 0): ±T[f] (sin odd,
 //	                        cos even); |r| ≥ 2^30 counts as f = 0
+//	MUFU.LG2(x), x = 1.m·2^n: RZ(n + T[1, m]) for n ≥ 0 and
+//	                        RZ(n + 1 + T[0, m]) for n < 0, where T[1, m] is
+//	                        lg2 of 1.m and T[0, m] of 0.5·1.m, each rounded
+//	                        toward zero (the logarithm is exact to 2^−36;
+//	                        these tables hold the bits that RZ keeps)
 //	MUFU.RCP64H(x), x = 1.m·2^e (m the 20 high mantissa bits): high word
 //	                        T[m]·2^−e, low word 0
 //
@@ -29,11 +34,14 @@ import (
 //	rsqrt.approx.f32:  |x| < 2^−126: MUFU.RSQ(x·2^24)·2^12, else MUFU.RSQ(x)
 //	sqrt.approx.f32:   |x| < 2^−126: MUFU.SQRT(x·2^24)·2^−12
 //	ex2.approx.f32:    x < −126: h = MUFU.EX2(x·0.5), h·h (subnormal results)
+//	lg2.approx.f32:    |x| < 2^−126: MUFU.LG2(x·2^24) − 24
 //	sin/cos.approx(.ftz).f32: MUFU.SIN/COS(FMUL.RZ(x, RN(1/2π)))
 //	rcp.approx.ftz.f64: MUFU.RCP64H on the high word
 //
-// The .ftz forms are the bare MUFU operation. lg2.approx and tanh.approx
-// are not modelled: their outputs are not a function of a small key.
+// The .ftz forms are the bare MUFU operation. tanh.approx is not
+// modelled: its output is not a function of any key of up to 17 mantissa
+// bits, and it jumps at binade boundaries (tanh of 1 and of 1 − 2^−24
+// differ by 192 ulp), a piecewise evaluation no table reproduces.
 
 var (
 	//go:embed mufu_rsqrt.bin.gz
@@ -48,11 +56,13 @@ var (
 	mufuCosGz []byte
 	//go:embed mufu_rcp64.bin.gz
 	mufuRcp64Gz []byte
+	//go:embed mufu_lg2.bin.gz
+	mufuLg2Gz []byte
 )
 
 var mufuGz = map[string][]byte{
 	mufutab.Rsqrt: mufuRsqrtGz, mufutab.Sqrt: mufuSqrtGz, mufutab.Ex2: mufuEx2Gz,
-	mufutab.Sin: mufuSinGz, mufutab.Cos: mufuCosGz, mufutab.Rcp64: mufuRcp64Gz,
+	mufutab.Sin: mufuSinGz, mufutab.Cos: mufuCosGz, mufutab.Rcp64: mufuRcp64Gz, mufutab.Lg2: mufuLg2Gz,
 }
 
 type mufuEntry struct {
@@ -63,6 +73,7 @@ type mufuEntry struct {
 
 var mufuTables = map[string]*mufuEntry{
 	mufutab.Rsqrt: {}, mufutab.Sqrt: {}, mufutab.Ex2: {}, mufutab.Sin: {}, mufutab.Cos: {}, mufutab.Rcp64: {},
+	mufutab.Lg2: {},
 }
 
 // mufuTable returns table name, decoding it on first use.
@@ -140,6 +151,41 @@ func mufuEx2(t []uint32, x uint32) uint32 {
 	return shiftExp32(t[s<<23|uint32(q)&0x7FFFFF], i)
 }
 
+// faddRN is the GPU's FADD: the sum rounded to nearest, NaN canonical.
+func faddRN(a, b uint32) uint32 {
+	return canon32(math.Float32frombits(a) + math.Float32frombits(b))
+}
+
+// rz32 rounds v to float32 toward zero.
+func rz32(v float64) uint32 {
+	r := float32(v)
+	if math.Abs(float64(r)) > math.Abs(v) {
+		r = math.Nextafter32(r, 0)
+	}
+	return math.Float32bits(r)
+}
+
+// mufuLg2 is MUFU.LG2 on the bits x.
+func mufuLg2(t []uint32, x uint32) uint32 {
+	s, e, m := x>>31, int(x>>23&0xFF), x&0x7FFFFF
+	switch {
+	case e == 0xFF && m != 0:
+		return canonNaN32
+	case e == 0:
+		return 0xFF800000 // −inf for ±0 and subnormals
+	case s != 0:
+		return canonNaN32
+	case e == 0xFF:
+		return 0x7F800000
+	}
+	// Both sums are exact in float64: n < 2^8 and the entries are
+	// multiples of 2^−36.
+	if n := e - 127; n < 0 {
+		return rz32(float64(n+1) + float64(math.Float32frombits(t[m])))
+	}
+	return rz32(float64(e-127) + float64(math.Float32frombits(t[1<<23|m])))
+}
+
 // fmulRZ is FMUL.RZ: the product rounded toward zero, subnormals kept.
 func fmulRZ(a, b uint32) uint32 {
 	p := float64(math.Float32frombits(a)) * float64(math.Float32frombits(b)) // exact
@@ -203,7 +249,7 @@ func mufuRcp64(t []uint32, x uint64) uint64 {
 
 // sm90Mufu returns the sm_90 model of the approximate instruction sub
 // (.f32, or .f64 for apRcp) with or without .ftz, or nil where there is
-// none (lg2, tanh).
+// none (tanh).
 func sm90Mufu(sub uint8, f64, ftz bool) (func(a uint64) uint64, error) {
 	load := func(name string) ([]uint32, error) { return mufuTable(name) }
 	switch {
@@ -254,6 +300,21 @@ func sm90Mufu(sub uint8, f64, ftz bool) (func(a uint64) uint64, error) {
 				return uint64(fmulRN(h, h))
 			}
 			return uint64(mufuEx2(t, x))
+		}, nil
+	case sub == apLg2:
+		t, err := load(mufutab.Lg2)
+		if err != nil {
+			return nil, err
+		}
+		if ftz {
+			return func(a uint64) uint64 { return uint64(mufuLg2(t, uint32(a))) }, nil
+		}
+		return func(a uint64) uint64 {
+			x := uint32(a)
+			if x&0x7FFFFFFF < 0x00800000 { // FSETP.GEU |x|, 2^−126 is false
+				return uint64(faddRN(mufuLg2(t, fmulRN(x, f32Two24)), 0xC1C00000)) // −24
+			}
+			return uint64(mufuLg2(t, x))
 		}, nil
 	case sub == apSin || sub == apCos:
 		cos := sub == apCos

@@ -59,7 +59,7 @@ func TestMufuMatchesH200(t *testing.T) {
 		op  string
 	}{
 		{0, "rsqrt.approx.f32"}, {1, "rsqrt.approx.ftz.f32"}, {2, "sqrt.approx.f32"}, {3, "sqrt.approx.ftz.f32"},
-		{4, "ex2.approx.f32"}, {5, "ex2.approx.ftz.f32"}, {8, "sin.approx.f32"}, {9, "sin.approx.ftz.f32"},
+		{4, "ex2.approx.f32"}, {5, "ex2.approx.ftz.f32"}, {6, "lg2.approx.f32"}, {7, "lg2.approx.ftz.f32"}, {8, "sin.approx.f32"}, {9, "sin.approx.ftz.f32"},
 		{10, "cos.approx.f32"}, {11, "cos.approx.ftz.f32"},
 	}
 	inputs := make([][3]uint64, len(in))
@@ -114,10 +114,11 @@ func TestMufuMatchesH200(t *testing.T) {
 // TestMufuTablesWithinBounds checks every entry of each measured table
 // against the PTX ISA's documented bound for its instruction, so that a
 // corrupt table cannot pass as a model: rsqrt 2^−22.9 relative, sqrt
-// 2^−23 relative, ex2 2 ulp from the correctly rounded result, sin/cos 2^−20.5 absolute (|x| ≤ 2π, all of
+// 2^−23 relative, ex2 2 ulp from the correctly rounded result, lg2 2^−22
+// absolute, sin/cos 2^−20.5 absolute (|x| ≤ 2π, all of
 // one revolution), rcp.f64's high word within 1 of the rounded one.
 func TestMufuTablesWithinBounds(t *testing.T) {
-	for _, name := range []string{mufutab.Rsqrt, mufutab.Sqrt, mufutab.Ex2, mufutab.Sin, mufutab.Cos, mufutab.Rcp64} {
+	for _, name := range []string{mufutab.Rsqrt, mufutab.Sqrt, mufutab.Ex2, mufutab.Lg2, mufutab.Sin, mufutab.Cos, mufutab.Rcp64} {
 		tab, err := mufuTable(name)
 		if err != nil {
 			t.Fatal(err)
@@ -145,6 +146,11 @@ func TestMufuTablesWithinBounds(t *testing.T) {
 				exact = math.Exp2(f)
 				// "2 ulp from the correctly rounded result" (approx.go approxBound).
 				err = math.Abs(float64(int64(v)-int64(math.Float32bits(float32(exact))))) / 2
+			case mufutab.Lg2:
+				// 2^−22 absolute for x in (0.5, 2).
+				x := float64(math.Float32frombits((126+uint32(k)>>23)<<23 | uint32(k)&0x7FFFFF))
+				exact = math.Log2(x)
+				err = math.Abs(got-exact) / 0x1p-22
 			case mufutab.Sin, mufutab.Cos:
 				a := 2 * math.Pi * float64(k) / (1 << 25)
 				exact = math.Sin(a)

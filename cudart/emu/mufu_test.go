@@ -200,12 +200,12 @@ func TestApproximations(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s:%d:%s:%v", a.Function, a.Line, a.Inst, a.Modelled))
 	}
 	want := []string{"approx_ops:783:sin.approx.f32:true", "approx_ops:785:cos.approx.f32:true", "approx_ops:787:ex2.approx.f32:true",
-		"approx_ops:790:lg2.approx.f32:false", "approx_ops:792:rsqrt.approx.f32:true", "approx_ops:794:div.approx.f32:true",
+		"approx_ops:790:lg2.approx.f32:true", "approx_ops:792:rsqrt.approx.f32:true", "approx_ops:794:div.approx.f32:true",
 		"approx_ops:797:rcp.approx.f32:true", "approx_ops:801:sqrt.approx.f32:true"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("approximations\n got %v\nwant %v", got, want)
 	}
-	if s := as[3].String(); s != "lg2.approx.f32 (PTX line 790, approx_ops; error within 2^-22 absolute for x in (0.5, 2), 2^-22 relative elsewhere; emulated correctly rounded)" {
+	if s := as[3].String(); s != "lg2.approx.f32 (PTX line 790, approx_ops; error within 2^-22 absolute for x in (0.5, 2), 2^-22 relative elsewhere; emulated as sm_90 computes it)" {
 		t.Errorf("String() = %q", s)
 	}
 	// Correctly rounded modules have none.

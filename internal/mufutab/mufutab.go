@@ -35,6 +35,10 @@ const (
 	// Sin, Cos: MUFU.SIN, MUFU.COS of k/2^25 revolutions, key k.
 	Sin = "sin"
 	Cos = "cos"
+	// Lg2: MUFU.LG2 (lg2.approx.ftz.f32) of 1.m·2^(b−1), key b<<23 | m: the
+	// logarithm of the mantissa rounded toward zero, as log2 of x in
+	// [0.5, 1) (b = 0) and in [1, 2) (b = 1).
+	Lg2 = "lg2"
 	// Rcp64: the high word of MUFU.RCP64H (rcp.approx.ftz.f64) of 1.m
 	// (m the 20 high mantissa bits), key m.
 	Rcp64 = "rcp64"
@@ -43,7 +47,7 @@ const (
 // Size is the number of entries of table name.
 func Size(name string) int {
 	switch name {
-	case Rsqrt, Sqrt, Ex2:
+	case Rsqrt, Sqrt, Ex2, Lg2:
 		return 1 << 24
 	case Sin, Cos:
 		return 1 << 25
@@ -63,6 +67,9 @@ func Ref(name string, k uint32) uint32 {
 			return math.Float32bits(float32(math.Sqrt(v)))
 		}
 		return math.Float32bits(float32(1 / math.Sqrt(v)))
+	case Lg2:
+		v := float64(math.Float32frombits((126+k>>23)<<23 | k&0x7FFFFF))
+		return math.Float32bits(float32(math.Log2(v)))
 	case Ex2:
 		f := float64(k&0x7FFFFF) / (1 << 23)
 		if k>>23 != 0 {

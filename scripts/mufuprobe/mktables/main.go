@@ -30,6 +30,8 @@ var files = map[string]string{
 	"sin_ftz.d1":   mufutab.Sin,
 	"cos_ftz.d1":   mufutab.Cos,
 	"rcp64_ftz.d1": mufutab.Rcp64,
+	// mufuprobe OUT ex2lg2: lg2.approx.ftz.f32 of every x in [0.5, 2).
+	"lg2_binades_126_127.d1": mufutab.Lg2,
 }
 
 const empty = 0xFFFFFFFE

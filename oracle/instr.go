@@ -1,6 +1,10 @@
 package oracle
 
-import "math"
+import (
+	"math"
+	"slices"
+	"strings"
+)
 
 // The documented error of each approximate float32 instruction a kernel
 // of this field compiles to on sm_90 (PTX ISA, "Floating-Point
@@ -178,4 +182,40 @@ func (ar Arith32) Lg2(x float32) float32 {
 		a = Lg2ApproxAbsErr
 	}
 	return relApprox(y, a, ar.pick(arLg2, x, 0))
+}
+
+// Covers reports whether the bounds of this package hold for a kernel
+// that computes a division, square root, reciprocal square root, exp2 or
+// log2 with the approximate instruction inst (opcode and modifiers, as
+// ptx.Approximation.Inst names it), and says why not otherwise. Covered:
+// div.full.f32 and rcp.approx.f32 (1 ulp, within div.full's 2), sqrt,
+// rsqrt, ex2 and lg2 .approx.f32. Their .ftz forms are covered too: the
+// arguments of sqrt and rsqrt are v = var + eps ≥ eps, normal for every
+// eps ≥ 2^-126; exp2's results below 2^-126 are flushed only in the
+// softmax, whose bound carries 2^-126 per element, and the RoPE frequency
+// is at least 1/θ; log2 takes θ. Not covered: div.full.ftz (a flushed
+// mean or quotient errs by up to 2^-126, not 5η), div.approx (no bound for
+// |divisor| > 2^126), sin/cos.approx (no bound beyond 100π, where RoPE
+// angles go), tanh.approx, and every non-.f32 form.
+func Covers(inst string) (bool, string) {
+	parts := strings.Split(inst, ".")
+	has := func(m string) bool { return slices.Contains(parts[1:], m) }
+	if !has("f32") {
+		return false, inst + ": only .f32 forms are derived"
+	}
+	switch parts[0] {
+	case "div":
+		if has("full") && !has("ftz") {
+			return true, ""
+		}
+		if has("full") {
+			return false, inst + ": flushes subnormal quotients (error up to 2^-126, the bounds allow 5·2^-150)"
+		}
+		return false, inst + ": no bound for divisors beyond 2^126"
+	case "rcp", "sqrt", "rsqrt", "ex2", "lg2":
+		if has("approx") {
+			return true, ""
+		}
+	}
+	return false, inst + ": not among the instructions the bounds are derived for (div.full, rcp/sqrt/rsqrt/ex2/lg2.approx .f32)"
 }

@@ -3,7 +3,11 @@ package oracle
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/ptxprop/ptxprop/ptx"
 )
 
 // TestArith32WithinDocumentedError checks that Arith32's adversarial
@@ -119,5 +123,50 @@ func TestLayerNormSubnormalMeanWorstCase(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no seed of 64 put the mean two ulp above its correctly rounded value")
+	}
+}
+
+// TestBoundsCoverCommittedKernels checks that every approximate
+// instruction in the PTX ptxprop ships (its own kernels and the committed
+// foreign Triton and nvcc kernels) is one the bounds are derived for.
+func TestBoundsCoverCommittedKernels(t *testing.T) {
+	files, err := filepath.Glob("../kernels/ptx/*.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := filepath.Glob("../binding/testdata/foreign/*/*.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, foreign...)
+	if len(files) < 10 {
+		t.Fatalf("found %d PTX files, want the committed kernels", len(files))
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as, err := ptx.Approximations(src)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, a := range as {
+			seen[a.Inst] = true
+			if ok, why := Covers(a.Inst); !ok {
+				t.Errorf("%s: %v: %s", f, a, why)
+			}
+		}
+	}
+	for _, inst := range []string{"div.full.f32", "sqrt.approx.ftz.f32", "ex2.approx.f32"} {
+		if !seen[inst] {
+			t.Errorf("no committed kernel uses %s: the test no longer looks at the kernels it was written for", inst)
+		}
+	}
+	for _, inst := range []string{"div.full.ftz.f32", "div.approx.f32", "sin.approx.f32", "tanh.approx.f32", "ex2.approx.f16"} {
+		if ok, _ := Covers(inst); ok {
+			t.Errorf("Covers(%s) = true", inst)
+		}
 	}
 }

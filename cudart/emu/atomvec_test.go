@@ -610,3 +610,33 @@ func TestTritonStyleAtomicAddBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedScalarAtomic checks the scalar packed forms, each half an
+// independent atomic: atom.add.noftz.f16x2 returns the old pair, and
+// red.add.noftz.bf16x2 adds per half (hand-computed bits as in
+// TestVectorAtomicExact).
+func TestPackedScalarAtomic(t *testing.T) {
+	const src = `.version 8.1
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u32 a, .param .u32 b)
+{
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [p];
+	ld.param.u32 %r1, [a];
+	ld.param.u32 %r2, [b];
+	atom.global.add.noftz.f16x2 %r3, [%rd1], %r1;
+	st.global.u32 [%rd1+8], %r3;
+	red.global.add.noftz.bf16x2 [%rd1+4], %r2;
+	ret;
+}
+`
+	e := newEnvSrc(t, "packed", []byte(src), Config{})
+	buf := e.in([]uint32{0x4000<<16 | 0x3c00, 0x3f80<<16 | 0x3f80, 0})
+	e.mustLaunch("k", 1, 1, cudart.InOut(buf), cudart.ScalarU32(0x3c00<<16|0x1001), cudart.ScalarU32(0x3bc0<<16|0x3b80))
+	want := []uint32{0x4200<<16 | 0x3c01, 0x3f81<<16 | 0x3f80, 0x4000<<16 | 0x3c00}
+	if got := e.u32s(buf); !slices.Equal(got, want) {
+		t.Fatalf("memory %#x, want %#x", got, want)
+	}
+}

@@ -640,3 +640,55 @@ func TestPackedScalarAtomic(t *testing.T) {
 		t.Fatalf("memory %#x, want %#x", got, want)
 	}
 }
+
+// TestCvtSatfinite checks cvt.rn.satfinite to bf16x2, f16x2, bf16 and f16
+// against hand-computed bits: finite values round as without it, values
+// beyond MAX_NORM and infinities give ±MAX_NORM, NaN stays NaN.
+func TestCvtSatfinite(t *testing.T) {
+	const src = `.version 8.1
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p, .param .f32 a, .param .f32 b)
+{
+	.reg .b16 %h<4>;
+	.reg .b32 %r<8>;
+	.reg .f32 %f<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [p];
+	ld.param.f32 %f1, [a];
+	ld.param.f32 %f2, [b];
+	cvt.rn.satfinite.bf16x2.f32 %r1, %f1, %f2;
+	cvt.rn.satfinite.f16x2.f32 %r2, %f1, %f2;
+	cvt.rn.satfinite.bf16.f32 %h1, %f1;
+	cvt.rz.relu.satfinite.f16.f32 %h2, %f2;
+	cvt.u32.u16 %r3, %h1;
+	cvt.u32.u16 %r4, %h2;
+	st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};
+	ret;
+}
+`
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range []struct {
+		a, b float32
+		want [4]uint32
+	}{
+		// 1.5 and −2 are exact in both formats.
+		{1.5, -2, [4]uint32{0x3fc0<<16 | 0xc000, 0x3e00<<16 | 0xc000, 0x3fc0, 0}},
+		// 1e5 overflows f16 (65504 = 0x7bff) but not bf16 (1e5 rounds to
+		// 0x47c3); −Inf gives −MAX_NORM in both; relu makes −MAX_NORM +0.
+		{1e5, -inf, [4]uint32{0x47c3<<16 | 0xff7f, 0x7bff<<16 | 0xfbff, 0x47c3, 0}},
+		// +Inf gives MAX_NORM; NaN stays a NaN (canonical).
+		{inf, nan, [4]uint32{0x7f7f<<16 | 0x7fff, 0x7bff<<16 | 0x7fff, 0x7f7f, 0x7fff}},
+		// 3.4e38 rounds past bf16's MAX_NORM 3.39e38 to 2^128: MAX_NORM;
+		// 65519 rounds to f16's 65504 (no saturation needed) and to bf16's
+		// 65536; rz keeps 65504.
+		{3.4e38, 65519, [4]uint32{0x7f7f<<16 | 0x4780, 0x7bff<<16 | 0x7bff, 0x7f7f, 0x7bff}},
+	} {
+		e := newEnvSrc(t, "satfinite", []byte(src), Config{})
+		out := e.buf(cudart.U32, 4)
+		e.mustLaunch("k", 1, 1, cudart.Out(out), cudart.ScalarF32(c.a), cudart.ScalarF32(c.b))
+		if got := e.u32s(out); !slices.Equal(got, c.want[:]) {
+			t.Errorf("a=%g b=%g: got %#x, want %#x", c.a, c.b, got, c.want)
+		}
+	}
+}

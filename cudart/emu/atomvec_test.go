@@ -692,3 +692,79 @@ func TestCvtSatfinite(t *testing.T) {
 		}
 	}
 }
+
+// TestStmatrixInvertsLdmatrix stores four 8×8 matrices with stmatrix (plain
+// and .trans) and loads them back with ldmatrix of the same form: every
+// lane gets back its registers. A plain store then a .trans load gives the
+// transpose, checked element by element against the fragment layout (lane
+// t holds row t/4, columns 2(t%4) and 2(t%4)+1).
+func TestStmatrixInvertsLdmatrix(t *testing.T) {
+	const src = `.version 8.1
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 in, .param .u64 out, .param .u32 mode)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<24>;
+	.reg .b64 %rd<8>;
+	.shared .align 16 .b8 s[512];
+	ld.param.u64 %rd1, [in];
+	ld.param.u64 %rd2, [out];
+	ld.param.u32 %r20, [mode];
+	mov.u32 %r1, %tid.x;
+	mul.wide.u32 %rd3, %r1, 16;
+	add.s64 %rd4, %rd1, %rd3;
+	add.s64 %rd5, %rd2, %rd3;
+	ld.global.v4.b32 {%r2, %r3, %r4, %r5}, [%rd4];
+	mov.u32 %r6, s;
+	shl.b32 %r7, %r1, 4;
+	add.s32 %r8, %r6, %r7;
+	setp.eq.u32 %p1, %r20, 1;
+	@%p1 bra TRANS;
+	stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r8], {%r2, %r3, %r4, %r5};
+	bar.warp.sync -1;
+	setp.eq.u32 %p1, %r20, 2;
+	@%p1 bra LOADT;
+	ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r10, %r11, %r12, %r13}, [%r8];
+	bra DONE;
+LOADT:
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r10, %r11, %r12, %r13}, [%r8];
+	bra DONE;
+TRANS:
+	stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%r8], {%r2, %r3, %r4, %r5};
+	bar.warp.sync -1;
+	ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r10, %r11, %r12, %r13}, [%r8];
+DONE:
+	st.global.v4.b32 [%rd5], {%r10, %r11, %r12, %r13};
+	ret;
+}
+`
+	in := make([]uint32, 32*4)
+	for i := range in {
+		in[i] = uint32(2*i) | uint32(2*i+1)<<16
+	}
+	// elem returns element (row, col) of matrix m in the fragment layout.
+	elem := func(regs []uint32, m, row, col int) uint16 {
+		v := regs[4*(4*row+col/2)+m]
+		return uint16(v >> (16 * (col % 2)))
+	}
+	for mode := uint32(0); mode < 3; mode++ {
+		e := newEnvSrc(t, "stmatrix", []byte(src), Config{})
+		out := e.buf(cudart.U32, len(in))
+		e.mustLaunch("k", 1, 32, cudart.In(e.in(in)), cudart.Out(out), cudart.ScalarU32(mode))
+		got := e.u32s(out)
+		for m := range 4 {
+			for row := range 8 {
+				for col := range 8 {
+					want := elem(in, m, row, col)
+					if mode == 2 {
+						want = elem(in, m, col, row)
+					}
+					if g := elem(got, m, row, col); g != want {
+						t.Fatalf("mode %d: matrix %d (%d,%d) = %#x, want %#x", mode, m, row, col, g, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -102,7 +102,7 @@ func TestRoPEAtPositionZeroIsIdentity(t *testing.T) {
 		y32 := make([]float32, len(c.X))
 		for _, style := range []RoPEStyle{RoPENeoX, RoPEGPTJ} {
 			rope(y, c.X, c.Pos, c.Rows, c.Heads, c.HeadDim, c.Theta, style, 1)
-			rope32(y32, to32(c.X), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, 1)
+			rope32(y32, to32(c.X), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, 1, Arith32{})
 			for i := range y {
 				if y[i] != c.X[i] || float64(y32[i]) != c.X[i] {
 					t.Fatalf("%v pos 0: y[%d] = %g (f32 %g), want x = %g", style, i, y[i], y32[i], c.X[i])

@@ -63,12 +63,17 @@
 //     underflowing products and quotients (gradual underflow, no
 //     flush-to-zero; additions are exact when subnormal). FMA contraction
 //     only removes roundings and is covered. Values never overflow.
-//   - Approximate functions are within their documented CUDA maximum
-//     error, measured from the correctly rounded result, so k ulp means
-//     relative error ≤ (2k+1)·u: rsqrtf 2 ulp, sqrtf and '/' correctly
-//     rounded, expf/exp2f 2 ulp, logf/log2f 1 ulp, powf 4 ulp,
-//     sinf/cosf/sincosf 2 ulp with exact range reduction. Fast-math
-//     intrinsics (__expf, __sinf, __fdividef) are not covered.
+//   - Every division, square root, reciprocal square root, exp2 and log2
+//     is within the documented error of the instruction sm_90 kernels
+//     compile it to (instr.go), not correctly rounded: div.full.f32
+//     2 ulp (5u, or 5η on a subnormal quotient), sqrt.approx.f32 2^-23,
+//     rsqrt.approx.f32 2^-22.9 (and CUDA rsqrtf 2 ulp), ex2.approx.f32
+//     2 ulp, lg2.approx.f32 2^-22 (absolute on (0.5, 2), else relative),
+//     k ulp counted from the correctly rounded result, so relative error
+//     ≤ (2k+1)·u; CUDA's '/', sqrtf, expf/exp2f, logf/log2f and powf
+//     (4 ulp) are within these; sinf/cosf/sincosf 2 ulp with exact range
+//     reduction. Fast-math intrinsics (__expf, __sinf, __fdividef) and
+//     sin.approx/cos.approx are not covered.
 //   - Reductions follow a Reduction shape: each term goes through at most
 //     Reduction.Depth(n) rounded additions, so a sum of n terms is within
 //     γ_depth·Σ|terms| (Gamma). SerialReduction (depth n−1) is valid for

@@ -208,8 +208,13 @@ func SoftmaxBackwardTol(tol, y, dy []float64, rows, hidden int, red Reduction) {
 
 // SoftmaxForward32Naive evaluates the forward in float32 in the assumed
 // order, serially: exact max, x − m, ·fl(log2 e), a correctly rounded 2^t,
-// a serial sum and a correctly rounded division.
+// a serial sum and a correctly rounded division (Case.CheckWith evaluates
+// it with ex2.approx and div.full at their documented errors instead).
 func SoftmaxForward32Naive(y, x []float32, rows, hidden int) {
+	softmaxForward32(y, x, rows, hidden, Arith32{})
+}
+
+func softmaxForward32(y, x []float32, rows, hidden int, ar Arith32) {
 	const l2e = float32(math.Log2E)
 	for r := 0; r < rows; r++ {
 		xr, yr := x[r*hidden:(r+1)*hidden], y[r*hidden:(r+1)*hidden]
@@ -220,11 +225,11 @@ func SoftmaxForward32Naive(y, x []float32, rows, hidden int) {
 		var s float32
 		for j, v := range xr {
 			t := (v - m) * l2e
-			yr[j] = float32(math.Exp2(float64(t)))
+			yr[j] = ar.Exp2(t)
 			s += yr[j]
 		}
 		for j := range yr {
-			yr[j] /= s
+			yr[j] = ar.Div(yr[j], s)
 		}
 	}
 }

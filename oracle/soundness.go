@@ -139,6 +139,9 @@ type Outcome struct {
 	// magnitude is at least NormalRange, where the bound's relative terms
 	// (not the underflow floor) dominate.
 	MaxRatioNormal float64
+	// Adversarial says the float32 evaluation gave each approximate
+	// instruction a value its documented error allows (Arith32).
+	Adversarial bool
 }
 
 // NormalRange is the magnitude above which an element counts towards
@@ -148,8 +151,12 @@ const NormalRange = 0x1p-100
 
 // String formats the worst element for a failure message.
 func (o Outcome) String() string {
-	return fmt.Sprintf("ratio=%.4g at %s[%d]: got=%.9g want=%.17g |err|=%.3g tol=%.3g (%d elements, normal-range ratio %.4g)",
-		o.MaxRatio, o.Output, o.Index, o.Got, o.Want, math.Abs(o.Got-o.Want), o.Tol, o.Elements, o.MaxRatioNormal)
+	adv := ""
+	if o.Adversarial {
+		adv = ", adversarial instructions"
+	}
+	return fmt.Sprintf("ratio=%.4g at %s[%d]: got=%.9g want=%.17g |err|=%.3g tol=%.3g (%d elements, normal-range ratio %.4g%s)",
+		o.MaxRatio, o.Output, o.Index, o.Got, o.Want, math.Abs(o.Got-o.Want), o.Tol, o.Elements, o.MaxRatioNormal, adv)
 }
 
 // ErrorRatio returns |got − want|/tol, 0 when both the error and tol are 0,
@@ -240,9 +247,10 @@ type kernelRow struct {
 	// reference returns the float64 outputs and their bounds for
 	// reductions red over a row and rowRed over rows.
 	reference func(c Case, red, rowRed Reduction) (want, tol outputs64)
-	// naive evaluates c in float32 in serial order; a non-nil Outcome ends
-	// the check with it (a bit-exact output that is not).
-	naive func(c Case) (outputs32, *Outcome)
+	// naive evaluates c in float32 in serial order with the approximate
+	// instructions of ar; a non-nil Outcome ends the check with it (a
+	// bit-exact output that is not).
+	naive func(c Case, ar Arith32) (outputs32, *Outcome)
 }
 
 func f64(k int) []float64 { return make([]float64, k) }
@@ -258,9 +266,9 @@ var kernelTable = [numKernels]kernelRow{
 			RMSNormBackwardWithTol(want.dx, want.dgamma, tol.dx, tol.dgamma, nil, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
 			return
 		},
-		naive: func(c Case) (got outputs32, _ *Outcome) {
+		naive: func(c Case, ar Arith32) (got outputs32, _ *Outcome) {
 			got.dx, got.dgamma = f32(c.Rows*c.Hidden), f32(c.Hidden)
-			RMSNormBackward32Naive(got.dx, got.dgamma, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps))
+			rmsNormBackward32(got.dx, got.dgamma, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps), ar)
 			return
 		}},
 	KernelFusedResidualRMSNorm: {name: "fused_residual_rmsnorm", op: "fused_residual_rmsnorm",
@@ -275,11 +283,11 @@ var kernelTable = [numKernels]kernelRow{
 			FusedResidualRMSNormTol(tol.s, tol.y, tol.rms, c.Residual, c.X, c.Gamma, c.Rows, c.Hidden, c.Eps, red)
 			return
 		},
-		naive: func(c Case) (got outputs32, _ *Outcome) {
+		naive: func(c Case, ar Arith32) (got outputs32, _ *Outcome) {
 			n := c.Rows * c.Hidden
 			got.s, got.y, got.rms = f32(n), f32(n), f32(c.Rows)
 			res32, x32 := to32(c.Residual), to32(c.X)
-			FusedResidualRMSNorm32Naive(got.s, got.y, got.rms, res32, x32, to32(c.Gamma), c.Rows, c.Hidden, float32(c.Eps))
+			fusedResidualRMSNorm32(got.s, got.y, got.rms, res32, x32, to32(c.Gamma), c.Rows, c.Hidden, float32(c.Eps), ar)
 			for i, v := range got.s {
 				if s := c.Residual[i] + c.X[i]; v != float32(s) || v != ResidualSum32(res32[i], x32[i]) {
 					return got, &Outcome{MaxRatio: math.Inf(1), Output: "s(bit-exact)", Index: i, Got: float64(v), Want: s, Tol: 0, Elements: n}
@@ -299,9 +307,9 @@ var kernelTable = [numKernels]kernelRow{
 			LayerNormBackwardTol(tol.dx, tol.dgamma, tol.dbeta, c.X, c.Gamma, c.DY, c.Rows, c.Hidden, c.Eps, red, rowRed)
 			return
 		},
-		naive: func(c Case) (got outputs32, _ *Outcome) {
+		naive: func(c Case, ar Arith32) (got outputs32, _ *Outcome) {
 			got.dx, got.dgamma, got.dbeta = f32(c.Rows*c.Hidden), f32(c.Hidden), f32(c.Hidden)
-			LayerNormBackward32Naive(got.dx, got.dgamma, got.dbeta, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps))
+			layerNormBackward32(got.dx, got.dgamma, got.dbeta, to32(c.X), to32(c.Gamma), to32(c.DY), c.Rows, c.Hidden, float32(c.Eps), ar)
 			return
 		}},
 	KernelPerHeadRMSNorm: {name: "perhead_rmsnorm", op: "per_head_rmsnorm", draw: drawPerHead,
@@ -318,9 +326,9 @@ var kernelTable = [numKernels]kernelRow{
 			SoftmaxForwardTol(tol.y, c.X, c.Rows, c.Hidden, red)
 			return
 		},
-		naive: func(c Case) (got outputs32, _ *Outcome) {
+		naive: func(c Case, ar Arith32) (got outputs32, _ *Outcome) {
 			got.y = f32(c.Rows * c.Hidden)
-			SoftmaxForward32Naive(got.y, to32(c.X), c.Rows, c.Hidden)
+			softmaxForward32(got.y, to32(c.X), c.Rows, c.Hidden, ar)
 			return
 		}},
 	KernelSoftmaxBackward: {name: "softmax_bwd", op: "softmax.backward", noScalar: true,
@@ -341,7 +349,7 @@ var kernelTable = [numKernels]kernelRow{
 			SoftmaxBackwardTol(tol.dx, c.X, c.DY, c.Rows, c.Hidden, red)
 			return
 		},
-		naive: func(c Case) (got outputs32, _ *Outcome) {
+		naive: func(c Case, _ Arith32) (got outputs32, _ *Outcome) {
 			got.dx = f32(c.Rows * c.Hidden)
 			SoftmaxBackward32Naive(got.dx, to32(c.X), to32(c.DY), c.Rows, c.Hidden)
 			return
@@ -372,10 +380,10 @@ func rmsForwardReference(c Case, red, _ Reduction) (want, tol outputs64) {
 	return
 }
 
-func rmsForwardNaive(c Case) (got outputs32, _ *Outcome) {
+func rmsForwardNaive(c Case, ar Arith32) (got outputs32, _ *Outcome) {
 	rows, hid := c.normShape()
 	got.y, got.rms = f32(c.Rows*c.Hidden), f32(rows)
-	RMSNormForward32Naive(got.y, got.rms, to32(c.X), to32(c.Gamma), rows, hid, float32(c.Eps))
+	rmsNormForward32(got.y, got.rms, to32(c.X), to32(c.Gamma), rows, hid, float32(c.Eps), ar)
 	return
 }
 
@@ -387,13 +395,10 @@ func lnForwardReference(c Case, red, _ Reduction) (want, tol outputs64) {
 	return
 }
 
-func lnForwardNaive(c Case) (got outputs32, _ *Outcome) {
+func lnForwardNaive(c Case, ar Arith32) (got outputs32, _ *Outcome) {
 	got.y, got.mean, got.rstd = f32(c.Rows*c.Hidden), f32(c.Rows), f32(c.Rows)
-	naive := LayerNormForward32Naive
-	if c.variance() == OnePassVariance {
-		naive = LayerNormForward32NaiveOnePass
-	}
-	naive(got.y, got.mean, got.rstd, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, float32(c.Eps))
+	layerNormForward32(got.y, got.mean, got.rstd, to32(c.X), to32(c.Gamma), to32(c.Beta), c.Rows, c.Hidden, float32(c.Eps),
+		c.variance() == OnePassVariance, ar)
 	return
 }
 
@@ -411,10 +416,10 @@ func ropeReference(c Case, _, _ Reduction) (want, tol outputs64) {
 	return
 }
 
-func ropeNaive(c Case) (got outputs32, _ *Outcome) {
+func ropeNaive(c Case, ar Arith32) (got outputs32, _ *Outcome) {
 	style, sign, in := c.rotation()
 	y := f32(c.Rows * c.Hidden)
-	rope32(y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign))
+	rope32(y, to32(in), c.Pos, c.Rows, c.Heads, c.HeadDim, float32(c.Theta), style, float32(sign), ar)
 	if sign < 0 {
 		got.dx = y
 	} else {
@@ -434,6 +439,11 @@ func (c Case) reference(red, rowRed Reduction) (want, tol outputs64) {
 // rowRed (see reference), and returns the worst element.
 func (c Case) compare(got outputs32, red, rowRed Reduction) Outcome {
 	want, tol := c.reference(red, rowRed)
+	return compareOutputs(got, want, tol)
+}
+
+// compareOutputs returns the worst element of got against want within tol.
+func compareOutputs(got outputs32, want, tol outputs64) Outcome {
 	var o Outcome
 	for _, out := range []struct {
 		name      string
@@ -468,13 +478,48 @@ func to32(s []float64) []float32 {
 // serial order), the float64 reference and the bound for SerialReduction,
 // and returns the worst element. For the fused kernel, an s that is not
 // bit-identical to fl32(residual + x) yields ratio +Inf.
-func (c Case) Check() Outcome {
-	got, o := c.Kernel.row().naive(c)
+func (c Case) Check() Outcome { return c.CheckWith(Arith32{}) }
+
+// CheckWith is Check with the approximate instructions of ar: under
+// Arith32.Adversarial every division, square root, exp2 and log2 of the
+// float32 evaluation takes a value its documented error allows, usually
+// the worst, and the bound must still hold.
+func (c Case) CheckWith(ar Arith32) Outcome {
+	got, o := c.Kernel.row().naive(c, ar)
 	if o != nil {
+		o.Adversarial = ar.Adversarial
 		return *o
 	}
 	ser := SerialReduction()
-	return c.compare(got, ser, ser)
+	out := c.compare(got, ser, ser)
+	out.Adversarial = ar.Adversarial
+	return out
+}
+
+// CheckAdversarial evaluates the case as Check does and again with every
+// approximate instruction adversarial (Arith32{Adversarial: true, Seed:
+// seed}), against one reference and bound, and returns the worse outcome.
+func (c Case) CheckAdversarial(seed uint64) Outcome {
+	ser := SerialReduction()
+	want, tol := c.reference(ser, ser)
+	var worst Outcome
+	normal := 0.0
+	for i, ar := range []Arith32{{}, {Adversarial: true, Seed: seed}} {
+		got, o := c.Kernel.row().naive(c, ar)
+		var out Outcome
+		if o != nil {
+			out = *o
+		} else {
+			out = compareOutputs(got, want, tol)
+		}
+		out.Adversarial = ar.Adversarial
+		normal = math.Max(normal, out.MaxRatioNormal)
+		if i == 0 || out.MaxRatio > worst.MaxRatio {
+			worst = out
+		}
+	}
+	worst.MaxRatioNormal = normal
+	return worst
 }
 
 // HiddenGrid is the edge grid of row lengths GenerateCase draws from before
@@ -743,10 +788,22 @@ func NewSoundnessChooser(seed uint64, i int) RandChooser {
 // error/bound ratio. A ratio > 1 refutes the bound; a maximum far below 1
 // (< 1e-3) says the bound is too loose to be useful.
 func SoundnessCheck(k Kernel, checks int, seed uint64) SoundnessResult {
+	return soundnessCheck(k, checks, seed, false)
+}
+
+// SoundnessCheckAdversarial is SoundnessCheck with every approximate
+// instruction of the float32 evaluation at a value its documented error
+// allows, usually the worst (Case.CheckWith with Arith32{Adversarial: true,
+// Seed: seed ^ i} for case i).
+func SoundnessCheckAdversarial(k Kernel, checks int, seed uint64) SoundnessResult {
+	return soundnessCheck(k, checks, seed, true)
+}
+
+func soundnessCheck(k Kernel, checks int, seed uint64, adversarial bool) SoundnessResult {
 	res := SoundnessResult{Kernel: k, Checks: checks, Seed: seed, WorstIndex: -1}
 	for i := 0; i < checks; i++ {
 		c := GenerateCase(k, NewSoundnessChooser(seed, i))
-		o := c.Check()
+		o := c.CheckWith(Arith32{Adversarial: adversarial, Seed: seed ^ uint64(i)})
 		if o.MaxRatio > 1 {
 			res.Violations++
 		}

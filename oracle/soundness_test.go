@@ -57,9 +57,13 @@ func (s *soundStats) record(c Case, o Outcome) {
 	s.maxNormal = math.Max(s.maxNormal, o.MaxRatioNormal)
 }
 
+// TestSoundness evaluates each case with correctly rounded instructions
+// and again with every approximate instruction adversarial (the worst
+// values their documented errors allow, usually): both must stay within the
+// bound.
 func TestSoundness(t *testing.T) {
 	checkSoundness(t, true, func(rt *rapid.T, c Case) (Outcome, string) {
-		return c.Check(), "bound"
+		return c.CheckAdversarial(rapid.Uint64().Draw(rt, "arith.seed")), "bound"
 	})
 }
 
@@ -103,6 +107,10 @@ func TestSoundnessCheck(t *testing.T) {
 		}
 		if a.Violations != 0 || !(a.MaxRatio <= 1) {
 			t.Errorf("%v: %d violations, worst %v", k, a.Violations, a.Worst)
+		}
+		adv := SoundnessCheckAdversarial(k, 20, 7)
+		if adv.Violations != 0 || !(adv.MaxRatio <= 1) || !adv.Worst.Adversarial {
+			t.Errorf("%v: adversarial: %d violations, worst %v", k, adv.Violations, adv.Worst)
 		}
 		again := GenerateCase(k, NewSoundnessChooser(a.Seed, a.WorstIndex)).Check()
 		if again.MaxRatio != a.MaxRatio {

@@ -44,9 +44,10 @@ func lnRow(x []float64, eps float64, red Reduction, alg VarianceAlgorithm) lnRow
 		m1 += math.Abs(v)
 	}
 	m1 /= nf
-	// Mean: d additions then ≤ 2 roundings for /n. No underflow error in
-	// additions; the division may underflow.
-	b.eMu = Gamma(d+2)*m1 + 2*Eta32
+	// Mean: d additions then the division by n (div.full or ·fl(1/n):
+	// γ_6, meanDivRoundings). No underflow error in additions; the
+	// quotient may underflow, by 5η (div.full's 2 ulp of 2^-149, plus ½).
+	b.eMu = Gamma(d+meanDivRoundings)*m1 + DivFullUnderflow
 	var q, sumAbsC, sumEps2 float64
 	for j, cj := range b.c {
 		b.eps[j] = b.eMu + U32*(math.Abs(cj)+b.eMu)
@@ -62,7 +63,7 @@ func lnRow(x []float64, eps float64, red Reduction, alg VarianceAlgorithm) lnRow
 			s2.addProd(v, v)
 		}
 		m2 := s2.sum() / nf
-		eM2 := Gamma(d+3)*m2 + Eta32*(1+Gamma(d+2)) + 2*Eta32
+		eM2 := Gamma(d+1+meanDivRoundings)*m2 + Eta32*(1+Gamma(d+meanDivRoundings)) + DivFullUnderflow
 		am := math.Abs(b.mu)
 		eMu2 := 2*am*b.eMu + b.eMu*b.eMu + U32*(am+b.eMu)*(am+b.eMu) + Eta32
 		eVar = eM2 + eMu2 + U32*(b.variance+eM2+eMu2)
@@ -71,7 +72,7 @@ func lnRow(x []float64, eps float64, red Reduction, alg VarianceAlgorithm) lnRow
 		// 2ΔΣc_j = 0 exactly, so only 2u(Q + |Δ|Σ|c|) + Σε_j² remain.
 		eQ1 := 2*U32*(q+b.eMu*sumAbsC) + sumEps2
 		eQ := eQ1 + Gamma(d+1)*(q+eQ1) + nf*Eta32*(1+Gamma(d))
-		eVar = (eQ/nf)*(1+Gamma(2)) + Gamma(2)*b.variance + 2*Eta32
+		eVar = (eQ/nf)*(1+Gamma(meanDivRoundings)) + Gamma(meanDivRoundings)*b.variance + DivFullUnderflow
 	}
 	v := b.variance + eps
 	eEps := U32*eps + Eta32
@@ -102,25 +103,30 @@ func lnRow(x []float64, eps float64, red Reduction, alg VarianceAlgorithm) lnRow
 //
 // Derivation (M1 = Σ|x|/n, c_j = x_j − μ, Q = Σc_j², r = (var+eps)^{-1/2}):
 //
-//  1. |μ̂ − μ| ≤ e_μ = γ_{d+2}·M1 + 2η. The bound uses Σ|x|, not |μ|: with
+//  0. Every division by n is div.full.f32 (2 ulp: 5u, or 5η on a
+//     subnormal quotient) or a product with fl(1/n) (5u then u); as
+//     (1+5u)(1+u) ≤ (1+u)^6 it counts as 6 roundings, and its underflow
+//     as 5η. A correctly rounded division is within this.
+//  1. |μ̂ − μ| ≤ e_μ = γ_{d+6}·M1 + 5η. The bound uses Σ|x|, not |μ|: with
 //     an offset row (|μ| ≫ σ) the sum's rounding errors scale with the
 //     magnitudes summed, and the subtraction x − μ̂ exposes them.
 //  2. ĉ_j = (c_j + Δ)(1+δ_j), Δ = μ − μ̂: |ĉ_j − c_j| ≤ ε_j = e_μ + u(|c_j| + e_μ).
 //  3. Two-pass: Σĉ_j² − Q = 2ΔΣc_j + 2Σδ_j c_j(c_j+Δ) + Σe_j² and Σc_j = 0,
 //     so |Σĉ² − Q| ≤ e₁ = 2u(Q + e_μΣ|c_j|) + Σε_j² (the mean error enters
 //     only at second order), then the squares and d additions:
-//     e_Q = e₁ + γ_{d+1}(Q + e₁) + nη(1+γ_d), e_var = (1+γ_2)e_Q/n + γ_2·var + 2η.
-//     One-pass: e_m2 = γ_{d+3}·Σx²/n + 3η, e_μ² = 2|μ|e_μ + e_μ² + u(|μ|+e_μ)² + η,
+//     e_Q = e₁ + γ_{d+1}(Q + e₁) + nη(1+γ_d), e_var = (1+γ_6)e_Q/n + γ_6·var + 5η.
+//     One-pass: e_m2 = γ_{d+7}·Σx²/n + η(1+γ_{d+6}) + 5η, e_μ² = 2|μ|e_μ + e_μ² + u(|μ|+e_μ)² + η,
 //     e_var = e_m2 + e_μ² + u(var + e_m2 + e_μ²) (clamping at 0 only helps).
 //  4. v = var + eps: e_v = e_var + u·eps + η + u(v + e_var + u·eps + η),
-//     τ = e_v/v, ρ = (max(1−τ, ℓ)^{-1/2} − 1) ⊕ 5u (⊕: (1+a)(1+b)−1), where
+//     τ = e_v/v, ρ = (max(1−τ, ℓ)^{-1/2} − 1) ⊕ rsqrtErr (⊕: (1+a)(1+b)−1;
+//     rsqrtErr ≈ 7u covers rsqrt.approx, and sqrt.approx then div.full), where
 //     ℓ = (eps(1−u) − η)(1−u)/v uses var̂ ≥ 0 (two-pass: a sum of squares;
 //     one-pass: clamped), which keeps the one-pass bound finite when the
 //     cancellation destroys every digit of var.
 //  5. |ĉ_j·r̂ − c_j·r| ≤ r(ε_j(1+ρ) + |c_j|ρ); two product roundings and the
 //     addition of β: E₁ = |γ_j|·r·(ε_j(1+ρ) + |c_j|ρ)(1+γ_2) + γ_2|γ_j c_j|r
-//     + η(|γ_j| + |c_j| + ε_j + 1)(1+u) (an underflowing ĉ·r̂ or r̂·γ, and
-//     the product), tolY_j = E₁ + u(|y_j| + E₁).
+//     + η(5|γ_j| + |c_j| + ε_j + 1)(1+u) (an underflowing ĉ·r̂, or ĉ/σ̂ by
+//     div.full at 5η, times γ; r̂·γ; and the product), tolY_j = E₁ + u(|y_j| + E₁).
 //
 // tolMean = e_μ and tolRstd = r·ρ.
 func LayerNormForwardTol(tolY, tolMean, tolRstd []float64, x, gamma, beta []float64, rows, hidden int, eps float64, red Reduction, alg VarianceAlgorithm) {
@@ -137,7 +143,7 @@ func LayerNormForwardTol(tolY, tolMean, tolRstd []float64, x, gamma, beta []floa
 		for j, cj := range b.c {
 			ag := math.Abs(gamma[j])
 			e1 := ag*b.r*(b.eps[j]*(1+b.rho)+math.Abs(cj)*b.rho)*(1+Gamma(2)) +
-				Gamma(2)*ag*math.Abs(cj)*b.r + Eta32*(ag+math.Abs(cj)+b.eps[j]+1)*(1+U32)
+				Gamma(2)*ag*math.Abs(cj)*b.r + (DivFullUnderflow*ag+Eta32*(math.Abs(cj)+b.eps[j]+1))*(1+U32)
 			y := math.Abs(cj*b.r*gamma[j] + beta[j])
 			out[j] = e1 + U32*(y+e1)
 		}
@@ -161,9 +167,10 @@ func LayerNormForwardTol(tolY, tolMean, tolRstd []float64, x, gamma, beta []floa
 //
 //  1. |xh_j − x̂_j| ≤ h_j = r(ε_j(1+ρ) + |c_j|ρ)(1+u) + u·r|c_j| + η.
 //  2. |ĝ_j − g_j| ≤ e_g = u|g_j| + η.
-//  3. |m̂1 − m1| ≤ (Σe_g/n)(1+γ_{d+2}) + γ_{d+2}Σ|g|/n + 2η.
+//  3. |m̂1 − m1| ≤ (Σe_g/n)(1+γ_{d+6}) + γ_{d+6}Σ|g|/n + 5η (d additions,
+//     the division by n as in LayerNormForwardTol step 0).
 //  4. terms t_j = g_j·x̂_j: |t̂_j − t_j| ≤ te_j = (|g_j|h_j + (|x̂_j|+h_j)e_g)(1+u)
-//     + u|t_j| + η; |m̂2 − m2| ≤ (Σte/n)(1+γ_{d+2}) + γ_{d+2}Σ|t|/n + 2η.
+//     + u|t_j| + η; |m̂2 − m2| ≤ (Σte/n)(1+γ_{d+6}) + γ_{d+6}Σ|t|/n + 5η.
 //  5. The inner expression propagates E_z = e_g + e_m1 + h_i(|m2| + e_m2)
 //     + |x̂_i|e_m2 + η and rounds three times:
 //     tol_z = E_z(1+γ_3) + u(|g_i| + |m1| + |x̂_i·m2| + |z_i|)(1+γ_2).
@@ -208,8 +215,8 @@ func LayerNormBackwardTol(tolDX, tolDGamma, tolDBeta []float64, x, gamma, dy []f
 		}
 		mm1 := m1.sum() / nf
 		mm2 := m2.sum() / nf
-		eM1 := (sumEg/nf)*(1+Gamma(d+2)) + Gamma(d+2)*sumG/nf + 2*Eta32
-		eM2 := (sumTe/nf)*(1+Gamma(d+2)) + Gamma(d+2)*sumT/nf + 2*Eta32
+		eM1 := (sumEg/nf)*(1+Gamma(d+meanDivRoundings)) + Gamma(d+meanDivRoundings)*sumG/nf + DivFullUnderflow
+		eM2 := (sumTe/nf)*(1+Gamma(d+meanDivRoundings)) + Gamma(d+meanDivRoundings)*sumT/nf + DivFullUnderflow
 		out := tolDX[r*hidden : (r+1)*hidden]
 		for i := range out {
 			g := gamma[i] * dyr[i]

@@ -12,9 +12,28 @@ import (
 func ulpErr(k float64) float64 { return (2*k + 1) * U32 }
 
 // rsqrtErr is the relative error allowed for the kernel's reciprocal square
-// root: CUDA rsqrtf is documented within 2 ulp, giving 5·U32; 1/sqrtf and
-// x/sqrtf (two correctly rounded operations) are within γ_2 < 5·U32.
-var rsqrtErr = ulpErr(2)
+// root r̂ of a computed v̂ (the error of v̂ itself is τ, separately), the
+// largest of the forms kernels use:
+//
+//   - rsqrt.approx.f32: 2^-22.9 (RsqrtApproxRelErr), about 2.14u;
+//   - CUDA rsqrtf: 2 ulp, 5u;
+//   - 1/sqrt(v) as sqrt.approx.f32 (2^-23 = 2u) then div.full.f32 (5u),
+//     Triton's 1.0 / tl.sqrt(v): |1/(1+θ) − 1| ≤ 2u/(1−2u) for the root,
+//     then the quotient: relInv(2u) ⊕ 5u ≈ 7u. x/sqrt(v) has the same two
+//     errors where x·r̂ has r̂'s and one rounding, so it is covered too.
+var rsqrtErr = math.Max(math.Max(RsqrtApproxRelErr, ulpErr(2)), relMul(relInv(SqrtApproxRelErr), DivFullRelErr))
+
+// storedRMSErr is the relative error allowed for a stored rms = √v̂
+// beyond τ: sqrt.approx.f32 (2u; sqrt.rn is within it) or the reciprocal
+// of a reciprocal square root, relInv(rsqrtErr) ⊕ 5u (div.full).
+var storedRMSErr = math.Max(SqrtApproxRelErr, relMul(relInv(rsqrtErr), DivFullRelErr))
+
+// meanDivRelErr is the relative error of a mean ŝ/n: div.full.f32 (5u), or
+// ŝ·fl(1/n) with 1/n by div.full (5u) and the product (u). Since
+// (1+5u)(1+u) ≤ (1+u)^6 it counts as six roundings in γ: meanDivRoundings.
+// The quotient may underflow, by at most DivFullUnderflow (5η): 1/n never
+// does and the product's own underflow is η < 5η.
+const meanDivRoundings = 6
 
 // rmsRowBound holds the exact statistics of one RMSNorm row and the relative
 // error bounds of the float32 values a kernel derives from them.
@@ -47,8 +66,9 @@ func rmsRowOf(ss float64, n int, eps float64, red Reduction) rmsRowBound {
 	// rounding and at most d addition roundings; all terms are ≥ 0.
 	// Underflowing squares add at most Eta32 each.
 	eSS := Gamma(d+1)*b.ss + nf*Eta32*(1+Gamma(d))
-	// (2) mean: fl(ŝs/n) or fl(ŝs·fl(1/n)), at most two roundings.
-	eM := Gamma(2)*(b.ss/nf) + (eSS/nf)*(1+Gamma(2)) + 2*Eta32
+	// (2) mean: fl(ŝs/n) by div.full or fl(ŝs·fl(1/n)): γ_6 and 5η
+	// (meanDivRoundings).
+	eM := Gamma(meanDivRoundings)*(b.ss/nf) + (eSS/nf)*(1+Gamma(meanDivRoundings)) + DivFullUnderflow
 	// (3) eps rounded to float32, then the addition.
 	eEps := U32*eps + Eta32
 	eV := eM + eEps + U32*(b.v+eM+eEps)
@@ -59,8 +79,8 @@ func rmsRowOf(ss float64, n int, eps float64, red Reduction) rmsRowBound {
 	// (4) 1/sqrt(v̂) = v^{-1/2}·(1+θ)^{-1/2} with |θ| ≤ τ, then the
 	// reciprocal square root's own error.
 	b.rhoInv = relMul(relRsqrt(b.tau, epsFloor(eps, b.v)), rsqrtErr)
-	// A stored rms is sqrtf(v̂) (½ ulp) or 1/rsqrtf(v̂) (5u then u).
-	b.rhoRMS = relMul(relSqrt(b.tau, epsFloor(eps, b.v)), relMul(rsqrtErr, U32))
+	// A stored rms is sqrt(v̂) or 1/rsqrt(v̂): storedRMSErr.
+	b.rhoRMS = relMul(relSqrt(b.tau, epsFloor(eps, b.v)), storedRMSErr)
 	return b
 }
 
@@ -74,32 +94,37 @@ func rmsRowOf(ss float64, n int, eps float64, red Reduction) rmsRowBound {
 // roundings and stays within the bound):
 //
 //	ss  = Σ x_i·x_i          in the order red (depth d = red.Depth(n))
-//	ms  = ss/n  or ss·(1/n)
+//	ms  = ss/n  or ss·(1/n)  (div.full.f32 or div.rn)
 //	v   = ms + float32(eps)
-//	ri  = rsqrtf(v)  or 1/sqrtf(v), or sqrtf(v) followed by x/rms
+//	ri  = rsqrt(v) or 1/sqrt(v) (rsqrt.approx, rsqrtf, sqrt.approx and
+//	      div.full), or sqrt(v) followed by x/rms
 //	y_i = x_i·ri·γ_i         (two roundings, any association)
 //
-// Derivation, with u = U32 and γ_k = Gamma(k), η = Eta32:
+// Derivation, with u = U32 and γ_k = Gamma(k), η = Eta32; each
+// instruction's error is its documented one (instr.go), not correct
+// rounding:
 //
 //  1. Each of the n nonnegative terms fl(x_i²) carries one rounding and
 //     goes through at most d rounded additions, so
 //     |ŝs − ss| ≤ γ_{d+1}·ss + n·η·(1+γ_d) (η: an underflowing square).
-//  2. Division by n (≤ 2 roundings): |m̂s − ss/n| ≤ γ_2·ss/n + (1+γ_2)·e_ss/n + 2η.
+//  2. Division by n: div.full is within 2 ulp (5u, or 5η on a subnormal
+//     quotient); ss·fl(1/n) is 5u then u. (1+5u)(1+u) ≤ (1+u)^6, so
+//     |m̂s − ss/n| ≤ γ_6·ss/n + (1+γ_6)·e_ss/n + 5η.
 //  3. eps is rounded to float32 (u·eps + η), then v̂ = fl(m̂s + eps₃₂) adds
 //     u·|v̂|: e_v = e_ms + e_eps + u·(v + e_ms + e_eps). Let τ = e_v/v.
 //  4. v̂^{-1/2} = v^{-1/2}·(1+θ)^{-1/2} with |θ| ≤ τ, and
 //     |(1+θ)^{-1/2} − 1| ≤ (1−τ)^{-1/2} − 1 ≈ τ/2; since ŝs ≥ 0, also
 //     v̂ ≥ (eps(1−u) − η)(1−u), which keeps the bound finite when τ ≥ 1
-//     (underflowed tiny rows). The reciprocal square root
-//     adds 5u (rsqrtf is documented ≤ 2 ulp from the correctly rounded
-//     result, i.e. ≤ 2.5 ulp ≤ 5u relative; 1/sqrtf is ≤ γ_2). So
-//     ρ = (1+τ')(1+5u) − 1 with τ' = (1−τ)^{-1/2} − 1.
+//     (underflowed tiny rows). The reciprocal square root adds rsqrtErr
+//     (≈ 7u: sqrt.approx 2u then div.full 5u; rsqrt.approx and rsqrtf are
+//     within it). So ρ = (1+τ')(1+rsqrtErr) − 1 with τ' = (1−τ)^{-1/2} − 1.
 //  5. ŷ_i = x_i·r̂i·γ_i·(1+δ₁)(1+δ₂): |ŷ_i − y_i| ≤ |y_i|·((1+ρ)(1+γ_2) − 1)
-//     plus η·((|γ_i| + |x_i|)(1+u) + 1) for an underflowing x_i·ri (or
-//     ri·γ_i) and final product.
+//     plus η·((5|γ_i| + |x_i|)(1+u) + 1) for an underflowing x_i·ri (η, or
+//     5η for x_i/rms by div.full, then times γ_i), ri·γ_i and the final
+//     product.
 //
-// First order: tolY ≈ |y_i|·((d+4)/2 + 7)·u. For rms: sqrtf(v̂) or
-// 1/rsqrtf(v̂): tolRMS = rms·((1+(1−(1−τ)^{1/2}))(1+5u)(1+u) − 1).
+// First order: tolY ≈ |y_i|·((d+8)/2 + 9)·u. For rms: sqrt(v̂) or
+// 1/rsqrt(v̂): tolRMS = rms·((1+(1−(1−τ)^{1/2}))(1+storedRMSErr) − 1).
 func RMSNormForwardTol(tolY, tolRMS []float64, x, gamma []float64, rows, hidden int, eps float64, red Reduction) {
 	mustRMSNormForward(rmsNormTolOut, tolY, tolRMS, x, gamma, rows, hidden)
 	rmsForwardTol(nil, nil, tolY, tolRMS, x, gamma, rows, hidden, eps, red)
@@ -272,7 +297,7 @@ func yBound(v, g, ri, rel float64) float64 {
 // yBoundAbs is yBound from av = |v|, ag = |g| and agU = ag·(1+U32): the
 // same operations in the same order.
 func yBoundAbs(av, ag, agU, ri, rel float64) float64 {
-	return av*ri*ag*rel + Eta32*(agU+av*(1+U32)+1)
+	return av*ri*ag*rel + DivFullUnderflow*agU + Eta32*(av*(1+U32)+1)
 }
 
 // rmsForwardTol writes the bounds of RMSNormForwardTol and, when y is not
@@ -317,9 +342,11 @@ func rmsForwardTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hid
 // S = Σp_j, P = Σ|p_j|, A_i = ri·g_i, B_i = x_i·ri³·S/n, dx_i = A_i − B_i.
 //
 // Assumed float32 operation sequences: the kernel obtains ri either by
-// recomputing it as in RMSNormForwardTol or as 1/rmŝ from a stored rms, so
-// its relative error is at most ρ = (1+τ')(1+5u)(1+u) − 1 (τ' as in
-// RMSNormForwardTol, same red). Then any of
+// recomputing it as in RMSNormForwardTol or as 1/rms (div.full) from a
+// stored rms, so its relative error is at most
+// ρ = max((1+ρ_inv)(1+u), (1+relInv(ρ_rms))(1+5u)) − 1 (ρ_inv, ρ_rms the
+// relative errors of ri and of a stored rms in RMSNormForwardTol, same
+// red). Then any of
 //
 //	V1: xh_j = x_j·ri; c = (Σ g_j·xh_j)/n; dx_i = ri·(g_i − xh_i·c)
 //	V2: c = (Σ g_j·x_j)/n; dx_i = ri·(g_i − x_i·(ri·ri)·c)   (upstream)
@@ -331,13 +358,16 @@ func rmsForwardTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hid
 //     counted with ρ below). Underflows add η·Σ_j(|x_j| + (|g_j|+1)/ri + 1)
 //     in units of S.
 //  2. Path A (g_i and one factor ri): |Â_i − A_i| ≤ |A_i|·((1+ρ)(1+γ_2) − 1).
-//  3. Path B (three factors ri, the division by n, up to 6 roundings in V2):
-//     |B̂_i − B_i| ≤ |B_i|·((1+ρ)³(1+γ_6) − 1) + |x_i|·ri³/n·e_S·(1+ρ)³(1+γ_6).
+//  3. Path B (three factors ri, the division by n, up to 5 other
+//     roundings in V2; the division is div.full, 5u ≤ γ_5, so 10 in all):
+//     |B̂_i − B_i| ≤ |B_i|·((1+ρ)³(1+γ_10) − 1) + |x_i|·ri³/n·e_S·(1+ρ)³(1+γ_10).
 //  4. The subtraction rounds once relative to the computed difference:
 //     tol = E + u·(|dx_i| + E), E = sum of the path errors.
 //  5. Underflow floor: every intermediate that may underflow contributes η
-//     times the magnitude of what later multiplies it (V1 and V2):
-//     η·(1+γ_8)·(2(ri+1) + 3|x_i|(ri²+ri³) + 2ri(1 + (ri+1)|S|/n) + 2).
+//     (5η for the quotient by n, div.full; taken for all) times the
+//     magnitude of what later multiplies it (V1 and V2), through at most
+//     8 roundings, the division among them (γ_12):
+//     5η·(1+γ_12)·(2(ri+1) + 3|x_i|(ri²+ri³) + 2ri(1 + (ri+1)|S|/n) + 2).
 //
 // dγ_i = Σ_r dy·x·ri: each term has ρ_r and two roundings, then the
 // rows reduction of depth d_r = rowRed.Depth(rows):
@@ -465,15 +495,15 @@ func rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, 
 func rmsBackwardTolRow(out, xr, gamma, dyr []float64, s, p, fs float64, b rmsRowBound, d int) (rho float64) {
 	n := float64(len(xr))
 	ri := b.ri
-	rho = relMul(b.rhoInv, U32)
+	rho = math.Max(relMul(b.rhoInv, U32), relMul(relInv(b.rhoRMS), DivFullRelErr))
 	eS := Gamma(d+3)*p + Eta32*fs*(1+Gamma(d+3))
 	rho3 := relMul(relMul(rho, rho), rho)
 	eA := relMul(rho, Gamma(2))
-	eB := relMul(rho3, Gamma(6))
+	eB := relMul(rho3, Gamma(10))
 	ri3n := ri * ri * ri / n
 	// Constants of the expression, hoisted (the same values as written
 	// inline: the evaluation order is unchanged).
-	k8 := Eta32 * (1 + Gamma(8))
+	k8 := DivFullUnderflow * (1 + Gamma(12))
 	as := math.Abs(s)
 	opB := 1 + eB
 	fA := 2 * (ri + 1)

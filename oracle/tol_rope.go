@@ -3,26 +3,37 @@ package oracle
 import "math"
 
 // RoPEFreqRelErr returns the bound φ_i on the relative error of a float32
-// kernel's frequency freq_i = θ^(−2i/headDim):
+// kernel's frequency freq_i = θ^(−2i/headDim), the largest of the documented
+// ways of computing it (k ulp from the correctly rounded result is (2k+1)u
+// relative):
 //
-//	φ_i = 5u·|ln freq_i| + 10u = 5u·(2i/headDim)·ln θ + 10u
-//
-// It covers the documented ways of computing it (CUDA ulp bounds are from
-// the correctly rounded result, so k ulp ≤ (2k+1)u relative):
-//
-//   - exp2f(−(2i/d)·log2f(θ)): log2f ≤ 1 ulp (3u), the quotient 2i/d (u) and
-//     the product (u) give the exponent a relative error ≤ 5u, i.e. an
-//     absolute error ≤ 5u·|log2 freq|, which exp2 turns into a relative
-//     error ≤ 5u·|ln freq|; exp2f adds ≤ 2 ulp (5u).
-//   - expf(−(2i/d)·logf(θ)): the same with logf (1 ulp) and expf (2 ulp).
-//   - powf(θ, −2i/d): the rounded exponent gives u·|ln freq|, powf ≤ 4 ulp (9u).
+//   - exp2(−(2i/d)·log2(θ)) as Triton and nvcc emit it: lg2.approx.f32
+//     (2^-22 = 4u relative for θ outside (0.5, 2), 2^-22 absolute inside),
+//     the quotient 2i/d by div.full.f32 (5u), the product (u). The exponent
+//     t = −(2i/d)·log2 θ is then off by at most
+//     E_t = (2i/d)·((|l| + e_l)(1+5u)(1+u) − |l| + (u/ln 2)(1+2u)), with
+//     l = log2 θ, e_l the lg2 error at |l|(1+u) and the last term θ's own
+//     rounding to float32 (|Δ log2 θ| ≤ log2(1+u)/(1−u)). 2^t̂ is then
+//     within expm1(ln 2·E_t) relative of 2^t, and ex2.approx.f32 (2 ulp,
+//     5u) follows. CUDA's exp2f/log2f (2 and 1 ulp) and expf/logf are
+//     within these.
+//   - powf(θ, −2i/d): the rounded exponent gives u·|ln freq|, θ's rounding
+//     u, and powf ≤ 4 ulp (9u).
 //   - a host table of float64 frequencies rounded to float32: u.
 //
-// plus u for θ itself being rounded to float32 (|Δ ln θ| ≤ u, scaled by
-// 2i/d ≤ 1). Fast-math intrinsics (__expf, __powf) are not covered.
+// Fast-math intrinsics (__expf, __powf) are not covered.
 func RoPEFreqRelErr(i, headDim int, theta float64) float64 {
-	lnf := 2 * float64(i) / float64(headDim) * math.Log(theta)
-	return 5*U32*math.Abs(lnf) + 10*U32
+	e := 2 * float64(i) / float64(headDim)
+	l := math.Abs(math.Log2(theta))
+	el := Lg2ApproxRelErr * l * (1 + U32)
+	if theta > 0.5*(1-U32) && theta < 2*(1+U32) {
+		el = math.Max(el, Lg2ApproxAbsErr)
+	}
+	et := e * ((l+el)*relMul(DivFullRelErr, U32) + el + U32/math.Ln2*(1+2*U32))
+	approx := relMul(math.Expm1(math.Ln2*et), ulpErr(2))
+	lnf := e * math.Log(theta)
+	pow := relMul(math.Expm1(U32*math.Abs(lnf)+U32*(1+2*U32)), ulpErr(4))
+	return math.Max(approx, pow)
 }
 
 // RoPEAngleErr returns the bound Δ_i on |â − a| for the float32 angle

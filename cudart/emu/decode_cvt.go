@@ -15,7 +15,8 @@ func (d *decoder) decodeCvt(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 	mode, rname, hasRnd := roundingOf(mods)
 	intRnd := len(rname) == 3
 	ftz, sat, relu := pin.HasMod("ftz"), pin.HasMod("sat"), pin.HasMod("relu")
-	if pin.HasMod("satfinite") || pin.HasMod("rna") || dt.k == 'p' || st.k == 'p' {
+	satfinite := pin.HasMod("satfinite")
+	if satfinite && !satfiniteSupported(dt, st) || pin.HasMod("rna") || dt.k == 'p' || st.k == 'p' {
 		return in, d.errf("unsupported instruction %s", pin.Opcode())
 	}
 	var err error
@@ -32,9 +33,13 @@ func (d *decoder) decodeCvt(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 		if in.b, err = d.src(sc, ops[2], st); err != nil {
 			return in, err
 		}
-		one := cvtFloatFloat(dtype{'h', 2}, st, mode, false, ftz, sat, relu)
+		half := dtype{'h', 2}
 		if dt.k == 'X' {
-			one = cvtFloatFloat(dtype{'H', 2}, st, mode, false, ftz, sat, relu)
+			half.k = 'H'
+		}
+		one := cvtFloatFloat(half, st, mode, false, ftz, sat, relu)
+		if satfinite {
+			one = satfiniteWrap(half, st, one)
 		}
 		in.fn, in.f2 = exec2, func(a, b uint64) uint64 { return one(a)<<16 | one(b) }
 		return in, nil
@@ -52,6 +57,9 @@ func (d *decoder) decodeCvt(in inst, sc *scope, pin *ptx.Instruction) (inst, err
 			return in, d.errf("integer rounding between different float types")
 		}
 		in.f1 = cvtFloatFloat(dt, st, mode, intRnd, ftz, sat, relu)
+		if satfinite {
+			in.f1 = satfiniteWrap(dt, st, in.f1)
+		}
 	case st.isFloat():
 		if !hasRnd {
 			mode = rz

@@ -1,7 +1,10 @@
 package emu
 
 import (
+	"fmt"
 	"math"
+
+	"github.com/ptxprop/ptxprop/cudart"
 )
 
 func execAtom(w *warp, in *inst, m uint32) {
@@ -42,6 +45,17 @@ func execAtom(w *warp, in *inst, m uint32) {
 // flushes subnormal inputs and results to zero; on shared memory it keeps
 // them (PTX ISA, atom).
 func atomicOp(in *inst, t dtype, old, b, c uint64, space uint8) (uint64, bool) {
+	if t.k == 'x' || t.k == 'X' {
+		// A packed pair: the operation applies to each half (PTX ISA, atom:
+		// atomicity holds for each scalar element).
+		h := dtype{'h', 2}
+		if t.k == 'X' {
+			h.k = 'H'
+		}
+		lo, _ := atomicOp(in, h, old&0xffff, b&0xffff, 0, space)
+		hi, _ := atomicOp(in, h, old>>16&0xffff, b>>16&0xffff, 0, space)
+		return lo | hi<<16, true
+	}
 	switch in.sub {
 	case atAdd:
 		switch {
@@ -60,12 +74,12 @@ func atomicOp(in *inst, t dtype, old, b, c uint64, space uint8) (uint64, bool) {
 		}
 		return t.trunc(old + b), true
 	case atMin:
-		if t.k == 'f' {
+		if t.k == 'f' || t.k == 'h' || t.k == 'H' {
 			return minMaxFloat(t, old, b, false, false), true
 		}
 		return minInt(t, old, b), true
 	case atMax:
-		if t.k == 'f' {
+		if t.k == 'f' || t.k == 'h' || t.k == 'H' {
 			return minMaxFloat(t, old, b, true, false), true
 		}
 		return maxInt(t, old, b), true
@@ -94,4 +108,61 @@ func atomicOp(in *inst, t dtype, old, b, c uint64, space uint8) (uint64, bool) {
 		return old, false
 	}
 	return old, false
+}
+
+// execAtomVec runs a vector atom or red (see decodeAtomVec). Each element
+// is an independent atomic on its own address, the i-th at a+i·size, with
+// the scalar atomic's effects on ordering and race checks; the i-th
+// destination receives the i-th old value (PTX ISA, atom: "atomicity is
+// guaranteed separately for each of the individual scalar elements").
+// The whole vector must be aligned to its size and lie in global memory.
+func execAtomVec(w *warp, in *inst, m uint32) {
+	n := len(in.vec)
+	if in.d >= 0 {
+		n /= 2
+	}
+	dst, src := in.vec[:len(in.vec)-n], in.vec[len(in.vec)-n:]
+	t := in.t
+	size := int(t.n)
+	total := uint64(n * size)
+	base := w.r(in.a)
+	if w.l.undefOn {
+		w.checkDefined(in, in.a, m, "applies an atomic to an address")
+		for _, s := range src {
+			w.checkDefined(in, s, m, "applies an atomic with an operand")
+		}
+	}
+	var bs [8]uint64
+	for _, l := range w.l.laneOrder(m) {
+		// Every operand is read before any destination is written: d and b
+		// may name the same registers.
+		for i, s := range src {
+			bs[i] = t.trunc(w.r(s)[l])
+		}
+		addr := base[l] + uint64(in.off)
+		if addr%total != 0 {
+			w.misaligned(in, l, in.space, addr, int(total))
+			return
+		}
+		if sp, _ := resolve(in.space, addr); sp != spGlobal {
+			w.memFault(cudart.ErrLaunch, in, l, sp, addr, int(total),
+				fmt.Sprintf("%s on %s memory is not allowed: vector atomics address global memory only", in.src.Opcode(), spaceNames[sp]))
+			return
+		}
+		for i := range src {
+			b := bs[i]
+			old, ok := w.atomicRMW(in, l, in.space, addr+uint64(i*size), size, func(old uint64, space uint8) (uint64, bool) {
+				return atomicOp(in, t, old, b, 0, space)
+			})
+			if !ok {
+				return
+			}
+			if len(dst) > 0 {
+				w.regs[dst[i]*32+int32(l)] = t.ext(old)
+				if w.l.undefOn {
+					w.setUndef(dst[i], l, false)
+				}
+			}
+		}
+	}
 }

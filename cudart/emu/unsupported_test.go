@@ -34,7 +34,6 @@ func TestUnsupportedNamedAtLoad(t *testing.T) {
 	for _, c := range []struct{ dir, inst, want string }{
 		{"", "mbarrier.init.shared::cta.b64 [bar0], 1;", "PTX line 13: unsupported instruction mbarrier.init.shared::cta.b64"},
 		{"", "wgmma.fence.sync.aligned;", "PTX line 13: unsupported instruction wgmma.fence.sync.aligned"},
-		{"", "stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r1], {%r2};", "PTX line 13: unsupported instruction stmatrix"},
 		{"", "mapa.shared::cluster.u32 %r2, %r1, 0;", "PTX line 13: unsupported instruction mapa"},
 		{"", "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2}], [bar0];", "PTX line 13: unsupported instruction cp.async.bulk.tensor"},
 		{"", "cvt.rna.tf32.f32 %r2, %f1;", "PTX line 13: cvt.rna.tf32.f32: type .tf32 is not supported"},

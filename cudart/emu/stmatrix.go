@@ -1,0 +1,115 @@
+package emu
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/ptx"
+)
+
+func init() { decoders["stmatrix"] = (*decoder).decodeStmatrix }
+
+// decodeStmatrix decodes stmatrix.sync.aligned.m8n8.{x1,x2,x4}[.trans]
+// [.shared{::cta}].b16 [p], r (PTX ISA 7.8, sm_90), the inverse of
+// ldmatrix: source register i of lane t holds row t/4, columns 2(t%4) and
+// 2(t%4)+1 of matrix i (transposed with .trans), and lane 8i+r gives the
+// address of row r of matrix i. Triton 3.6 emits it for layout conversions
+// through shared memory.
+func (d *decoder) decodeStmatrix(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
+	if !pin.HasMod("sync") || !pin.HasMod("aligned") || !pin.HasMod("m8n8") || !pin.HasMod("b16") {
+		return in, d.errf("%s: only stmatrix.sync.aligned.m8n8 .b16 is supported", pin.Opcode())
+	}
+	n := 0
+	for _, m := range pin.Mods {
+		switch m {
+		case "sync", "aligned", "m8n8", "trans", "shared", "shared::cta", "b16":
+		case "x1":
+			n = 1
+		case "x2":
+			n = 2
+		case "x4":
+			n = 4
+		default:
+			return in, d.errf("%s: modifier .%s is not supported", pin.Opcode(), m)
+		}
+	}
+	if n == 0 {
+		return in, d.errf("%s without .x1, .x2 or .x4", pin.Opcode())
+	}
+	ops := pin.Operands
+	if len(ops) != 2 {
+		return in, d.errf("stmatrix takes 2 operands")
+	}
+	var err error
+	if in.a, in.off, in.space, err = d.address(sc, ops[0], spaceOf(pin.Mods)); err != nil {
+		return in, err
+	}
+	if in.space != spShared && in.space != spGeneric {
+		return in, d.errf("stmatrix writes shared memory")
+	}
+	elems := []ptx.Operand{ops[1]}
+	if ops[1].Kind == ptx.Vector {
+		elems = ops[1].Elems
+	}
+	if len(elems) != n {
+		return in, d.errf("%d source registers for .x%d", len(elems), n)
+	}
+	for _, o := range elems {
+		s, err := d.src(sc, o, dtype{'b', 4})
+		if err != nil {
+			return in, err
+		}
+		in.vec = append(in.vec, s)
+	}
+	in.t = dtype{'b', 2}
+	if pin.HasMod("trans") {
+		in.sub = 1
+	}
+	in.fn, in.sh = execStmatrix, shNone
+	return in, nil
+}
+
+func execStmatrix(w *warp, in *inst, m uint32) {
+	if m != w.valid {
+		w.l.fault(cudart.ErrLaunch, w, in, bits.TrailingZeros32(m), fmt.Sprintf(
+			"%s executed by lanes %s of the warp's %s: every lane must execute it together", in.src.Opcode(), laneRanges(m), laneRanges(w.valid)))
+		return
+	}
+	if w.l.undefOn {
+		w.checkDefined(in, in.a, m&uint32(uint64(1)<<(8*len(in.vec))-1), "stores to an address")
+	}
+	var el [4][8][8]uint16 // matrix, row, column
+	var un [4][8][8]bool
+	trans := in.sub == 1
+	for t := 0; t < 32; t++ {
+		r, c := t/4, 2*(t%4)
+		for i, s := range in.vec {
+			v := w.r(s)[t]
+			u := w.l.undefOn && w.undef[s]&(1<<t) != 0
+			if trans {
+				el[i][c][r], el[i][c+1][r] = uint16(v), uint16(v>>16)
+				un[i][c][r], un[i][c+1][r] = u, u
+			} else {
+				el[i][r][c], el[i][r][c+1] = uint16(v), uint16(v>>16)
+				un[i][r][c], un[i][r][c+1] = u, u
+			}
+		}
+	}
+	base := w.r(in.a)
+	for i := range in.vec {
+		for r := 0; r < 8; r++ {
+			lane := 8*i + r
+			addr := base[lane] + uint64(in.off)
+			if addr%16 != 0 {
+				w.misaligned(in, lane, in.space, addr, 16)
+				return
+			}
+			for c := 0; c < 8; c++ {
+				if !w.store(in, lane, in.space, addr+uint64(2*c), 2, uint64(el[i][r][c]), un[i][r][c]) {
+					return
+				}
+			}
+		}
+	}
+}

@@ -175,9 +175,18 @@ func (b *Backend) Stats() LaunchStats {
 	return b.stats
 }
 
-// Info describes the emulator.
+// Info describes the emulator, naming the GPU whose approximate
+// instructions it reproduces (its models are measured on an sm_90 H200;
+// mufu.go, mufu_models.go) or the adversarial seed that replaces them.
 func (b *Backend) Info() cudart.Info {
-	return cudart.Info{Backend: "emu", Name: "ptxprop PTX emulator (warp 32)", Ordinal: b.ordinal, Driver: "emu", CUDA: "PTX ISA 8.x"}
+	b.mu.Lock()
+	cfg := b.cfg
+	b.mu.Unlock()
+	approx := "approximate instructions as sm_90"
+	if cfg.Approx == ApproxAdversarial {
+		approx = fmt.Sprintf("approximate instructions adversarial, seed %d", cfg.ApproxSeed)
+	}
+	return cudart.Info{Backend: "emu", Name: "ptxprop PTX emulator (warp 32, " + approx + ")", Ordinal: b.ordinal, Driver: "emu", CUDA: "PTX ISA 8.x"}
 }
 
 // Abort stops the running launch as soon as possible; it fails with

@@ -295,7 +295,7 @@ func TestInfoAndRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	if info := dev.Info(); info.Backend != "emu" || info.Name != "ptxprop PTX emulator (warp 32)" {
+	if info := dev.Info(); info.Backend != "emu" || info.Name != "ptxprop PTX emulator (warp 32, approximate instructions as sm_90)" {
 		t.Fatalf("Info() = %+v", info)
 	}
 }

@@ -30,5 +30,5 @@ func Example() {
 	fmt.Println(dev.Info().Name)
 	// Output:
 	// true true 100 global
-	// ptxprop PTX emulator (warp 32)
+	// ptxprop PTX emulator (warp 32, approximate instructions as sm_90)
 }

@@ -108,8 +108,9 @@ func TestPaddedRowStride(t *testing.T) {
 }
 
 // A bound kernel names its entries and PTX, so that a parity mismatch can
-// name the approximate instructions the emulator does not model: the
-// Triton forward's sqrt.approx.ftz.f32.
+// name the approximate instructions in it and whether the emulator models
+// them: the Triton forward's sqrt.approx.ftz.f32 and div.full.f32, both
+// computed as sm_90 does.
 func TestBindingNamesItsApproximations(t *testing.T) {
 	b := load(t, "testdata/foreign/triton/rmsnorm_fwd.binding.yaml")
 	es, ok := b.Impl().(interface{ EntrySources() ([]string, [][]byte) })
@@ -126,11 +127,15 @@ func TestBindingNamesItsApproximations(t *testing.T) {
 	}
 	var names []string
 	for _, a := range as {
-		if !a.Modelled {
-			names = append(names, a.String())
-		}
+		names = append(names, a.String())
 	}
-	if !strings.Contains(strings.Join(names, ", "), "sqrt.approx.ftz.f32") {
-		t.Errorf("unmodelled approximations %v, want sqrt.approx.ftz.f32 among them", names)
+	all := strings.Join(names, ", ")
+	if !strings.Contains(all, "sqrt.approx.ftz.f32") || !strings.Contains(all, "div.full.f32") {
+		t.Errorf("approximations %v, want sqrt.approx.ftz.f32 and div.full.f32 among them", names)
+	}
+	for _, a := range as {
+		if !a.Modelled {
+			t.Errorf("%s: the emulator models it as sm_90 computes it, yet it is listed unmodelled", a)
+		}
 	}
 }

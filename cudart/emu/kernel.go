@@ -97,6 +97,7 @@ type kernel struct {
 	// CTA contexts (warps and per-block memories), reused by successive
 	// launches: the backend serialises them.
 	ctxPool []*cta
+	comm    uint8 // mayCommunicate: 0 not known yet, 1 no, 2 yes
 }
 
 type constSlot struct {

@@ -3,6 +3,8 @@ package emu
 import (
 	"encoding/binary"
 	"math/bits"
+
+	"github.com/ptxprop/ptxprop/ptx"
 )
 
 // Warp-wide executors for the instructions that dominate real kernels.
@@ -402,6 +404,9 @@ func execSt1(w *warp, in *inst, m uint32) {
 			return
 		}
 		launch := w.l.b.mem.launch
+		if w.store1(a, lo, hi, in, m, launch) {
+			return
+		}
 		for ; m != 0; m &= m - 1 {
 			lane := bits.TrailingZeros32(m)
 			o := int(base[lane] + off - a.base)
@@ -511,4 +516,149 @@ func (w *warp) recordWrite1(in *inst, lane int, a *allocation, off, size int, la
 		recs[i] = me | cnt
 	}
 	return true
+}
+
+// store1 is execSt1 for the lanes m of a warp whose addresses, [lo, hi]
+// in allocation a, lie on one page of write records, none of whose bytes
+// another CTA wrote in this launch; false leaves the lanes to the
+// per-lane path, having changed nothing.
+func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, launch uint32) bool {
+	n := uint64(in.t.n)
+	lo0 := int(lo - a.base)
+	if lo0>>pageBits != int(hi+n-1-a.base)>>pageBits {
+		return false
+	}
+	l := w.l
+	pbase := lo0 &^ (pageSize - 1)
+	recs := a.page(lo0, launch)
+	span := recs[lo0-pbase : int(hi+n-a.base)-pbase]
+	gbase, nw := l.cta.gbase, uint32(l.nwarp)
+	for _, rec := range span {
+		if prev := uint32(rec >> wcWarpShft); prev != 0 && prev-1-gbase >= nw {
+			return false
+		}
+	}
+	base, v := w.ra(in.a), w.ra(in.vec[0])
+	off := uint64(in.off) - a.base
+	size := int(n)
+	me := uint64(gbase+uint32(w.idx)+1)<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	for ; m != 0; m &= m - 1 {
+		lane := bits.TrailingZeros32(m)
+		o := int(base[lane] + off)
+		r := recs[o-pbase : o-pbase+size]
+		for i, rec := range r {
+			cnt := rec & wcMask
+			if cnt < wcMask {
+				cnt++
+			}
+			r[i] = me | cnt
+		}
+		putBits(a.data[o:], size, v[lane])
+		if a.init != nil {
+			a.init[o>>6] |= (uint64(1)<<size - 1) << (o & 63)
+		}
+	}
+	return true
+}
+
+// Integer comparisons of execSetpInt (inst.sub): a op b on the operands
+// sign- or zero-extended from the type's width; with cmpUnsigned, zero-
+// extended whatever the type (lo, ls, hi, hs).
+const (
+	cmpUnsigned uint8 = 0x80
+)
+
+const (
+	cmpEq uint8 = 1 + iota
+	cmpNe
+	cmpLt
+	cmpLe
+	cmpGt
+	cmpGe
+)
+
+// intCmpCode returns the execSetpInt code of an integer setp, or 0.
+func intCmpCode(pin *ptx.Instruction, t dtype) uint8 {
+	if t.isFloat() || t.n != 2 && t.n != 4 && t.n != 8 {
+		return 0
+	}
+	codes := map[string]uint8{"eq": cmpEq, "ne": cmpNe, "lt": cmpLt, "le": cmpLe, "gt": cmpGt, "ge": cmpGe,
+		"lo": cmpLt | cmpUnsigned, "ls": cmpLe | cmpUnsigned, "hi": cmpGt | cmpUnsigned, "hs": cmpGe | cmpUnsigned}
+	for _, m := range pin.Mods {
+		if c, ok := codes[m]; ok {
+			return c
+		}
+	}
+	return 0
+}
+
+// execSetpInt is execSetp for an integer comparison (inst.sub). The
+// operands are extended to 64 bits and, for signed types, offset by
+// 2^63, so that one unsigned comparison orders both.
+func execSetpInt(w *warp, in *inst, m uint32) {
+	a, b := w.ra(in.a), w.ra(in.b)
+	t := in.t
+	var x, y [32]uint64
+	if t.signed() && in.sub&cmpUnsigned == 0 {
+		for l := range x {
+			x[l], y[l] = t.ext(a[l])^1<<63, t.ext(b[l])^1<<63
+		}
+	} else {
+		mask := t.mask()
+		for l := range x {
+			x[l], y[l] = a[l]&mask, b[l]&mask
+		}
+	}
+	var r uint32
+	switch in.sub &^ cmpUnsigned {
+	case cmpEq:
+		for l := range x {
+			if x[l] == y[l] {
+				r |= 1 << l
+			}
+		}
+	case cmpNe:
+		for l := range x {
+			if x[l] != y[l] {
+				r |= 1 << l
+			}
+		}
+	case cmpLt:
+		for l := range x {
+			if x[l] < y[l] {
+				r |= 1 << l
+			}
+		}
+	case cmpLe:
+		for l := range x {
+			if x[l] <= y[l] {
+				r |= 1 << l
+			}
+		}
+	case cmpGt:
+		for l := range x {
+			if x[l] > y[l] {
+				r |= 1 << l
+			}
+		}
+	case cmpGe:
+		for l := range x {
+			if x[l] >= y[l] {
+				r |= 1 << l
+			}
+		}
+	}
+	r &= m
+	q := ^r
+	if in.bop != 0 {
+		c := w.preds[in.c]
+		if in.cneg {
+			c = ^c
+		}
+		r, q = combine(in.bop, r, c), combine(in.bop, q, c)
+	}
+	w.preds[in.d] = w.preds[in.d]&^m | r&m
+	if in.d2 >= 0 {
+		w.preds[in.d2] = w.preds[in.d2]&^m | q&m
+	}
 }

@@ -18,7 +18,7 @@ func TestFastExecutors(t *testing.T) {
 	fast := map[uintptr]bool{}
 	for _, f := range []func(*warp, *inst, uint32){execAddF32, execSubF32, execMulF32, execFmaF32, execAddF32Ftz,
 		execSubF32Ftz, execMulF32Ftz, execFmaF32Ftz, execAddInt, execSubInt, execMulLo, execMadLo, execMulWideS32,
-		execMulWideU32, execMadWideS32, execMadWideU32, execAndInt, execOrInt, execXorInt, execShl, execShrU} {
+		execMulWideU32, execMadWideS32, execMadWideU32, execAndInt, execOrInt, execXorInt, execShl, execShrU, execSetpInt} {
 		fast[reflect.ValueOf(f).Pointer()] = true
 	}
 	var files []string
@@ -54,20 +54,27 @@ func TestFastExecutors(t *testing.T) {
 			continue // files the emulator rejects on purpose (testdata)
 		}
 		for _, k := range m.kernels {
-			a := &warp{regs: make([]uint64, int(k.nslots)*32)}
-			b := &warp{regs: make([]uint64, int(k.nslots)*32)}
+			a := &warp{regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds)}
+			b := &warp{regs: make([]uint64, int(k.nslots)*32), preds: make([]uint32, k.npreds)}
 			for i := range k.insts {
 				in := &k.insts[i]
 				if in.kind != kOp || !fast[reflect.ValueOf(in.fn).Pointer()] {
 					continue
 				}
 				general := exec2
-				if in.f3 != nil {
+				switch {
+				case in.cmp != nil:
+					general = execSetp
+				case in.f3 != nil:
 					general = exec3
 				}
 				for range 10 {
+					for i := range a.preds {
+						p := r.Uint32()
+						a.preds[i], b.preds[i] = p, p
+					}
 					for _, s := range []int32{in.a, in.b, in.c, in.d} {
-						if s < 0 {
+						if s < 0 || in.cmp != nil && s != in.a && s != in.b {
 							continue
 						}
 						for l := range 32 {
@@ -81,7 +88,7 @@ func TestFastExecutors(t *testing.T) {
 					}
 					in.fn(a, in, mask)
 					general(b, in, mask)
-					if !slices.Equal(a.r(in.d), b.r(in.d)) {
+					if in.cmp == nil && !slices.Equal(a.r(in.d), b.r(in.d)) || !slices.Equal(a.preds, b.preds) {
 						t.Fatalf("%s: %s (line %d) differs from its general executor on lanes %#x", file, in.text(), in.line, mask)
 					}
 				}
@@ -131,4 +138,13 @@ const fastVariants = `
 	shr.u32 %r1, %r2, %r3;
 	shr.b64 %rd1, %rd2, %r3;
 	shr.u16 %h1, %h2, %r3;
+	setp.lt.s32 %p1, %r2, %r3;
+	setp.lo.s32 %p1, %r2, %r3;
+	setp.ge.u64 %p1, %rd2, %rd3;
+	setp.ne.b16 %p1, %h2, %h3;
+	setp.hi.u32 %p1|%p2, %r2, %r3;
+	setp.eq.and.s32 %p1, %r2, %r3, %p3;
+	setp.le.or.s64 %p1|%p2, %rd2, %rd3, !%p3;
+	setp.gt.s16 %p1, %h2, %h3;
+	setp.hs.s64 %p1, %rd2, %rd3;
 `

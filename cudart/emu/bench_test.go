@@ -9,9 +9,10 @@ import (
 
 // BenchmarkRMSNormBackward runs the one-warp-per-row RMSNorm backward
 // kernel (shuffle reductions and strided loops) and reports the emulator's
-// speed in thread-instructions per second on one core:
+// speed in thread-instructions per second, on one core and on two (its 32
+// CTAs run in parallel):
 //
-//	go test ./cudart/emu -run '^$' -bench RMSNormBackward -benchtime 20x
+//	go test ./cudart/emu -run '^$' -bench 'RMSNormBackward/256x1024$' -benchtime 40x -cpu 1,2
 func BenchmarkRMSNormBackward(b *testing.B) {
 	for _, shape := range []struct {
 		name         string

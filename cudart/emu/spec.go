@@ -80,7 +80,7 @@ type specPage struct {
 	r, w  [pageSize / 64]uint64 // bytes the running CTA read, wrote
 	wrote [pageSize / 64]uint64 // bytes any CTA of the worker wrote
 	data  []byte                // the page with the worker's stores; nil until one
-	rec   []uint64              // write records of the bytes in wrote
+	rec   []uint64              // write records of the bytes in wrote, 0 elsewhere
 }
 
 var specPageSize = int64(unsafe.Sizeof(specPage{}))
@@ -177,14 +177,14 @@ func (s *specWorker) endCTA() bool {
 		sums := r.sum[a]
 		if sums == nil {
 			sums = make([]*specSum, len(pg.sa.pages))
+			slab := make([]specSum, len(pg.sa.pages))
+			for i := range sums {
+				sums[i] = &slab[i]
+			}
+			r.bytes.Add(int64(len(slab)) * int64(unsafe.Sizeof(specSum{})))
 			r.sum[a] = sums
 		}
 		sm := sums[pg.idx]
-		if sm == nil {
-			sm = new(specSum)
-			sums[pg.idx] = sm
-			r.bytes.Add(int64(unsafe.Sizeof(specSum{})))
-		}
 		for i := range sm.r {
 			if pg.w[i]&(sm.r[i]|sm.w[i]) != 0 || pg.r[i]&sm.w[i] != 0 {
 				ok = false
@@ -215,6 +215,7 @@ func (s *specWorker) commit(launch uint32) {
 					o := i * 64
 					copy(a.data[base+o:base+o+64], pg.data[o:o+64])
 					copy(recs[o:o+64], pg.rec[o:o+64])
+					clear(pg.rec[o : o+64])
 					if a.init != nil {
 						a.init[(base+o)>>6] = ^uint64(0)
 					}
@@ -223,7 +224,7 @@ func (s *specWorker) commit(launch uint32) {
 				for ; word != 0; word &= word - 1 {
 					o := i*64 + bits.TrailingZeros64(word)
 					a.data[base+o] = pg.data[o]
-					recs[o] = pg.rec[o]
+					recs[o], pg.rec[o] = pg.rec[o], 0
 					a.markInit(base+o, 1)
 				}
 			}
@@ -313,6 +314,15 @@ func (l *launch) runParallel(n int) bool {
 		ti, wi, ctas = ti+f.threadInsts, wi+f.warpInsts, ctas+f.ctasRun
 	}
 	if sr.stop.Load() || ctas != l.ncta || l.budget > 0 && ti > l.budget {
+		for _, f := range forks {
+			for _, sa := range f.spec.allocs {
+				for _, pg := range sa.pages {
+					if pg != nil && pg.rec != nil {
+						clear(pg.rec)
+					}
+				}
+			}
+		}
 		return false
 	}
 	l.b.parallelRuns++
@@ -447,7 +457,6 @@ func (s *specWorker) cow(pg *specPage) {
 		pg.data, pg.rec = r.pool[n-1].data, r.pool[n-1].rec
 		r.pool = r.pool[:n-1]
 		r.mu.Unlock()
-		clear(pg.rec)
 	} else {
 		r.mu.Unlock()
 		pg.data, pg.rec = make([]byte, pageSize), make([]uint64, pageSize)
@@ -456,8 +465,8 @@ func (s *specWorker) cow(pg *specPage) {
 	r.bytes.Add(9 * pageSize)
 }
 
-// specBuf is the private copy of a page and its write records, kept by
-// the Backend for later launches.
+// specBuf is the private copy of a page and its write records (all 0),
+// kept by the Backend for later launches.
 type specBuf struct {
 	data []byte
 	rec  []uint64

@@ -430,6 +430,7 @@ func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry,
 		return err
 	}
 	err = l.run()
+	k.lastInsts = l.threadInsts
 	b.stats = LaunchStats{Kernel: entry, ThreadInstructions: l.threadInsts, WarpInstructions: l.warpInsts, CTAs: l.ctasRun, Duration: time.Since(start)}
 	return err
 }

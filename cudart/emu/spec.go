@@ -51,6 +51,7 @@ type specRun struct {
 	mu    sync.Mutex
 	sum   map[*allocation][]*specSum // bytes read and written by ended CTAs
 	pool  []specBuf                  // private pages to reuse
+	arena []specSum                  // summaries to hand out
 	forks []*launch
 }
 
@@ -177,14 +178,17 @@ func (s *specWorker) endCTA() bool {
 		sums := r.sum[a]
 		if sums == nil {
 			sums = make([]*specSum, len(pg.sa.pages))
-			slab := make([]specSum, len(pg.sa.pages))
-			for i := range sums {
-				sums[i] = &slab[i]
-			}
-			r.bytes.Add(int64(len(slab)) * int64(unsafe.Sizeof(specSum{})))
 			r.sum[a] = sums
 		}
 		sm := sums[pg.idx]
+		if sm == nil {
+			if len(r.arena) == 0 {
+				r.arena = make([]specSum, 64)
+				r.bytes.Add(int64(len(r.arena)) * int64(unsafe.Sizeof(specSum{})))
+			}
+			sm, r.arena = &r.arena[0], r.arena[1:]
+			sums[pg.idx] = sm
+		}
 		for i := range sm.r {
 			if pg.w[i]&(sm.r[i]|sm.w[i]) != 0 || pg.r[i]&sm.w[i] != 0 {
 				ok = false
@@ -247,13 +251,17 @@ func (k *kernel) mayCommunicate() bool {
 	return k.comm == 2
 }
 
+// parallelMin is the work (thread-instructions of the kernel's last
+// launch) below which starting workers costs more than they save.
+const parallelMin = 1 << 18
+
 // workers returns how many CTAs of the launch may run at once.
 func (l *launch) workers() int {
 	n := l.b.workers
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	if l.rng != nil || l.b.ref || l.k.mayCommunicate() {
+	if l.rng != nil || l.b.ref || l.k.mayCommunicate() || l.k.lastInsts < parallelMin && l.b.workers == 0 {
 		return 1
 	}
 	return min(n, l.ncta, l.ctxCap)
@@ -473,4 +481,4 @@ type specBuf struct {
 }
 
 // specPoolMax bounds the private pages a Backend keeps.
-const specPoolMax = 1024
+const specPoolMax = 256

@@ -109,6 +109,15 @@ type Backend struct {
 	stats   LaunchStats
 	abort   atomic.Bool
 	closed  bool
+
+	// workers bounds the CTAs a launch runs at once (0: GOMAXPROCS); ref
+	// runs every launch one CTA at a time without the warp-wide memory
+	// paths. Tests set them to compare the paths.
+	workers  int
+	ref      bool
+	specPool []specBuf // private pages of parallel runs (spec.go)
+	// parallelRuns counts the launches that ran their CTAs in parallel.
+	parallelRuns int
 }
 
 // New returns an emulator with cfg.
@@ -430,6 +439,7 @@ func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry,
 		return err
 	}
 	err = l.run()
+	k.lastInsts = l.threadInsts
 	b.stats = LaunchStats{Kernel: entry, ThreadInstructions: l.threadInsts, WarpInstructions: l.warpInsts, CTAs: l.ctasRun, Duration: time.Since(start)}
 	return err
 }

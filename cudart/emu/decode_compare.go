@@ -75,6 +75,9 @@ func (d *decoder) decodeSetp(in inst, sc *scope, pin *ptx.Instruction) (inst, er
 		return in, d.errf("setp .%s without a predicate operand", []string{"", "and", "or", "xor"}[in.bop])
 	}
 	in.fn, in.sh = execSetp, shPredDst
+	if c := intCmpCode(pin, t); c != 0 {
+		in.fn, in.sub = execSetpInt, c
+	}
 	return in, nil
 }
 

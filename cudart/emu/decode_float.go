@@ -182,6 +182,9 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 			f = func(x, y float32) uint32 { return mul32(x, y, mode) }
 		}
 		in.f2 = f32Wrap2(f, ftz, sat)
+		if fn := fastFloat(op, t, mode, ftz, sat); fn != nil {
+			in.fn = fn
+		}
 	case "fma", "mad":
 		in.fn = exec3
 		if f64 {
@@ -191,6 +194,9 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 			return in, nil
 		}
 		in.f3 = f32Wrap3(func(x, y, z float32) uint32 { return fma32(x, y, z, mode) }, ftz, sat)
+		if fn := fastFloat("fma", t, mode, ftz, sat); fn != nil {
+			in.fn = fn
+		}
 	case "min", "max":
 		in.fn = exec2
 		isMax := op == "max"

@@ -228,6 +228,9 @@ func (d *decoder) decodeArith(in inst, sc *scope, pin *ptx.Instruction) (inst, e
 	default:
 		return d.decodeBitOps(in, sc, pin, t)
 	}
+	if fn := fastInt(op, t, isWide); fn != nil && !hi && !pin.HasMod("sat") {
+		in.fn = fn
+	}
 	return in, nil
 }
 

@@ -4,8 +4,9 @@
 // The emulator parses PTX with package ptx, decodes each kernel once into a
 // compact form (register operands resolved to slots, immediates and special
 // registers materialised as constant slots, one function per opcode
-// variant) and executes warps of 32 lanes over flat per-lane uint64 register
-// files. Lanes of a warp that diverge are reconverged by running the lanes
+// variant; the commonest arithmetic, compares, loads and stores loop over a
+// warp's lanes in one typed function, fast.go) and executes warps of 32
+// lanes over flat per-lane uint64 register files. Lanes of a warp that diverge are reconverged by running the lanes
 // at the lowest PC together, so a warp executes *.sync operations (shfl.sync,
 // vote.sync, bar.warp.sync) with the membermask semantics of the PTX ISA,
 // including lanes that reach them from different instructions.
@@ -73,8 +74,14 @@
 //
 // CTAs that do not communicate run one at a time. With Config.Seed = 0 they
 // start in canonical order (blockIdx.x fastest) and each warp runs until it
-// blocks. Any other seed permutes the CTA order, interleaves warps in random
-// quanta and applies the lanes of a store or atomic in random order, all
+// blocks. Under that schedule, a launch whose kernel has no atomic, fence
+// or strong access runs its CTAs on all cores (GOMAXPROCS) with the same
+// result: each CTA's stores stay private until every CTA ended, and a
+// global byte one CTA writes and another reads or writes sends the launch
+// back to the one-at-a-time run, which gives the serial values, race and
+// fault (spec.go). Any other seed permutes the CTA order, interleaves
+// warps in random quanta and applies the lanes of a store or atomic in
+// random order, one CTA at a time unless they communicate, all
 // reproducibly from the seed, so results that depend on the schedule (float
 // atomics) differ across seeds. Once a launch uses a global atomic, a fence
 // or a strong (.volatile, .relaxed, .acquire, .release) access, a seeded

@@ -24,13 +24,22 @@ func (l *launch) laneOrder(m uint32) []int {
 // once the launch communicates across CTAs, also hands each value to
 // loaded.
 func execLd(w *warp, in *inst, m uint32) {
+	if w.l.undefOn {
+		w.checkDefined(in, in.a, m, "loads from an address")
+	}
+	if len(in.vec) == 1 && in.mo == 0 && !w.l.comm && !w.l.undefOn {
+		execLd1(w, in, m)
+		return
+	}
+	execLdRest(w, in, m)
+}
+
+// execLdRest loads lanes m of execLd, one lane after another.
+func execLdRest(w *warp, in *inst, m uint32) {
 	base := w.r(in.a)
 	size := int(in.t.n)
 	n := len(in.vec)
 	t := in.t
-	if w.l.undefOn {
-		w.checkDefined(in, in.a, m, "loads from an address")
-	}
 	ordered := in.mo != 0 || w.l.comm
 	for mm := m; mm != 0; mm &= mm - 1 {
 		l := bits.TrailingZeros32(mm)
@@ -41,9 +50,12 @@ func execLd(w *warp, in *inst, m uint32) {
 		}
 		for i, s := range in.vec {
 			a := addr + uint64(i*size)
-			v, ok, undef := w.load(in, l, in.space, a, size)
+			v, ok := w.fastLoad(in.space, a, size)
+			undef := false
 			if !ok {
-				return
+				if v, ok, undef = w.load(in, l, in.space, a, size); !ok {
+					return
+				}
 			}
 			if ordered {
 				w.loaded(in, in.space, a, v)
@@ -57,13 +69,22 @@ func execLd(w *warp, in *inst, m uint32) {
 }
 
 func execSt(w *warp, in *inst, m uint32) {
+	if w.l.undefOn {
+		w.checkDefined(in, in.a, m, "stores to an address")
+	}
+	if len(in.vec) == 1 && in.mo == 0 && !w.l.comm && !w.l.undefOn && w.l.rng == nil {
+		execSt1(w, in, m)
+		return
+	}
+	execStRest(w, in, m)
+}
+
+// execStRest stores lanes m of execSt in the schedule's lane order.
+func execStRest(w *warp, in *inst, m uint32) {
 	base := w.r(in.a)
 	size := int(in.t.n)
 	n := len(in.vec)
 	undefOn := w.l.undefOn
-	if undefOn {
-		w.checkDefined(in, in.a, m, "stores to an address")
-	}
 	for _, l := range w.l.laneOrder(m) {
 		addr := base[l] + uint64(in.off)
 		if n > 1 && addr%uint64(size*n) != 0 {

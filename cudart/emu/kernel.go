@@ -96,7 +96,9 @@ type kernel struct {
 
 	// CTA contexts (warps and per-block memories), reused by successive
 	// launches: the backend serialises them.
-	ctxPool []*cta
+	ctxPool   []*cta
+	comm      uint8 // mayCommunicate: 0 not known yet, 1 no, 2 yes
+	lastInsts int64 // thread-instructions of the last launch (see launch.workers)
 }
 
 type constSlot struct {

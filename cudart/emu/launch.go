@@ -56,6 +56,7 @@ type launch struct {
 	ctasRun                int
 	budget                 int64
 	lastGlobal             *allocation
+	spec                   *specWorker // a worker of a parallel run (see spec.go), or nil
 	perm                   [32]int
 	scratch                [32]uint64
 	srcs                   [32]*inst

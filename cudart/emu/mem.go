@@ -337,11 +337,17 @@ func (w *warp) load(in *inst, lane int, space uint8, addr uint64, size int) (v u
 		if !ok {
 			return 0, false, false
 		}
-		if !a.isInit(off, size) {
+		v, init := uint64(0), true
+		if l.spec != nil {
+			v, init = l.spec.load(a, off, size)
+		} else {
+			v, init = getBits(a.data[off:], size), a.isInit(off, size)
+		}
+		if !init {
 			undef = true
 			l.noteUndef(w, in, lane, spGlobal, addr, size, addr, false)
 		}
-		return getBits(a.data[off:], size), true, undef
+		return v, true, undef
 	case spShared:
 		ok, undef := w.sharedCheck(in, lane, addr, size, accRead, 0, false)
 		if !ok {
@@ -411,6 +417,13 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 		if undef {
 			l.undefUse(w, in, lane, "stores to global memory ("+a.describe(addr)+") a value")
 		}
+		if l.spec != nil && in.mo == 0 {
+			l.spec.store(w, a, off, size, v)
+			return true
+		}
+		if l.spec != nil {
+			return w.specAbandon()
+		}
 		if !w.recordGlobalWrite(in, lane, a, off, size, false) {
 			return false
 		}
@@ -458,6 +471,9 @@ func (w *warp) atomicRMW(in *inst, lane int, space uint8, addr uint64, size int,
 		a, off, ok := w.globalAt(in, lane, addr, size, accAtomic)
 		if !ok {
 			return 0, false
+		}
+		if l.spec != nil {
+			return 0, w.specAbandon()
 		}
 		old := getBits(a.data[off:], size)
 		nv, write := f(old, spGlobal)

@@ -123,7 +123,6 @@ func (a *allocation) describe(addr uint64) string {
 type globalMem struct {
 	allocs []*allocation
 	next   uint64
-	last   *allocation
 	launch uint32 // number of the current (or last) launch
 }
 
@@ -143,21 +142,15 @@ func (g *globalMem) free(addr uint64) bool {
 	if i == len(g.allocs) || g.allocs[i].base != addr {
 		return false
 	}
-	if g.last == g.allocs[i] {
-		g.last = nil
-	}
 	g.allocs = append(g.allocs[:i], g.allocs[i+1:]...)
 	return true
 }
 
-// find returns the allocation containing addr, or nil.
+// find returns the allocation containing addr, or nil. It changes
+// nothing, so that the CTAs of a launch may call it at once.
 func (g *globalMem) find(addr uint64) *allocation {
-	if a := g.last; a != nil && addr >= a.base && addr < a.end {
-		return a
-	}
 	i := sort.Search(len(g.allocs), func(i int) bool { return g.allocs[i].end > addr })
 	if i < len(g.allocs) && addr >= g.allocs[i].base {
-		g.last = g.allocs[i]
 		return g.allocs[i]
 	}
 	return nil

@@ -48,6 +48,9 @@ func (l *launch) run() error {
 	per := l.smem*(1+int(unsafe.Sizeof(shRec{}))) + 2*l.nthread*l.k.localSize + l.nwarp*int(l.k.nslots)*32*8
 	l.ctxCap = max(1, min(n, 1024, ctxBudget/max(per, 1)))
 	defer l.trimPool()
+	if w := l.workers(); w > 1 && l.runParallel(w) {
+		return nil
+	}
 	for {
 		c, err := l.pick()
 		if err != nil || c == nil {

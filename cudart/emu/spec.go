@@ -1,0 +1,484 @@
+package emu
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Parallel CTAs.
+//
+// Under the canonical schedule a launch whose kernel has no atomic, fence
+// or strong access runs its CTAs one after another, in index order. When
+// no CTA touches a global byte that another CTA writes, every order gives
+// the same memory, write records and statistics, so such a launch may run
+// its CTAs on all cores at once. Whether that holds is known only after
+// the CTAs ran, so run first runs them speculatively (runParallel):
+//
+//   - each worker runs whole CTAs, one at a time, in a context of its own;
+//   - global memory is not changed meanwhile: a worker's stores go to
+//     private copies of the pages they hit (with their write records), and
+//     its loads read those copies or the shared, unchanging memory;
+//   - every byte a CTA reads or writes is noted, and when the CTA ends its
+//     bytes are checked against those of the CTAs that ended before: a
+//     byte that one CTA writes and another reads or writes is a conflict.
+//
+// Without a conflict the private pages are copied into memory, which is
+// then what the serial run would have left. A conflict, any fault or
+// uninitialised read, an exhausted instruction budget, an abort or too
+// much private memory abandons the speculation: nothing was changed, and
+// the launch runs serially from the start, which finds exactly what the
+// serial run always finds (the race, the fault, the value order gives).
+// Seeded schedules, whose interleavings depend on one random stream, and
+// kernels that may communicate across CTAs always run serially.
+
+// errSpec ends a worker's CTA when the speculation is abandoned.
+var errSpec = errors.New("emu: parallel run abandoned")
+
+// specBudget bounds the private memory of one speculative launch.
+const specBudget = 512 << 20
+
+// specRun is the state the workers of one launch share.
+type specRun struct {
+	stop  atomic.Bool
+	next  atomic.Int64 // next CTA index to run
+	bytes atomic.Int64 // private memory held
+
+	mu    sync.Mutex
+	sum   map[*allocation][]*specSum // bytes read and written by ended CTAs
+	pool  []specBuf                  // private pages to reuse
+	arena []specSum                  // summaries to hand out
+	forks []*launch
+}
+
+// specSum holds, for one page of an allocation, the bytes CTAs that ended
+// read and wrote.
+type specSum struct{ r, w [pageSize / 64]uint64 }
+
+// specWorker is one worker's private view of global memory.
+type specWorker struct {
+	run     *specRun
+	allocs  []*specAlloc
+	lastA   *allocation
+	lastSA  *specAlloc
+	touched []*specPage // pages the running CTA accessed
+}
+
+type specAlloc struct {
+	a     *allocation
+	pages []*specPage
+}
+
+// specPage is a worker's page of an allocation.
+type specPage struct {
+	sa    *specAlloc
+	idx   int
+	inCTA bool
+	r, w  [pageSize / 64]uint64 // bytes the running CTA read, wrote
+	wrote [pageSize / 64]uint64 // bytes any CTA of the worker wrote
+	data  []byte                // the page with the worker's stores; nil until one
+	rec   []uint64              // write records of the bytes in wrote, 0 elsewhere
+}
+
+var specPageSize = int64(unsafe.Sizeof(specPage{}))
+
+// page returns the worker's page holding byte off of a, noting it as
+// accessed by the running CTA.
+func (s *specWorker) page(a *allocation, off int) *specPage {
+	sa := s.lastSA
+	if s.lastA != a {
+		sa = nil
+		for _, x := range s.allocs {
+			if x.a == a {
+				sa = x
+				break
+			}
+		}
+		if sa == nil {
+			sa = &specAlloc{a: a, pages: make([]*specPage, (len(a.data)+pageSize-1)>>pageBits)}
+			s.allocs = append(s.allocs, sa)
+		}
+		s.lastA, s.lastSA = a, sa
+	}
+	p := off >> pageBits
+	pg := sa.pages[p]
+	if pg == nil {
+		pg = &specPage{sa: sa, idx: p}
+		sa.pages[p] = pg
+		s.run.bytes.Add(specPageSize)
+	}
+	if !pg.inCTA {
+		pg.inCTA = true
+		s.touched = append(s.touched, pg)
+	}
+	return pg
+}
+
+// markBytes sets bytes [o, o+n) of a page bitmap.
+func markBytes(bm *[pageSize / 64]uint64, o, n int) {
+	for n > 0 {
+		k := min(n, 64-o&63)
+		bm[o>>6] |= (uint64(1)<<k - 1) << (o & 63)
+		o, n = o+k, n-k
+	}
+}
+
+// load reads size bytes at byte off of a, aligned, as the running CTA
+// sees them; init reports whether every byte was written.
+func (s *specWorker) load(a *allocation, off, size int) (v uint64, init bool) {
+	pg := s.page(a, off)
+	po := off & (pageSize - 1)
+	markBytes(&pg.r, po, size)
+	if pg.data == nil {
+		return getBits(a.data[off:], size), a.isInit(off, size)
+	}
+	init = true
+	for i := 0; i < size; i++ {
+		if pg.wrote[(po+i)>>6]>>((po+i)&63)&1 == 0 && !a.isInit(off+i, 1) {
+			init = false
+		}
+	}
+	return getBits(pg.data[po:], size), init
+}
+
+// store writes size bytes of v at byte off of a, aligned, for warp w,
+// recording the store as recordGlobalWrite does.
+func (s *specWorker) store(w *warp, a *allocation, off, size int, v uint64) {
+	pg := s.page(a, off)
+	po := off & (pageSize - 1)
+	if pg.data == nil {
+		s.cow(pg)
+	}
+	markBytes(&pg.w, po, size)
+	markBytes(&pg.wrote, po, size)
+	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	for i := po; i < po+size; i++ {
+		cnt := pg.rec[i] & wcMask
+		if cnt < wcMask {
+			cnt++
+		}
+		pg.rec[i] = me | cnt
+	}
+	putBits(pg.data[po:], size, v)
+}
+
+// endCTA checks the running CTA's bytes against those of the CTAs that
+// ended before and adds them; false is a conflict.
+func (s *specWorker) endCTA() bool {
+	r := s.run
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ok := true
+	for _, pg := range s.touched {
+		a := pg.sa.a
+		sums := r.sum[a]
+		if sums == nil {
+			sums = make([]*specSum, len(pg.sa.pages))
+			r.sum[a] = sums
+		}
+		sm := sums[pg.idx]
+		if sm == nil {
+			if len(r.arena) == 0 {
+				r.arena = make([]specSum, 64)
+				r.bytes.Add(int64(len(r.arena)) * int64(unsafe.Sizeof(specSum{})))
+			}
+			sm, r.arena = &r.arena[0], r.arena[1:]
+			sums[pg.idx] = sm
+		}
+		for i := range sm.r {
+			if pg.w[i]&(sm.r[i]|sm.w[i]) != 0 || pg.r[i]&sm.w[i] != 0 {
+				ok = false
+			}
+			sm.r[i] |= pg.r[i]
+			sm.w[i] |= pg.w[i]
+		}
+		clear(pg.r[:])
+		clear(pg.w[:])
+		pg.inCTA = false
+	}
+	s.touched = s.touched[:0]
+	return ok
+}
+
+// commit copies the worker's stores and their write records into memory.
+func (s *specWorker) commit(launch uint32) {
+	for _, sa := range s.allocs {
+		a := sa.a
+		for _, pg := range sa.pages {
+			if pg == nil || pg.data == nil {
+				continue
+			}
+			base := pg.idx << pageBits
+			recs := a.page(base, launch)
+			for i, word := range pg.wrote {
+				if word == ^uint64(0) {
+					o := i * 64
+					copy(a.data[base+o:base+o+64], pg.data[o:o+64])
+					copy(recs[o:o+64], pg.rec[o:o+64])
+					clear(pg.rec[o : o+64])
+					if a.init != nil {
+						a.init[(base+o)>>6] = ^uint64(0)
+					}
+					continue
+				}
+				for ; word != 0; word &= word - 1 {
+					o := i*64 + bits.TrailingZeros64(word)
+					a.data[base+o] = pg.data[o]
+					recs[o], pg.rec[o] = pg.rec[o], 0
+					a.markInit(base+o, 1)
+				}
+			}
+		}
+	}
+}
+
+// mayCommunicate reports whether k has an atomic, a fence or a strong
+// access: an instruction through which CTAs may communicate.
+func (k *kernel) mayCommunicate() bool {
+	if k.comm == 0 {
+		k.comm = 1
+		for i := range k.insts {
+			if k.insts[i].mo != 0 {
+				k.comm = 2
+				break
+			}
+		}
+	}
+	return k.comm == 2
+}
+
+// parallelMin is the work (thread-instructions of the kernel's last
+// launch) below which starting workers costs more than they save.
+const parallelMin = 1 << 18
+
+// workers returns how many CTAs of the launch may run at once.
+func (l *launch) workers() int {
+	n := l.b.workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if l.rng != nil || l.b.ref || l.k.mayCommunicate() || l.k.lastInsts < parallelMin && l.b.workers == 0 {
+		return 1
+	}
+	return min(n, l.ncta, l.ctxCap)
+}
+
+// runParallel runs every CTA of the launch on n workers and reports
+// whether it did; false leaves the launch as it was, to run serially.
+func (l *launch) runParallel(n int) bool {
+	sr := &specRun{sum: map[*allocation][]*specSum{}, pool: l.b.specPool}
+	defer func() {
+		// Keep the private pages for the next launch.
+		for _, f := range sr.forks {
+			for _, sa := range f.spec.allocs {
+				for _, pg := range sa.pages {
+					if pg != nil && pg.data != nil && len(sr.pool) < specPoolMax {
+						sr.pool = append(sr.pool, specBuf{pg.data, pg.rec})
+					}
+				}
+			}
+		}
+		l.b.specPool = sr.pool
+	}()
+	forks := make([]*launch, n)
+	ctxs := make([]*cta, n)
+	for i := range forks {
+		c := l.takeCtx()
+		f := new(launch)
+		*f = *l
+		f.resident, f.free = nil, nil
+		f.spec = &specWorker{run: sr}
+		for _, w := range c.warps {
+			w.l = f
+		}
+		forks[i], ctxs[i] = f, c
+	}
+	sr.forks = forks
+	var wg sync.WaitGroup
+	for i, f := range forks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.specLoop(ctxs[i])
+		}()
+	}
+	wg.Wait()
+	var ti, wi int64
+	ctas := 0
+	for i, f := range forks {
+		c := ctxs[i]
+		for _, w := range c.warps {
+			w.l = l
+			clear(w.undef)
+			clear(w.pundef)
+		}
+		c.pendingUninit, c.undefOrigin = nil, nil
+		l.free = append(l.free, c)
+		l.gen = max(l.gen, f.gen) // shared-memory records stay older than later CTAs
+		ti, wi, ctas = ti+f.threadInsts, wi+f.warpInsts, ctas+f.ctasRun
+	}
+	if sr.stop.Load() || ctas != l.ncta || l.budget > 0 && ti > l.budget {
+		for _, f := range forks {
+			for _, sa := range f.spec.allocs {
+				for _, pg := range sa.pages {
+					if pg != nil && pg.rec != nil {
+						clear(pg.rec)
+					}
+				}
+			}
+		}
+		return false
+	}
+	l.b.parallelRuns++
+
+	launch := l.b.mem.launch
+	for _, f := range forks {
+		f.spec.commit(launch)
+	}
+	l.threadInsts, l.warpInsts, l.ctasRun = ti, wi, ctas
+	l.nextCTA = l.ncta
+	return true
+}
+
+// specLoop runs CTAs in context c until none is left or the speculation
+// is abandoned.
+func (l *launch) specLoop(c *cta) {
+	s := l.spec
+	r := s.run
+	for !r.stop.Load() {
+		idx := int(r.next.Add(1) - 1)
+		if idx >= l.ncta {
+			return
+		}
+		l.resident = append(l.resident[:0], c)
+		l.free = l.free[:0]
+		l.switchTo(c)
+		l.startCTA(c, idx)
+		err := l.runSlice(c)
+		if err != nil || c.live > 0 || l.undefOn || l.pendingUninit != nil || l.comm ||
+			l.budget > 0 && l.threadInsts > l.budget || !s.endCTA() || r.bytes.Load() > specBudget {
+			r.stop.Store(true)
+			return
+		}
+	}
+}
+
+// specAbandon ends a worker's CTA at an access the parallel run does not
+// model (mayCommunicate keeps such kernels serial).
+func (w *warp) specAbandon() bool {
+	if w.l.err == nil {
+		w.l.err = errSpec
+	}
+	return false
+}
+
+// onePage returns the worker's page holding global addresses [lo, end) of
+// a, when they lie on one page.
+func (s *specWorker) onePage(a *allocation, lo, end uint64) *specPage {
+	o := int(lo - a.base)
+	if o>>pageBits != int(end-1-a.base)>>pageBits {
+		return nil
+	}
+	return s.page(a, o)
+}
+
+// load1 is execLd1 for the lanes m of a warp whose addresses, [lo, hi]
+// in allocation a, lie on one page, without uninitialised-byte tracking;
+// false leaves the lanes to load.
+func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32) bool {
+	n := uint64(in.t.n)
+	if a.init != nil {
+		return false
+	}
+	pg := s.onePage(a, lo, hi+n)
+	if pg == nil {
+		return false
+	}
+	src := a.data[pg.idx<<pageBits:]
+	if pg.data != nil {
+		src = pg.data
+	}
+	base, d := w.ra(in.a), w.ra(in.vec[0])
+	pbase := a.base + uint64(pg.idx<<pageBits)
+	// Marking every byte between the lowest and the highest address read
+	// may note bytes no lane read: a conflict found there only sends the
+	// launch to the serial run.
+	markBytes(&pg.r, int(lo-pbase), int(hi+n-lo))
+	off := uint64(in.off) - pbase
+	size, t := int(n), in.t
+	if size == 4 && t.k != 's' {
+		for ; m != 0; m &= m - 1 {
+			lane := bits.TrailingZeros32(m)
+			d[lane] = uint64(binary.LittleEndian.Uint32(src[base[lane]+off:]))
+		}
+		return true
+	}
+	for ; m != 0; m &= m - 1 {
+		lane := bits.TrailingZeros32(m)
+		d[lane] = t.ext(getBits(src[base[lane]+off:], size))
+	}
+	return true
+}
+
+// store1 is execSt1 for the lanes m of a warp whose addresses, [lo, hi]
+// in allocation a, lie on one page; false leaves the lanes to store.
+func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32) bool {
+	n := uint64(in.t.n)
+	pg := s.onePage(a, lo, hi+n)
+	if pg == nil {
+		return false
+	}
+	if pg.data == nil {
+		s.cow(pg)
+	}
+	base, v := w.ra(in.a), w.ra(in.vec[0])
+	off := uint64(in.off) - a.base - uint64(pg.idx<<pageBits)
+	size := int(n)
+	want := uint64(1)<<n - 1
+	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	for ; m != 0; m &= m - 1 {
+		lane := bits.TrailingZeros32(m)
+		o := base[lane] + off
+		pg.w[o>>6] |= want << (o & 63)
+		pg.wrote[o>>6] |= want << (o & 63)
+		for i := o; i < o+n; i++ {
+			cnt := pg.rec[i] & wcMask
+			if cnt < wcMask {
+				cnt++
+			}
+			pg.rec[i] = me | cnt
+		}
+		putBits(pg.data[o:], size, v[lane])
+	}
+	return true
+}
+
+// cow gives pg a private copy of its page.
+func (s *specWorker) cow(pg *specPage) {
+	r := s.run
+	r.mu.Lock()
+	if n := len(r.pool); n > 0 {
+		pg.data, pg.rec = r.pool[n-1].data, r.pool[n-1].rec
+		r.pool = r.pool[:n-1]
+		r.mu.Unlock()
+	} else {
+		r.mu.Unlock()
+		pg.data, pg.rec = make([]byte, pageSize), make([]uint64, pageSize)
+	}
+	copy(pg.data, pg.sa.a.data[pg.idx<<pageBits:])
+	r.bytes.Add(9 * pageSize)
+}
+
+// specBuf is the private copy of a page and its write records (all 0),
+// kept by the Backend for later launches.
+type specBuf struct {
+	data []byte
+	rec  []uint64
+}
+
+// specPoolMax bounds the private pages a Backend keeps.
+const specPoolMax = 256

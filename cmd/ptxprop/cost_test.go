@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptxprop/ptxprop/kernels"
-	"github.com/ptxprop/ptxprop/properties/suite"
+	"github.com/ptxprop/ptxprop/kernels/cost"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -56,7 +56,7 @@ func TestReportDiffFlagsCostlierKernel(t *testing.T) {
 		t.Fatal("no rmsnorm_fwd")
 	}
 	measure := func(k *kernels.Kernel) string {
-		costs, err := suite.KernelCosts(k)
+		costs, err := cost.Measure(k)
 		if err != nil {
 			t.Fatal(err)
 		}

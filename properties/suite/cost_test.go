@@ -8,6 +8,7 @@ import (
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/kernels/cost"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/reports"
 )
@@ -35,12 +36,12 @@ func TestRunRecordsCosts(t *testing.T) {
 			continue
 		}
 		ours++
-		want, err := KernelCosts(k)
+		want, err := cost.Measure(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(want) != len(CostShapes(k)) {
-			t.Fatalf("%s: %d costs for %d shapes", k.Name, len(want), len(CostShapes(k)))
+		if len(want) != len(cost.Shapes(k)) {
+			t.Fatalf("%s: %d costs for %d shapes", k.Name, len(want), len(cost.Shapes(k)))
 		}
 		for _, w := range want {
 			got := rep.Cost(w.Kernel, w.Shape)

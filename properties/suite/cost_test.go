@@ -104,3 +104,15 @@ func TestCostsWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeCosts: merging a run's costs into its report replaces the count
+// of each kernel and shape it has, keeps the others and adds new ones.
+func TestMergeCosts(t *testing.T) {
+	old := reports.New(reports.Run{})
+	old.Costs = []reports.Cost{{Kernel: "a", Shape: "s", Elements: 1, InstructionsPerElement: 1}, {Kernel: "b", Shape: "s", Elements: 1, InstructionsPerElement: 2}}
+	mergeCosts(old, []reports.Cost{{Kernel: "a", Shape: "s", Elements: 1, InstructionsPerElement: 3}, {Kernel: "c", Shape: "s", Elements: 1, InstructionsPerElement: 4}})
+	want := []reports.Cost{{Kernel: "a", Shape: "s", Elements: 1, InstructionsPerElement: 3}, {Kernel: "b", Shape: "s", Elements: 1, InstructionsPerElement: 2}, {Kernel: "c", Shape: "s", Elements: 1, InstructionsPerElement: 4}}
+	if !reflect.DeepEqual(old.Costs, want) {
+		t.Errorf("merged costs %+v, want %+v", old.Costs, want)
+	}
+}

@@ -67,6 +67,21 @@ type LaunchStats struct {
 	WarpInstructions   int64 // instructions executed, counted per warp
 	CTAs               int
 	Duration           time.Duration
+	// Global-memory bytes the launch's threads accessed, each access
+	// counted once per lane at its width (a v4.f32 load is 16 bytes a
+	// lane), whatever the state space the instruction named (a generic
+	// address that resolves to global memory counts): loads (cp.async's
+	// source included), stores, and atomics and reductions. Like the
+	// instruction counts they depend on the schedule only through what
+	// the kernel computes, so a launch on the canonical schedule (seed 0)
+	// gives the same counts every time.
+	GlobalLoadBytes, GlobalStoreBytes, GlobalAtomicBytes int64
+}
+
+// GlobalBytes returns the global-memory bytes the launch moved: loads,
+// stores and atomics.
+func (s LaunchStats) GlobalBytes() int64 {
+	return s.GlobalLoadBytes + s.GlobalStoreBytes + s.GlobalAtomicBytes
 }
 
 // Options are the emulator's options at open, given to cudart.Open in
@@ -440,7 +455,8 @@ func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry,
 	}
 	err = l.run()
 	k.lastInsts = l.threadInsts
-	b.stats = LaunchStats{Kernel: entry, ThreadInstructions: l.threadInsts, WarpInstructions: l.warpInsts, CTAs: l.ctasRun, Duration: time.Since(start)}
+	b.stats = LaunchStats{Kernel: entry, ThreadInstructions: l.threadInsts, WarpInstructions: l.warpInsts, CTAs: l.ctasRun, Duration: time.Since(start),
+		GlobalLoadBytes: l.gbytes[accRead], GlobalStoreBytes: l.gbytes[accWrite], GlobalAtomicBytes: l.gbytes[accAtomic]}
 	return err
 }
 

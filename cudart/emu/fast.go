@@ -304,6 +304,7 @@ func (w *warp) fastLoad(space uint8, addr uint64, size int) (v uint64, ok bool) 
 			return 0, false
 		}
 	}
+	w.l.gbytes[accRead] += int64(size) // LaunchStats, as globalAt counts
 	return getBits(a.data[off:], size), true
 }
 
@@ -315,6 +316,7 @@ func execLd1(w *warp, in *inst, m uint32) {
 	base, d := w.ra(in.a), w.ra(in.vec[0])
 	size, t, off := int(in.t.n), in.t, uint64(in.off)
 	if a, lo, hi := w.warpGlobal(in, m); a != nil {
+		l.gbytes[accRead] += int64(bits.OnesCount32(m) * size) // LaunchStats, as globalAt counts
 		off -= a.base
 		if s := l.spec; s != nil {
 			if s.load1(w, a, lo, hi, in, m) {
@@ -393,6 +395,7 @@ func execSt1(w *warp, in *inst, m uint32) {
 	base, s := w.ra(in.a), w.ra(in.vec[0])
 	size, t, off := int(in.t.n), in.t, uint64(in.off)
 	if a, lo, hi := w.warpGlobal(in, m); a != nil {
+		w.l.gbytes[accWrite] += int64(bits.OnesCount32(m) * size) // LaunchStats, as globalAt counts
 		if sp := w.l.spec; sp != nil {
 			if sp.store1(w, a, lo, hi, in, m) {
 				return
@@ -429,6 +432,7 @@ func execSt1(w *warp, in *inst, m uint32) {
 			if !w.recordGlobalWrite(in, lane, a, o, size, false) {
 				return
 			}
+			w.l.gbytes[accWrite] += int64(size) // LaunchStats, as globalAt counts
 			putBits(a.data[o:], size, v)
 			a.markInit(o, size)
 			continue

@@ -53,6 +53,7 @@ type launch struct {
 	syncs       map[uint64]*vclock
 
 	warpInsts, threadInsts int64
+	gbytes                 [3]int64 // global bytes accessed, by access kind (accRead, accWrite, accAtomic)
 	ctasRun                int
 	budget                 int64
 	lastGlobal             *allocation

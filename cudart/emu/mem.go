@@ -94,6 +94,7 @@ func (w *warp) globalAt(in *inst, lane int, addr uint64, size int, kind uint8) (
 				fmt.Sprintf("%s at %#x in %s", accessName(in, kind, size), addr, a.describe(at)))
 		}
 	}
+	l.gbytes[kind] += int64(size) // LaunchStats: bytes moved, by access kind
 	return a, int(addr - a.base), true
 }
 

@@ -125,7 +125,8 @@ func runGeneric(t *testing.T, e *env, name string, mod *ptx.Module, f *ptx.Funct
 		out.err = err.Error()
 	}
 	st := e.b.Stats()
-	out.stats = fmt.Sprintf("%d thread-instructions, %d warp-instructions, %d CTAs", st.ThreadInstructions, st.WarpInstructions, st.CTAs)
+	out.stats = fmt.Sprintf("%d thread-instructions, %d warp-instructions, %d CTAs, global bytes %d loaded %d stored %d atomic",
+		st.ThreadInstructions, st.WarpInstructions, st.CTAs, st.GlobalLoadBytes, st.GlobalStoreBytes, st.GlobalAtomicBytes)
 	for _, b := range bufs {
 		host := make([]float32, b.Len())
 		if err := e.dev.Read(host, b); err != nil {

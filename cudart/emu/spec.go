@@ -308,6 +308,7 @@ func (l *launch) runParallel(n int) bool {
 	}
 	wg.Wait()
 	var ti, wi int64
+	var gb [3]int64
 	ctas := 0
 	for i, f := range forks {
 		c := ctxs[i]
@@ -320,6 +321,9 @@ func (l *launch) runParallel(n int) bool {
 		l.free = append(l.free, c)
 		l.gen = max(l.gen, f.gen) // shared-memory records stay older than later CTAs
 		ti, wi, ctas = ti+f.threadInsts, wi+f.warpInsts, ctas+f.ctasRun
+		for k := range gb {
+			gb[k] += f.gbytes[k] - l.gbytes[k] // each fork started from l's counts
+		}
 	}
 	if sr.stop.Load() || ctas != l.ncta || l.budget > 0 && ti > l.budget {
 		for _, f := range forks {
@@ -340,6 +344,9 @@ func (l *launch) runParallel(n int) bool {
 		f.spec.commit(launch)
 	}
 	l.threadInsts, l.warpInsts, l.ctasRun = ti, wi, ctas
+	for k := range gb {
+		l.gbytes[k] += gb[k]
+	}
 	l.nextCTA = l.ncta
 	return true
 }

@@ -149,4 +149,9 @@
 // check's seed, -ptxprop.loops=1: the failing loop alone, its base seed
 // the failing check's; the report records the base seed and the loops the
 // run used.
+//
+// On the emulator the report also holds the costs of ptxprop's kernels it
+// lists (package kernels/cost: instructions and global bytes per element at
+// fixed shapes); a GPU run records none, a sharded run only on shard 0;
+// -ptxprop.merge replaces the file's costs with this run's.
 package suite

@@ -261,6 +261,7 @@ func writeReport(path string, r *reports.Report, ran map[string]outcome.Outcome,
 				old.UpsertKernel(k)
 			}
 		}
+		mergeCosts(old, r.Costs)
 		return nil
 	})
 	if err == nil {

@@ -617,6 +617,7 @@ func (r *runner) report() (*reports.Report, error) {
 			rep.Predictions[i].Devices = used(o.Runs)
 		}
 	}
+	r.addCosts(rep, info)
 	path := r.cfg.ReportPath()
 	if path == "" {
 		return rep, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/outcome"
+	"github.com/ptxprop/ptxprop/properties/suite"
 )
 
 // determinism runs FALSIFY-GPUTRAIN-006 on im on the emulator, on small
@@ -22,7 +23,7 @@ func determinism(t *testing.T, im properties.Impls) outcome.Outcome {
 	t.Helper()
 	d := cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions())
 	t.Cleanup(func() { d.Close() })
-	cfg := properties.Config{Device: d, MaxElements: 256, Recorder: &outcome.Recorder{}}
+	cfg := properties.Config{Device: d, MaxElements: 256, Recorder: &outcome.Recorder{}, Loops: suite.Checks(60)}
 	q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeterminismContract(tb, im) })
 	o := q.Outcomes()[properties.Determinism]
 	removeFailFile(o.Failfile)

@@ -54,7 +54,7 @@ func TestDeviceParityCatchesADisagreeingDevice(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			first := open()
 			cfg := properties.Config{Device: first, Devices: []cudart.Device{first, c.second}, MaxElements: 64,
-				Recorder: &outcome.Recorder{}, Context: stop}
+				Recorder: &outcome.Recorder{}, Context: stop, Loops: suite.Checks(60)}
 			q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeviceParityContract(tb, impls) })
 			o := q.Outcomes()[properties.MultiDeviceParity]
 			// The disagreeing device fails on purpose: the fail file rapid

@@ -60,7 +60,8 @@ func TestFuncJoinsOneFamily(t *testing.T) {
 // tensor has its shape's length, inputs are drawn, numeric parameters are
 // in their generators' ranges, and a per-head shape is Heads·HeadDim.
 func TestDrawTable(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	// A fixed number of draws, whatever -rapid.checks says.
+	check := rapid.Custom(func(rt *rapid.T) bool {
 		lim := gen.EmuLimits
 		f := drawTable(op.RMSNormForward, rt, lim)
 		if bad := op.RMSNormForward.Lengths(f.args); bad != nil || f.args.Eps <= 0 || f.args.RMS == nil {
@@ -79,5 +80,9 @@ func TestDrawTable(t *testing.T) {
 		if bad := op.RoPEForward.Lengths(r.args); bad != nil || r.args.Theta <= 0 || len(r.args.Positions) != r.args.Rows {
 			rt.Fatalf("rope.neox.forward %s: lengths %v, theta %g", r.desc, bad, r.args.Theta)
 		}
+		return true
 	})
+	for seed := range 100 {
+		check.Example(seed)
+	}
 }

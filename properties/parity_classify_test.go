@@ -15,6 +15,7 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/outcome"
+	"github.com/ptxprop/ptxprop/properties/suite"
 	"github.com/ptxprop/ptxprop/ptx"
 )
 
@@ -74,7 +75,7 @@ func parityOutcome(t *testing.T, gpu cudart.Device, im properties.Impls) outcome
 // parityRun runs PARITY-001 as parityOutcome does, whatever the outcome.
 func parityRun(t *testing.T, gpu cudart.Device, im properties.Impls) outcome.Outcome {
 	t.Helper()
-	cfg := properties.Config{Device: gpu, MaxElements: 64, Recorder: &outcome.Recorder{},
+	cfg := properties.Config{Device: gpu, MaxElements: 64, Recorder: &outcome.Recorder{}, Loops: suite.Checks(60),
 		Open: func(string) (cudart.Device, error) {
 			return cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions()), nil
 		}}
@@ -153,20 +154,22 @@ func TestParityClassifiesARealDisagreement(t *testing.T) {
 }
 
 // The same for a kernel with approximate instructions the emulator does
-// not compute as the GPU (RoPE's ex2.approx): the disagreement names them
+// not compute as the GPU (a tanh.approx, put into a copy of the RoPE
+// forward's PTX that the implementation lists): the disagreement names them
 // with their PTX lines, as the likely cause, past the parity bound too.
 func TestParityClassifiesAnUnmodelledInstruction(t *testing.T) {
+	k := *kernels.RoPEFwdBatched.K
+	k.PTX = withTanh(t, k.PTX, k.Entry)
 	impl := properties.RoPEForwardOp.Func(func(dev cudart.Device, a *op.RoPEForwardArgs) error {
 		err := kernels.RoPEFwdBatched.RoPEForward(dev, a)
 		if err == nil && onGPU(dev) {
 			a.Y[0] = moved(a.Y[0])
 		}
 		return err
-	}, kernels.RoPEFwdBatched)
+	}, kernelList{&k})
 	o := parityOutcome(t, &asGPU{Device: openEmu(t)}, properties.Impls{impl})
 	wants := []string{"emulator vs gpu (unmodelled approximate instruction)",
 		"the GPU repeats its bits over runs 1 to 3 and the emulator under schedule seeds 0 to 2; approximate instructions the emulator does not compute as the GPU does: "}
-	k := kernels.RoPEFwdBatched.K
 	as, err := ptx.Approximations(k.PTX)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +199,7 @@ func deviceParityOutcome(t *testing.T, im func(second cudart.Device) properties.
 		t.Cleanup(func() { d.Close() })
 		devs = append(devs, d)
 	}
-	cfg := properties.Config{Device: devs[0], Devices: devs, MaxElements: 64, Recorder: &outcome.Recorder{}}
+	cfg := properties.Config{Device: devs[0], Devices: devs, MaxElements: 64, Recorder: &outcome.Recorder{}, Loops: suite.Checks(60)}
 	q := properties.RunQuiet(t.Name(), cfg, func(tb properties.TB) { properties.DeviceParityContract(tb, im(devs[1])) })
 	o := q.Outcomes()[properties.MultiDeviceParity]
 	t.Logf("%s: %s", o.Status, o.Reason)
@@ -312,4 +315,26 @@ func TestParityNamesTritonFloatAtomics(t *testing.T) {
 	if !strings.HasPrefix(got, "atom.global.gpu.acq_rel.add.f32, PTX line ") || !strings.HasSuffix(got, " of rmsnorm_bwd_atomic_kernel") {
 		t.Errorf("float atomic site %q", got)
 	}
+}
+
+// kernelList describes an implementation by the kernels it lists.
+type kernelList []*kernels.Kernel
+
+func (l kernelList) Kernels() []*kernels.Kernel { return l }
+
+// withTanh returns src with a tanh.approx.f32 (which the emulator computes
+// correctly rounded, not as sm_90) at the start of entry's body.
+func withTanh(t *testing.T, src []byte, entry string) []byte {
+	t.Helper()
+	s := string(src)
+	i := strings.Index(s, ".entry "+entry+"(")
+	if i < 0 {
+		t.Fatalf("no entry %s", entry)
+	}
+	j := strings.Index(s[i:], "{")
+	if j < 0 {
+		t.Fatalf("entry %s has no body", entry)
+	}
+	j += i + 1
+	return []byte(s[:j] + "\n\t.reg .f32 %tanhx<2>;\n\ttanh.approx.f32 %tanhx1, %tanhx0;" + s[j:])
 }

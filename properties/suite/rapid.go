@@ -292,3 +292,21 @@ func randomSeed() uint64 {
 	rand.Read(b[:])
 	return binary.LittleEndian.Uint64(b[:]) | 1
 }
+
+// Checks returns the properties.RapidLoops of a contract run that runs n
+// checks in one rapid loop whatever -rapid.checks and -short say: a test of
+// a contract's own behaviour, whose cost must not grow with the suite's
+// check count (10 000 on a GPU box), sets it as its Config.Loops. Its loop
+// starts under the lock the suite's loops take, so contract runs started
+// meanwhile keep their own settings.
+func Checks(n int) properties.RapidLoops { return fixedChecks(n) }
+
+type fixedChecks int
+
+func (n fixedChecks) Plan() []properties.RapidLoop {
+	return []properties.RapidLoop{{Seed: rapidUint("seed"), Checks: int(n)}}
+}
+
+func (fixedChecks) Start(l properties.RapidLoop, start func() <-chan struct{}) {
+	rapidLoops{}.Start(l, start)
+}

@@ -107,6 +107,10 @@ type Binding struct {
 	rowStride   expr            // row stride of the strided tensors; nil: hidden
 	rowLine     int
 	faults      *faultLog
+	// feasible are the shapes the load-time search found to meet the
+	// constraints, smallest first (nil without constraints): the
+	// generators draw from them what they would draw outside (Domain).
+	feasible []Shape
 }
 
 // faultLog keeps the binding errors met during a run (the file at fault
@@ -1038,19 +1042,26 @@ func (l *loader) forward(b *Binding, f *file) {
 	b.Forward = fw
 }
 
-// probe evaluates every expression at the smallest shape the constraints
-// allow and then over a spread of the shapes the generators draw
+// probe searches the shapes the constraints allow (search), keeping them
+// for the generators (Domain), and evaluates every expression at each of
+// them and then over a spread of the shapes the generators draw
 // (probeShapes), so that impossible geometry, bad arithmetic and oversized
 // scratch are reported at load time rather than at some draw. Each line at
 // fault is reported once, at the first shape that shows it.
 func (l *loader) probe(b *Binding) {
-	s, ok := b.smallestShape()
-	if !ok {
-		l.errf(0, "no shape with rows, hidden ≤ 64 meets the constraints: %s", b.constraintList())
-		return
+	var shapes []Shape
+	if len(b.constraints) > 0 {
+		feasible, params, fixed := b.search()
+		if len(feasible) == 0 {
+			line := b.constraints[0].line
+			l.errf(line, "%s", b.searchError(params, fixed))
+			return
+		}
+		b.feasible = feasible
+		shapes = feasible // the shapes the generators fall back to
 	}
 	seen := map[int]bool{}
-	for _, s := range append([]Shape{s}, probeShapes(b.Contract)...) {
+	for _, s := range append(shapes, probeShapes(b.Contract)...) {
 		_, err := b.plan(s)
 		var r *refusal
 		if err == nil || errors.As(err, &r) {

@@ -86,23 +86,6 @@ type refusal struct{ err *Error }
 func (r *refusal) Error() string   { return r.err.Error() }
 func (r *refusal) Unwrap() []error { return []error{r.err, properties.ErrShapeRefused} }
 
-// smallestShape returns the first shape, in order of hidden (or head_dim)
-// then rows, that meets the constraints.
-func (b *Binding) smallestShape() (Shape, bool) {
-	for h := 1; h <= 64; h++ {
-		for r := 1; r <= 64; r++ {
-			s := Shape{Rows: r, Hidden: h}
-			if perHead(b.Contract) {
-				s = Shape{Rows: r, Hidden: 2 * h, Heads: 1, HeadDim: 2 * h}
-			}
-			if b.accepts(s) == nil {
-				return s, true
-			}
-		}
-	}
-	return Shape{}, false
-}
-
 // plan is everything a call needs that the shape fixes: each launch's
 // geometry and integer parameters, each scratch buffer's length.
 type plan struct {

@@ -321,6 +321,7 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 		s.Hidden = gen.Hidden(lim).Draw(rt, "hidden")
 	}
 	s.Rows = gen.Rows(lim, s.Hidden).Draw(rt, "rows")
+	s = lim.Conform(rt, s, nil)
 	a := o.New(s)
 	desc := []string{s.String()}
 	for _, name := range o.Scalars() {

@@ -47,6 +47,9 @@ func drawRoPECase(rt *rapid.T, lim gen.Limits, mode Positions, minDim, minPos in
 		Filter(func(h int) bool { return 2*h >= minDim }).Draw(rt, "head_dim/2")
 	heads := rapid.IntRange(1, max(1, min(16, lim.MaxHidden/headDim))).Draw(rt, "heads")
 	rows := gen.Rows(lim, heads*headDim).Draw(rt, "rows")
+	s := lim.Conform(rt, op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim},
+		func(s op.Shape) bool { return s.HeadDim >= minDim })
+	rows, heads, headDim = s.Rows, s.Heads, s.HeadDim
 	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: gen.Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
 	if mode == SharedPosition {
 		p := max(minPos, gen.Position().Draw(rt, "pos"))

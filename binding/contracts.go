@@ -126,12 +126,15 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 		mult = 1 // head_dim is drawn apart from hidden there
 	}
 	storage := b.contractStorage()
-	if rows == 0 && hidden == 0 && mult == 1 && storage == nil && len(b.constraints) == 0 {
+	if rows == 0 && hidden == 0 && mult == 1 && storage == nil && len(b.constraints) == 0 && b.maxPosition == 0 {
 		return t
 	}
 	c := *t.Config()
 	c.Storage = storage
 	c.Domain = b.Domain()
+	if b.maxPosition > 0 {
+		c.MaxPosition = b.maxPosition // the rows of its rope tables
+	}
 	pick := func(cur, lim int) int {
 		if lim > 0 && (cur == 0 || lim < cur) {
 			return lim

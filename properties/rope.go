@@ -52,15 +52,22 @@ func drawRoPECase(rt *rapid.T, lim gen.Limits, mode Positions, minDim, minPos in
 	rows, heads, headDim = s.Rows, s.Heads, s.HeadDim
 	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: gen.Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
 	if mode == SharedPosition {
-		p := max(minPos, gen.Position().Draw(rt, "pos"))
+		p := max(minPos, lim.Position().Draw(rt, "pos"))
+		if lim.MaxPosition > 0 {
+			p = min(p, lim.MaxPosition-1)
+		}
 		for i := range c.pos {
 			c.pos[i] = uint32(p)
 		}
 	} else {
-		base := gen.Position().Draw(rt, "pos0")
+		base := lim.Position().Draw(rt, "pos0")
 		step := rapid.IntRange(0, 4096).Draw(rt, "pos.step")
+		span := 131073 // positions 0..131072, as gen.Position draws them
+		if lim.MaxPosition > 0 {
+			span = lim.MaxPosition
+		}
 		for i := range c.pos {
-			c.pos[i] = uint32(max(minPos, (base+i*step)%131073))
+			c.pos[i] = uint32(min(span-1, max(minPos, (base+i*step)%span)))
 		}
 	}
 	c.x = values(rt, lim, "x", rows, heads*headDim, dists...)

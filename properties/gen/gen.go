@@ -41,6 +41,10 @@ type Limits struct {
 	// HiddenMultiple, above 1, makes every row length Hidden draws a
 	// multiple of it: for an implementation that handles only such rows.
 	HiddenMultiple int
+	// MaxPosition, above 0, bounds the token positions drawn
+	// (Limits.Position) to 0..MaxPosition−1: for an implementation whose
+	// tables hold that many positions (a RoPE cos/sin cache).
+	MaxPosition int
 	// storage is what WithStorage set (nil: all float32), behind a pointer
 	// so that Limits stays comparable. Values, Gamma and Round round to it.
 	storage *map[string]oracle.Storage
@@ -438,6 +442,17 @@ func Theta() *rapid.Generator[float32] {
 // two around the float32 angle-error cliff represented.
 func Position() *rapid.Generator[int] {
 	return rapid.OneOf(rapid.SampledFrom([]int{0, 1, 2, 1023, 4096, 32768, 131072}), rapid.IntRange(0, 131072))
+}
+
+// Position is Position within lim.MaxPosition: a drawn position p becomes
+// p mod MaxPosition, so that every draw is valid (the edge positions below
+// the limit are kept as they are).
+func (lim Limits) Position() *rapid.Generator[int] {
+	if lim.MaxPosition <= 0 {
+		return Position()
+	}
+	m := lim.MaxPosition
+	return rapid.Map(Position(), func(p int) int { return p % m })
 }
 
 // Dist names a value distribution for generated tensors.

@@ -30,6 +30,10 @@ const (
 	feasibleCap = 4096
 	// multiplesOf is how many multiples of a constraint's number are tried.
 	multiplesOf = 64
+	// searchEnough ends the search once this many feasible shapes are
+	// found (the enumeration goes from small values up, and the smallest
+	// feasibleCap of them are kept).
+	searchEnough = 4 * feasibleCap
 )
 
 // searchParam is one shape parameter of the search: its name and the
@@ -152,21 +156,102 @@ func (b *Binding) searchSpace() (params []searchParam, fixed string) {
 	return []searchParam{rows, heads, headDim}, fixed
 }
 
-// search returns the shapes of the search space that meet the
-// constraints and have at most searchElements elements, smallest first
-// (by elements, then row length, then rows), at most feasibleCap of them;
-// and the space searched, for an error when there are none.
+// conjuncts returns the terms of e joined by && at its top.
+func conjuncts(e expr) []expr {
+	if x, ok := e.(binExpr); ok && x.op == "&&" {
+		return append(conjuncts(x.x), conjuncts(x.y)...)
+	}
+	return []expr{e}
+}
+
+// shapeDeps returns the shape names e depends on, through lets.
+func (b *Binding) shapeDeps(e expr) map[string]bool {
+	deps := map[string]bool{}
+	var visit func(expr, int)
+	visit = func(e expr, depth int) {
+		e.names(func(n string) {
+			if _, shape := shapeValue(Shape{}, n); shape {
+				deps[n] = true
+			} else if l, let := b.lets[n]; let && depth < 64 {
+				visit(l, depth+1)
+			}
+		})
+	}
+	visit(e, 0)
+	return deps
+}
+
+// narrowParams drops from each parameter the values that fail a conjunct
+// of the constraints depending on that parameter alone ("heads == 8",
+// "hidden % 128 == 0"), so that the product searched is that of the
+// values left. A conjunct that cannot be evaluated keeps the value: the
+// full check decides.
+func (b *Binding) narrowParams(params []searchParam) []searchParam {
+	var terms []expr
+	for _, c := range b.constraints {
+		terms = append(terms, conjuncts(c.e)...)
+	}
+	out := make([]searchParam, len(params))
+	for i, p := range params {
+		out[i] = p
+		var own []expr
+		for _, t := range terms {
+			if d := b.shapeDeps(t); len(d) == 1 && d[p.name] {
+				own = append(own, t)
+			}
+		}
+		if len(own) == 0 {
+			continue
+		}
+		out[i].values = nil
+		for _, v := range p.values {
+			var s Shape
+			switch p.name {
+			case "rows":
+				s.Rows = v
+			case "hidden":
+				s.Hidden = v
+			case "heads":
+				s.Heads = v
+			case "head_dim":
+				s.HeadDim = v
+			}
+			env, keep := b.env(s, nil), true
+			for _, t := range own {
+				if x, err := t.eval(env); err == nil && x == 0 {
+					keep = false
+					break
+				}
+			}
+			if keep {
+				out[i].values = append(out[i].values, v)
+			}
+		}
+	}
+	return out
+}
+
+// search returns shapes of the search space that meet the constraints and
+// have at most searchElements elements, smallest first (by elements, then
+// row length, then rows), at most feasibleCap of them; and the space
+// searched, for an error when there are none. Each parameter's values are
+// first narrowed by the constraints on it alone (narrowParams); the
+// enumeration stops after searchEnough feasible shapes.
 func (b *Binding) search() (feasible []Shape, params []searchParam, fixed string) {
 	params, fixed = b.searchSpace()
+	vals := b.narrowParams(params)
 	var all []Shape
 	try := func(s Shape) {
 		if b.accepts(s) == nil {
 			all = append(all, s)
 		}
 	}
-	rows := params[0].values
+	rows := vals[0].values
 	if len(params) == 2 {
-		for _, h := range params[1].values {
+		for _, h := range vals[1].values {
+			if len(all) >= searchEnough {
+				break
+			}
 			for _, r := range rows {
 				if r*h > searchElements {
 					break
@@ -175,8 +260,11 @@ func (b *Binding) search() (feasible []Shape, params []searchParam, fixed string
 			}
 		}
 	} else {
-		for _, hd := range params[2].values {
-			for _, n := range params[1].values {
+		for _, hd := range vals[2].values {
+			if len(all) >= searchEnough {
+				break
+			}
+			for _, n := range vals[1].values {
 				if n*hd > searchElements {
 					break
 				}
@@ -203,6 +291,11 @@ func (b *Binding) search() (feasible []Shape, params []searchParam, fixed string
 	})
 	if len(all) > feasibleCap {
 		all = all[:feasibleCap]
+	}
+	for i, v := range vals {
+		if len(v.values) == 0 {
+			fixed += fmt.Sprintf("; no %s tried meets the constraints on %s alone", params[i].name, params[i].name)
+		}
 	}
 	return all, params, fixed
 }

@@ -1,8 +1,10 @@
 package binding
 
 import (
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/gen"
 	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
@@ -111,9 +113,12 @@ type narrowed struct {
 func (n *narrowed) Config() *properties.Config { return &n.cfg }
 
 // narrow returns t with its generators limited by MaxShape (constraints
-// rows <= N, hidden <= N) and HiddenMultiple (hidden % N == 0). A shape
-// that still fails a constraint is refused with properties.ErrShapeRefused:
-// an invalid draw.
+// rows <= N, hidden <= N) and HiddenMultiple (hidden % N == 0), and drawing
+// within Domain: a shape drawn as usual that fails a constraint is replaced
+// by one of the feasible shapes the load-time search found. A shape that
+// still fails one (none fits the run's caps) is refused with
+// properties.ErrShapeRefused: an invalid draw, and too many of them end the
+// prediction with the status error and rapid's reason.
 func (b *Binding) narrow(t properties.TB) properties.TB {
 	rows, hidden := b.MaxShape()
 	mult := b.HiddenMultiple()
@@ -121,11 +126,15 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 		mult = 1 // head_dim is drawn apart from hidden there
 	}
 	storage := b.contractStorage()
-	if rows == 0 && hidden == 0 && mult == 1 && storage == nil {
+	if rows == 0 && hidden == 0 && mult == 1 && storage == nil && len(b.constraints) == 0 && b.maxPosition == 0 {
 		return t
 	}
 	c := *t.Config()
 	c.Storage = storage
+	c.Domain = b.Domain()
+	if b.maxPosition > 0 {
+		c.MaxPosition = b.maxPosition // the rows of its rope tables
+	}
 	pick := func(cur, lim int) int {
 		if lim > 0 && (cur == 0 || lim < cur) {
 			return lim
@@ -137,6 +146,16 @@ func (b *Binding) narrow(t properties.TB) properties.TB {
 		c.HiddenMultiple = mult
 	}
 	return &narrowed{TB: t, cfg: c}
+}
+
+// Domain returns the shapes b's constraints allow, for the generators
+// (properties.Config.Domain): what AcceptShape accepts, and the feasible
+// shapes Load found, smallest first. Nil when b has no constraints.
+func (b *Binding) Domain() *gen.Domain {
+	if len(b.constraints) == 0 {
+		return nil
+	}
+	return &gen.Domain{Accepts: func(s op.Shape) bool { return b.accepts(s) == nil }, Feasible: b.feasible}
 }
 
 // contractStorage maps the contract's roles that b stores in 16 bits to

@@ -30,6 +30,34 @@ type file struct {
 	RowStride   pos[string]       `yaml:"row_stride"`
 	Reductions  []reductionDecl   `yaml:"reductions"`
 	Claims      pos[claimsDecl]   `yaml:"claims"`
+	Inputs      yaml.Node         `yaml:"inputs"`
+	HostSums    []hostSumDecl     `yaml:"host_sums"`
+}
+
+// inputDecl is an extra read-only input (inputs: NAME: {shape, value}).
+type inputDecl struct {
+	Shape []pos[string] `yaml:"shape"`
+	Value string        `yaml:"value"`
+}
+
+// hostSumDecl is a sum ptxprop performs on the host after the launches
+// (host_sums): output into[j] = Σ_r from[r·n + j] over rows partial rows.
+type hostSumDecl struct {
+	Into string      `yaml:"into"`
+	From string      `yaml:"from"`
+	Rows pos[string] `yaml:"rows"`
+	Line int         `yaml:"-"`
+}
+
+func (h *hostSumDecl) UnmarshalYAML(n *yaml.Node) error {
+	type plain hostSumDecl
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*h = hostSumDecl(p)
+	h.Line = n.Line
+	return nil
 }
 
 // claimsDecl is what a kernel claims beyond its contract's values, by the

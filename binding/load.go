@@ -100,13 +100,45 @@ type Binding struct {
 	scratch     []*scratchBuf
 	alias       map[string]string // output role → input role
 	aliasOf     map[string]string // input role → output role
-	reductions  []reductionDecl
-	redExprs    [][2]expr
-	bound       map[string]bool // roles bound by some launch
-	strided     map[string]bool // row tensors some launch passes a {stride: T} of
-	rowStride   expr            // row stride of the strided tensors; nil: hidden
-	rowLine     int
-	faults      *faultLog
+	// onePointer are the aliased outputs passed through their input's
+	// parameter (or the input through theirs): one pointer, read and
+	// written in place.
+	onePointer map[string]bool
+	reductions []reductionDecl
+	redExprs   [][2]expr
+	bound      map[string]bool // roles bound by some launch
+	strided    map[string]bool // row tensors some launch passes a {stride: T} of
+	rowStride  expr            // row stride of the strided tensors; nil: hidden
+	rowLine    int
+	faults     *faultLog
+	// feasible are the shapes the load-time search found to meet the
+	// constraints, smallest first (nil without constraints): the
+	// generators draw from them what they would draw outside (Domain).
+	feasible []Shape
+	// inputs are the extra read-only tables (inputs:), by name.
+	inputs map[string]*extraInput
+	// maxPosition bounds the positions a call may pass (the rows of its
+	// rope tables; 0: none).
+	maxPosition int
+	hostSums    []*hostSum
+	hostOut     map[string]bool // outputs a host sum writes
+}
+
+// extraInput is a read-only table the kernel takes besides the contract's
+// tensors: rows × cols float32 values of kind value (rope.cos, rope.sin).
+type extraInput struct {
+	name       string
+	rows, cols expr
+	value      string
+	line       int
+}
+
+// hostSum is a sum ptxprop performs after the launches: output into gets
+// the float32 sum of rows partial rows of scratch buffer from, in order.
+type hostSum struct {
+	into, from string
+	rows       expr
+	line       int
 }
 
 // faultLog keeps the binding errors met during a run (the file at fault
@@ -177,6 +209,7 @@ const (
 	pScratch
 	pIgnore
 	pValue
+	pInput // an extra read-only table (inputs:)
 )
 
 type param struct {
@@ -417,7 +450,8 @@ func storageOf(s string) (oracle.Storage, bool) {
 func (l *loader) compile(f *file) *Binding {
 	b := &Binding{Name: f.Name, Path: l.path, consts: map[string]int64{}, lets: map[string]expr{},
 		letSrc: map[string]string{}, storage: map[string]oracle.Storage{}, alias: map[string]string{},
-		aliasOf: map[string]string{}, bound: map[string]bool{}, strided: map[string]bool{},
+		aliasOf: map[string]string{}, onePointer: map[string]bool{}, bound: map[string]bool{},
+		inputs: map[string]*extraInput{}, hostOut: map[string]bool{}, strided: map[string]bool{},
 		faults: &faultLog{seen: map[string]bool{}}}
 	if b.Name == "" {
 		b.Name = strings.TrimSuffix(filepath.Base(l.path), filepath.Ext(l.path))
@@ -503,16 +537,19 @@ func (l *loader) compile(f *file) *Binding {
 		b.scratch = append(b.scratch, sb)
 	}
 
+	l.extraInputs(b, f)
+
 	// Launches.
 	modules := map[string]*ptx.Module{}
 	texts := map[string][]byte{}
 	for i := range f.Launches {
 		b.launches = append(b.launches, l.launch(b, f, &f.Launches[i], modules, texts))
 	}
+	l.aliases(b, f)
+	l.hostSums(b, f)
 	if !l.unresolved {
 		l.roles(b, f) // without every signature, missing roles are noise
 	}
-	l.aliases(b, f)
 	l.strides(b, f)
 	l.reductionDecls(b, f)
 	if f.Forward.Set {
@@ -823,6 +860,11 @@ func (l *loader) param(b *Binding, entry string, i int, pd paramDecl, v *ptx.Var
 	switch {
 	case pd.Role != "":
 		p.name = pd.Role
+		if _, ok := b.inputs[pd.Role]; ok {
+			p.kind = pInput
+			pointer("input " + pd.Role)
+			break
+		}
 		if _, ok := b.op.tensors[pd.Role]; ok {
 			p.kind = pTensor
 			pointer("tensor " + pd.Role)
@@ -905,6 +947,22 @@ func (l *loader) roles(b *Binding, f *file) {
 			b.bound[p.name] = true
 		}
 	}
+	for r := range b.hostOut {
+		if b.bound[r] {
+			l.errf(0, "host_sums: %s is written by ptxprop's sum, and also bound to a launch parameter", r)
+		}
+		b.bound[r] = true
+	}
+	// An output written over an input through one pointer (alias, with
+	// only one of the two roles bound to a parameter) is bound with it:
+	// one buffer holds the input before the launches and the output after.
+	for _, out := range sortedKeys(b.alias) {
+		in := b.alias[out]
+		if b.bound[in] != b.bound[out] {
+			b.bound[in], b.bound[out] = true, true
+			b.onePointer[out] = true
+		}
+	}
 	savedRoles := map[string]bool{}
 	if b.Saved != "" {
 		for _, r := range b.op.forms[b.Saved] {
@@ -940,6 +998,76 @@ func (l *loader) roles(b *Binding, f *file) {
 	}
 	if b.Contract == "rope.neox.forward" && !b.bound["positions"] && !b.bound["pos"] {
 		l.errf(0, "rope.neox.forward: bind positions (one per row) or pos (one for all rows)")
+	}
+}
+
+// extraInputs reads inputs: each table's shape and value. A rope table's
+// rows are the positions it holds: a constant expression, which bounds the
+// positions the generators draw (maxPosition).
+func (l *loader) extraInputs(b *Binding, f *file) {
+	n := &f.Inputs
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		name, line := n.Content[i].Value, n.Content[i].Line
+		var d inputDecl
+		if err := n.Content[i+1].Decode(&d); err != nil {
+			l.errf(line, "inputs: %s: %v", name, err)
+			continue
+		}
+		_, isTensor := b.op.tensors[name]
+		if isTensor || contains(b.op.scalars, name) || b.known(name) {
+			l.errf(line, "inputs: %q is already a role or name of %s", name, b.Contract)
+			continue
+		}
+		if !strings.HasPrefix(b.Contract, "rope.") {
+			l.errf(line, "inputs: %s: %s tables are for RoPE; %s takes none", name, d.Value, b.Contract)
+			continue
+		}
+		in := &extraInput{name: name, value: d.Value, line: line,
+			rows: l.expr(b, d.Shape[0], "inputs "+name+" shape[0]"), cols: l.expr(b, d.Shape[1], "inputs "+name+" shape[1]")}
+		if !b.constant(in.rows) {
+			l.errf(d.Shape[0].Line, "inputs: %s: its rows (%s) are the positions it holds, and must be an expression of the constants: they bound the positions drawn", name, d.Shape[0].V)
+			continue
+		}
+		rows, err := in.rows.eval(b.env(Shape{}, nil))
+		if err != nil || rows < 1 || rows > 1<<20 {
+			l.errf(d.Shape[0].Line, "inputs: %s: %d rows (%v), want 1..2^20", name, rows, err)
+			continue
+		}
+		if b.maxPosition == 0 || int(rows) < b.maxPosition {
+			b.maxPosition = int(rows)
+		}
+		b.inputs[name] = in
+	}
+}
+
+// hostSums reads host_sums: each output must be a column sum of the
+// contract, its partials a float32 scratch buffer.
+func (l *loader) hostSums(b *Binding, f *file) {
+	for _, d := range f.HostSums {
+		spec, ok := b.op.tensors[d.Into]
+		if !ok || spec.input || spec.size != perCol {
+			l.errf(d.Line, "host_sums: %q is not a column-sum output of %s", d.Into, b.Contract)
+			continue
+		}
+		var from *scratchBuf
+		for _, s := range b.scratch {
+			if s.name == d.From {
+				from = s
+			}
+		}
+		switch {
+		case from == nil:
+			l.errf(d.Line, "host_sums: scratch %q is not declared", d.From)
+			continue
+		case from.kind != cudart.F32:
+			l.errf(d.Line, "host_sums: scratch %s is not float32", d.From)
+			continue
+		case b.hostOut[d.Into]:
+			l.errf(d.Line, "host_sums: %s summed twice", d.Into)
+			continue
+		}
+		b.hostOut[d.Into] = true
+		b.hostSums = append(b.hostSums, &hostSum{into: d.Into, from: d.From, line: d.Line, rows: l.expr(b, d.Rows, "host_sums "+d.Into+" rows")})
 	}
 }
 
@@ -985,6 +1113,11 @@ func (l *loader) strides(b *Binding, f *file) {
 		l.errf(f.RowStride.Line, "row_stride: no launch passes a row tensor's stride ({stride: T}), so every tensor must be contiguous")
 	}
 	for out, in := range b.alias {
+		if b.onePointer[out] {
+			b.strided[out] = b.strided[out] || b.strided[in]
+			b.strided[in] = b.strided[out]
+			continue
+		}
 		if b.strided[out] != b.strided[in] {
 			l.errf(f.RowStride.Line, "row_stride: %s is written over %s, but only one of them is passed with its stride", out, in)
 		}
@@ -1038,19 +1171,26 @@ func (l *loader) forward(b *Binding, f *file) {
 	b.Forward = fw
 }
 
-// probe evaluates every expression at the smallest shape the constraints
-// allow and then over a spread of the shapes the generators draw
+// probe searches the shapes the constraints allow (search), keeping them
+// for the generators (Domain), and evaluates every expression at each of
+// them and then over a spread of the shapes the generators draw
 // (probeShapes), so that impossible geometry, bad arithmetic and oversized
 // scratch are reported at load time rather than at some draw. Each line at
 // fault is reported once, at the first shape that shows it.
 func (l *loader) probe(b *Binding) {
-	s, ok := b.smallestShape()
-	if !ok {
-		l.errf(0, "no shape with rows, hidden ≤ 64 meets the constraints: %s", b.constraintList())
-		return
+	var shapes []Shape
+	if len(b.constraints) > 0 {
+		feasible, params, fixed := b.search()
+		if len(feasible) == 0 {
+			line := b.constraints[0].line
+			l.errf(line, "%s", b.searchError(params, fixed))
+			return
+		}
+		b.feasible = feasible
+		shapes = feasible // the shapes the generators fall back to
 	}
 	seen := map[int]bool{}
-	for _, s := range append([]Shape{s}, probeShapes(b.Contract)...) {
+	for _, s := range append(shapes, probeShapes(b.Contract)...) {
 		_, err := b.plan(s)
 		var r *refusal
 		if err == nil || errors.As(err, &r) {

@@ -86,23 +86,6 @@ type refusal struct{ err *Error }
 func (r *refusal) Error() string   { return r.err.Error() }
 func (r *refusal) Unwrap() []error { return []error{r.err, properties.ErrShapeRefused} }
 
-// smallestShape returns the first shape, in order of hidden (or head_dim)
-// then rows, that meets the constraints.
-func (b *Binding) smallestShape() (Shape, bool) {
-	for h := 1; h <= 64; h++ {
-		for r := 1; r <= 64; r++ {
-			s := Shape{Rows: r, Hidden: h}
-			if perHead(b.Contract) {
-				s = Shape{Rows: r, Hidden: 2 * h, Heads: 1, HeadDim: 2 * h}
-			}
-			if b.accepts(s) == nil {
-				return s, true
-			}
-		}
-	}
-	return Shape{}, false
-}
-
 // plan is everything a call needs that the shape fixes: each launch's
 // geometry and integer parameters, each scratch buffer's length.
 type plan struct {
@@ -111,6 +94,10 @@ type plan struct {
 	values   [][]uint64 // per launch, per param: the integer value (pValue, pStride, pScalar ints)
 	scratch  []int
 	stride   int // row stride of the strided tensors
+	// inputs are the extra tables' [rows, cols], by name.
+	inputs map[string][2]int
+	// hostRows are the partial rows of each host sum.
+	hostRows []int
 }
 
 func (b *Binding) evalAt(s Shape, e expr, line int, what string) (int64, error) {
@@ -149,6 +136,42 @@ func (b *Binding) plan(s Shape) (*plan, error) {
 				sc.name, n, s, limit, ScratchPerTensor, int64(s.Rows)*int64(p.stride), ScratchFloor)}
 		}
 		p.scratch = append(p.scratch, int(n))
+	}
+	p.inputs = map[string][2]int{}
+	for _, name := range sortedKeys(b.inputs) {
+		in := b.inputs[name]
+		r, err := b.evalAt(s, in.rows, in.line, "inputs "+name+" shape[0]")
+		if err != nil {
+			return nil, err
+		}
+		c, err := b.evalAt(s, in.cols, in.line, "inputs "+name+" shape[1]")
+		if err != nil {
+			return nil, err
+		}
+		if c < 1 || r*c > limit {
+			return nil, &Error{File: b.Path, Line: in.line, Msg: fmt.Sprintf("inputs %s is [%d, %d] at %v, want 1..%d columns and elements", name, r, c, s, limit)}
+		}
+		p.inputs[name] = [2]int{int(r), int(c)}
+	}
+	for _, h := range b.hostSums {
+		r, err := b.evalAt(s, h.rows, h.line, "host_sums "+h.into+" rows")
+		if err != nil {
+			return nil, err
+		}
+		n := int64(s.Hidden)
+		if b.op.tensors[h.into].size == "head_dim" {
+			n = int64(s.HeadDim)
+		}
+		have := 0
+		for i, sc := range b.scratch {
+			if sc.name == h.from {
+				have = p.scratch[i]
+			}
+		}
+		if r < 1 || r*n > int64(have) {
+			return nil, &Error{File: b.Path, Line: h.line, Msg: fmt.Sprintf("host_sums %s: %d partial rows of %d at %v, but scratch %s holds %d elements", h.into, r, n, s, h.from, have)}
+		}
+		p.hostRows = append(p.hostRows, int(r))
 	}
 	for _, ln := range b.launches {
 		var dims [6]int64

@@ -190,6 +190,9 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 		if _, ok := alias[role]; ok {
 			continue // written over an input: its buffer, set below
 		}
+		if b.hostOut[role] {
+			continue // ptxprop's sum writes it, after the launches
+		}
 		if t.buf, err = alloc(kind, words); err != nil {
 			return fmt.Errorf("binding %s: alloc %s: %w", b.Name, role, err)
 		}
@@ -270,6 +273,11 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 		scratch[sc.name] = x
 	}
 
+	inputs, err := b.uploadInputs(dev, c, p, alloc)
+	if err != nil {
+		return err
+	}
+
 	mods := map[string]cudart.Module{}
 	written := map[string]bool{} // outputs an earlier launch wrote: read-write from then on
 	for li, ln := range b.launches {
@@ -292,6 +300,8 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 				args[i] = cudart.Param{Buf: t.buf, Role: role}
 			case pScratch:
 				args[i] = cudart.InOut(scratch[pr.name])
+			case pInput:
+				args[i] = cudart.In(inputs[pr.name])
 			case pScalar:
 				switch pr.name {
 				case "eps", "theta":
@@ -321,6 +331,10 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 		}
 	}
 
+	if err := b.sumOnHost(dev, c, p, scratch); err != nil {
+		return err
+	}
+
 	// Outputs, widened and converted to the contract's form.
 	for _, role := range sortedKeys(tensors) {
 		spec := b.op.tensors[role]
@@ -347,6 +361,92 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			return fmt.Errorf("binding %s: %s: the caller's slice holds %d elements, the kernel wrote %d: %w", b.Name, cr, len(dst), len(v), ErrInvalid)
 		}
 		copy(dst, v)
+	}
+	return nil
+}
+
+// uploadInputs allocates and fills the extra tables (inputs:) for c. A
+// rope table holds, in row p, cos or sin of p·θ^(−2j/head_dim) for column
+// j (the float64 value rounded once to float32) for each position p the
+// call uses, and NaN in every other row, so that a kernel that reads
+// another position's row reads NaN. A position past the table's rows is a
+// binding error (the prediction's status is error): the generators draw
+// none (Config.MaxPosition).
+func (b *Binding) uploadInputs(dev cudart.Device, c *call, p *plan, alloc func(cudart.Kind, int) (cudart.Buffer, error)) (map[string]cudart.Buffer, error) {
+	if len(b.inputs) == 0 {
+		return nil, nil
+	}
+	pos := c.positions
+	if pos == nil {
+		pos = []uint32{c.pos}
+	}
+	out := map[string]cudart.Buffer{}
+	for _, name := range sortedKeys(b.inputs) {
+		in, rc := b.inputs[name], p.inputs[name]
+		rows, cols := rc[0], rc[1]
+		v := make([]float32, rows*cols)
+		nan := float32(math.NaN())
+		for i := range v {
+			v[i] = nan
+		}
+		for _, q := range pos {
+			if int64(q) >= int64(rows) {
+				// The generators draw positions below the rows
+				// (Config.MaxPosition): a prediction that passes one past
+				// them cannot be judged on this kernel.
+				return nil, &Error{File: b.Path, Line: in.line, Msg: fmt.Sprintf("position %d is past the %d rows of %s", q, rows, name)}
+			}
+			row := v[int(q)*cols : (int(q)+1)*cols]
+			for j := range row {
+				a := float64(q) * math.Pow(float64(c.theta), -2*float64(j)/float64(c.shape.HeadDim))
+				if in.value == "rope.sin" {
+					row[j] = float32(math.Sin(a))
+				} else {
+					row[j] = float32(math.Cos(a))
+				}
+			}
+		}
+		x, err := alloc(cudart.F32, len(v))
+		if err != nil {
+			return nil, fmt.Errorf("binding %s: alloc input %s: %w", b.Name, name, err)
+		}
+		if err := dev.Write(x, v); err != nil {
+			return nil, fmt.Errorf("binding %s: upload input %s: %w", b.Name, name, err)
+		}
+		out[name] = x
+	}
+	return out, nil
+}
+
+// sumOnHost performs the host sums (host_sums) after the launches: into[j]
+// = Σ from[r·n + j] for r = 0, 1, …, rows−1 in that order, accumulated in
+// float32 from +0 (n: into's length), as torch's dW.sum(0) on a
+// contiguous [rows][n] tensor does on a CPU, one serial chain per column.
+func (b *Binding) sumOnHost(dev cudart.Device, c *call, p *plan, scratch map[string]cudart.Buffer) error {
+	for i, h := range b.hostSums {
+		cr, _ := b.contractRole(h.into)
+		dst, want := c.out[cr]
+		if !want || dst == nil {
+			continue
+		}
+		var size int
+		for k, sc := range b.scratch {
+			if sc.name == h.from {
+				size = p.scratch[k]
+			}
+		}
+		part := make([]float32, size)
+		if err := dev.Read(part, scratch[h.from]); err != nil {
+			return fmt.Errorf("binding %s: read scratch %s: %w", b.Name, h.from, err)
+		}
+		n := len(dst)
+		for j := 0; j < n; j++ {
+			var s float32
+			for r := 0; r < p.hostRows[i]; r++ {
+				s += part[r*n+j]
+			}
+			dst[j] = s
+		}
 	}
 	return nil
 }

@@ -49,6 +49,13 @@ type Config struct {
 	// multiple of it: an implementation that handles only some shapes (a
 	// binding's constraints) is judged on those.
 	MaxRows, MaxHidden, HiddenMultiple int
+	// Domain, when set, is the set of shapes the implementation handles
+	// (a binding's constraints): every shape draw is made within it
+	// (gen.Limits.Conform) rather than drawn at large and refused.
+	Domain *gen.Domain
+	// MaxPosition, above 0, bounds the token positions drawn to
+	// 0..MaxPosition−1 (a binding whose cos/sin tables hold that many).
+	MaxPosition int
 	// EverydayMaxRows, when set, narrows the rows of the everyday shapes
 	// alone, not those of a prediction's regimes: a run that cannot afford
 	// the emulator's wide row counts everywhere (the mutation analysis)
@@ -128,7 +135,10 @@ func (c *Config) LimitsFor(id string) gen.Limits {
 	if c.HiddenMultiple > 1 {
 		lim.HiddenMultiple = c.HiddenMultiple
 	}
-	return lim.WithStorage(c.Storage)
+	if c.MaxPosition > 0 {
+		lim.MaxPosition = c.MaxPosition
+	}
+	return lim.WithStorage(c.Storage).WithDomain(c.Domain)
 }
 
 // WatchdogLimit returns the configured watchdog, or two minutes.

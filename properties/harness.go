@@ -119,6 +119,9 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			reason, ctx string
 		}
 		notes []string
+		// refusal is the last draw the implementation refused
+		// (ErrShapeRefused), for a run that ends with too few valid draws.
+		refusal string
 	)
 	// A failed run ends the contract run with t.FailNow, which never
 	// returns: record in a deferred function so the outcome is kept either
@@ -146,9 +149,17 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			reason, ratio, failedYet, passed = d.msg, d.ratio, d.failedYet, d.passed
 		}
 		mu.Unlock()
+		var tooFew string // rapid's reason when draws were too often invalid
+		valid, total := 0, 0
 		for _, l := range loops {
 			if why, ok := l.tb.skip(); ok && skipped == "" {
 				skipped = why
+			}
+			if ll := l.tb.log(); ll.tooFew != "" {
+				if tooFew == "" {
+					tooFew = ll.tooFew
+				}
+				valid, total = valid+ll.valid, total+ll.total
 			}
 			if ll := l.tb.log(); l == d || (d == nil && (ll.failed || ll.flaky) && !log.failed && !log.flaky) {
 				log = ll
@@ -196,6 +207,16 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			if !failedYet && !log.failed {
 				o.Reason = "test failed outside the property"
 				o.Status = outcome.Errored
+				if tooFew != "" {
+					// Too many draws were invalid: the generators did not
+					// reach what the implementation accepts often enough.
+					o.Reason = fmt.Sprintf("%s: %d of %d draws valid (acceptance %.1f%%)", tooFew, valid, total, 100*float64(valid)/float64(max(total, 1)))
+					mu.Lock()
+					if refusal != "" {
+						o.Reason += "; the last draw refused: " + refusal
+					}
+					mu.Unlock()
+				}
 			}
 		case skipped != "":
 			o.Status = outcome.Skipped
@@ -255,6 +276,11 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			runtime.Goexit() // another loop failed: its outcome is the run's
 		}
 		o := &Obs{rt: rt, storage: cfg.Storage, loop: k}
+		o.refused = func(why string) {
+			mu.Lock()
+			refusal = why
+			mu.Unlock()
+		}
 		o.abort = func(status outcome.Status, reason string) {
 			mu.Lock()
 			if decisive == nil {

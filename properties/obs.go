@@ -31,6 +31,8 @@ type Obs struct {
 	storage map[string]oracle.Storage
 	// abort ends the contract run with a verdict, without shrinking (end).
 	abort func(status outcome.Status, reason string)
+	// refused hears why the implementation refused a draw (nil: no one).
+	refused func(why string)
 	// note, when set, is called on a failure of this check and its result
 	// appended to the message (what may explain it). It is called only
 	// then: a note can cost more to compute than the check.
@@ -91,6 +93,9 @@ func (o *Obs) Check(what string, err error) {
 	}
 	switch {
 	case errors.Is(err, ErrShapeRefused):
+		if o.refused != nil {
+			o.refused(fmt.Sprintf("%s: %v", what, err))
+		}
 		o.rt.Skipf("%s: %v", what, err) // an invalid draw: rapid draws another
 	case errors.Is(err, cudart.ErrPoisoned):
 		// Matches ErrTimeout too: the timeout was an earlier launch's.

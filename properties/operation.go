@@ -321,11 +321,12 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 		s.Hidden = gen.Hidden(lim).Draw(rt, "hidden")
 	}
 	s.Rows = gen.Rows(lim, s.Hidden).Draw(rt, "rows")
+	s = lim.Conform(rt, s, nil)
 	a := o.New(s)
 	desc := []string{s.String()}
 	for _, name := range o.Scalars() {
 		if d := scalarDraws[name]; d != nil {
-			x := d(rt, name)
+			x := d(rt, lim, name)
 			o.SetScalar(a, name, x)
 			desc = append(desc, fmt.Sprintf("%s=%g", name, x))
 		}
@@ -336,7 +337,7 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 		case t.Kind == "u32":
 			p := *o.U32(a, i)
 			for j := range p {
-				p[j] = uint32(gen.Position().Draw(rt, t.Name))
+				p[j] = uint32(lim.Position().Draw(rt, t.Name))
 			}
 		case t.Layout == op.Row:
 			v := values(rt, lim, t.Name, s.Rows, t.Cols.Of(s))
@@ -350,10 +351,10 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 }
 
 // scalarDraws draws each numeric parameter of the op table by its name.
-var scalarDraws = map[string]func(rt *rapid.T, label string) float64{
-	"eps":   func(rt *rapid.T, l string) float64 { return float64(gen.Eps().Draw(rt, l)) },
-	"theta": func(rt *rapid.T, l string) float64 { return float64(gen.Theta().Draw(rt, l)) },
-	"pos":   func(rt *rapid.T, l string) float64 { return float64(gen.Position().Draw(rt, l)) },
+var scalarDraws = map[string]func(rt *rapid.T, lim gen.Limits, label string) float64{
+	"eps":   func(rt *rapid.T, _ gen.Limits, l string) float64 { return float64(gen.Eps().Draw(rt, l)) },
+	"theta": func(rt *rapid.T, _ gen.Limits, l string) float64 { return float64(gen.Theta().Draw(rt, l)) },
+	"pos":   func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.Position().Draw(rt, l)) },
 }
 
 // AnyOperation is an Operation seen through arguments of any type (a *A of

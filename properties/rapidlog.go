@@ -22,6 +22,7 @@ var (
 	reFailfile = regexp.MustCompile(`-rapid\.failfile="([^"]*)"`)
 	reSeed     = regexp.MustCompile(`-rapid\.seed=(\d+)`)
 	reDraw     = regexp.MustCompile(`^\[rapid\] draw (.*?): (.*)$`)
+	reTooFew   = regexp.MustCompile(`^\[rapid\] only generated (\d+) valid tests from (\d+) total`)
 )
 
 // rapidLog is what rapid said about one rapid.Check.
@@ -31,6 +32,12 @@ type rapidLog struct {
 	seed          uint64 // the failing check's seed (0: not given)
 	failfile      string
 	draws         []string // "label: value" lines of the minimal case
+	// tooFew is rapid's "only generated N valid tests from M total" (""
+	// when it did not say so), with N and M: the draws the implementation
+	// refused (properties.ErrShapeRefused) or the property discarded were
+	// too many for the checks asked.
+	tooFew       string
+	valid, total int
 }
 
 // captureTB keeps what rapid says to one loop's TB (loopTB), and whether
@@ -62,6 +69,12 @@ func (c *captureTB) skip() (string, bool) {
 func (c *captureTB) note(msg string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if m := reTooFew.FindStringSubmatch(msg); m != nil {
+		c.l.tooFew = firstLine(msg)
+		c.l.valid, _ = strconv.Atoi(m[1])
+		c.l.total, _ = strconv.Atoi(m[2])
+		return
+	}
 	if m := reFailed.FindStringSubmatch(msg); m != nil {
 		c.l.failed = true
 		c.l.failure = firstLine(m[2])

@@ -47,17 +47,27 @@ func drawRoPECase(rt *rapid.T, lim gen.Limits, mode Positions, minDim, minPos in
 		Filter(func(h int) bool { return 2*h >= minDim }).Draw(rt, "head_dim/2")
 	heads := rapid.IntRange(1, max(1, min(16, lim.MaxHidden/headDim))).Draw(rt, "heads")
 	rows := gen.Rows(lim, heads*headDim).Draw(rt, "rows")
+	s := lim.Conform(rt, op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim},
+		func(s op.Shape) bool { return s.HeadDim >= minDim })
+	rows, heads, headDim = s.Rows, s.Heads, s.HeadDim
 	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: gen.Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
 	if mode == SharedPosition {
-		p := max(minPos, gen.Position().Draw(rt, "pos"))
+		p := max(minPos, lim.Position().Draw(rt, "pos"))
+		if lim.MaxPosition > 0 {
+			p = min(p, lim.MaxPosition-1)
+		}
 		for i := range c.pos {
 			c.pos[i] = uint32(p)
 		}
 	} else {
-		base := gen.Position().Draw(rt, "pos0")
+		base := lim.Position().Draw(rt, "pos0")
 		step := rapid.IntRange(0, 4096).Draw(rt, "pos.step")
+		span := 131073 // positions 0..131072, as gen.Position draws them
+		if lim.MaxPosition > 0 {
+			span = lim.MaxPosition
+		}
 		for i := range c.pos {
-			c.pos[i] = uint32(max(minPos, (base+i*step)%131073))
+			c.pos[i] = uint32(min(span-1, max(minPos, (base+i*step)%span)))
 		}
 	}
 	c.x = values(rt, lim, "x", rows, heads*headDim, dists...)

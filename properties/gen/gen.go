@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
@@ -40,12 +41,72 @@ type Limits struct {
 	// HiddenMultiple, above 1, makes every row length Hidden draws a
 	// multiple of it: for an implementation that handles only such rows.
 	HiddenMultiple int
+	// MaxPosition, above 0, bounds the token positions drawn
+	// (Limits.Position) to 0..MaxPosition−1: for an implementation whose
+	// tables hold that many positions (a RoPE cos/sin cache).
+	MaxPosition int
 	// storage is what WithStorage set (nil: all float32), behind a pointer
 	// so that Limits stays comparable. Values, Gamma and Round round to it.
 	storage *map[string]oracle.Storage
 	// regimes is what WithRegimes set (nil: none), behind a pointer for the
 	// same reason. Shape draws them.
 	regimes *[]Regime
+	// domain is what WithDomain set (nil: every shape), behind a pointer
+	// for the same reason. Conform draws within it.
+	domain *Domain
+}
+
+// Domain is the set of shapes an implementation handles where it is
+// narrower than any Limits can say (a binding's constraints: "rows == 7",
+// "heads == 8 && head_dim == 64"). The generators draw within it by
+// construction (Conform): a shape drawn as usual that it does not accept is
+// replaced by one of its Feasible shapes, so that no draw is wasted.
+type Domain struct {
+	// Accepts reports whether the implementation handles s (Heads and
+	// HeadDim are 0 for an operation that is not per head).
+	Accepts func(s op.Shape) bool
+	// Feasible are shapes Accepts accepts, smallest first (a draw among
+	// them shrinks towards the first).
+	Feasible []op.Shape
+}
+
+// WithDomain returns lim with the shapes Conform draws within (nil: all).
+func (lim Limits) WithDomain(d *Domain) Limits {
+	lim.domain = d
+	return lim
+}
+
+// Accepts reports whether lim's domain (WithDomain) accepts s; true
+// without one.
+func (lim Limits) Accepts(s op.Shape) bool {
+	return lim.domain == nil || lim.domain.Accepts == nil || lim.domain.Accepts(s)
+}
+
+// Conform returns s when lim's domain accepts it (or there is none), and
+// otherwise one of the domain's feasible shapes that lim's bounds allow
+// (rows, row length, elements) and keep (when given) accepts, drawn as
+// "shape". When none is left it returns s, which the implementation then
+// refuses: an invalid draw, and too many of them end the contract run with
+// rapid's "only generated N valid tests".
+func (lim Limits) Conform(t *rapid.T, s op.Shape, keep func(op.Shape) bool) op.Shape {
+	if lim.Accepts(s) {
+		return s
+	}
+	rowCap := max(lim.MaxRows, lim.RegimeMaxRows)
+	var fit []op.Shape
+	for _, f := range lim.domain.Feasible {
+		switch {
+		case (f.Heads > 0) != (s.Heads > 0), rowCap > 0 && f.Rows > rowCap, lim.MaxHidden > 0 && f.Hidden > lim.MaxHidden,
+			lim.MaxElements > 0 && f.Rows*f.Hidden > lim.MaxElements,
+			lim.HiddenMultiple > 1 && f.Hidden%lim.HiddenMultiple != 0, keep != nil && !keep(f):
+			continue
+		}
+		fit = append(fit, f)
+	}
+	if len(fit) == 0 {
+		return s
+	}
+	return rapid.SampledFrom(fit).Draw(t, "shape")
 }
 
 // Regime is a region of shapes that a prediction's claim depends on and
@@ -158,11 +219,21 @@ func Shape(t *rapid.T, lim Limits) (rows, hidden int) {
 			}
 			i := rapid.IntRange(0, len(rs)-1).Draw(t, "regime.index")
 			rapid.Just(names[i]).Draw(t, "regime")
-			return rs[i].draw(t)
+			rows, hidden = rs[i].draw(t)
+			if lim.domain != nil {
+				s := lim.Conform(t, op.Shape{Rows: rows, Hidden: hidden}, nil)
+				rows, hidden = s.Rows, s.Hidden
+			}
+			return rows, hidden
 		}
 	}
 	hidden = Hidden(lim).Draw(t, "hidden")
-	return Rows(lim, hidden).Draw(t, "rows"), hidden
+	rows = Rows(lim, hidden).Draw(t, "rows")
+	if lim.domain != nil {
+		s := lim.Conform(t, op.Shape{Rows: rows, Hidden: hidden}, nil)
+		rows, hidden = s.Rows, s.Hidden
+	}
+	return rows, hidden
 }
 
 // draw draws a shape of r, whose bounds are closed (Limits.bound): hidden
@@ -371,6 +442,17 @@ func Theta() *rapid.Generator[float32] {
 // two around the float32 angle-error cliff represented.
 func Position() *rapid.Generator[int] {
 	return rapid.OneOf(rapid.SampledFrom([]int{0, 1, 2, 1023, 4096, 32768, 131072}), rapid.IntRange(0, 131072))
+}
+
+// Position is Position within lim.MaxPosition: a drawn position p becomes
+// p mod MaxPosition, so that every draw is valid (the edge positions below
+// the limit are kept as they are).
+func (lim Limits) Position() *rapid.Generator[int] {
+	if lim.MaxPosition <= 0 {
+		return Position()
+	}
+	m := lim.MaxPosition
+	return rapid.Map(Position(), func(p int) int { return p % m })
 }
 
 // Dist names a value distribution for generated tensors.

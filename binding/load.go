@@ -996,8 +996,8 @@ func (l *loader) roles(b *Binding, f *file) {
 			}
 		}
 	}
-	if b.Contract == "rope.neox.forward" && !b.bound["positions"] && !b.bound["pos"] {
-		l.errf(0, "rope.neox.forward: bind positions (one per row) or pos (one for all rows)")
+	if b.op.optionalPositions && !b.bound["positions"] && !b.bound["pos"] {
+		l.errf(0, "%s: bind positions (one per row) or pos (one for all rows)", b.Contract)
 	}
 }
 
@@ -1018,8 +1018,8 @@ func (l *loader) extraInputs(b *Binding, f *file) {
 			l.errf(line, "inputs: %q is already a role or name of %s", name, b.Contract)
 			continue
 		}
-		if !strings.HasPrefix(b.Contract, "rope.") {
-			l.errf(line, "inputs: %s: %s tables are for RoPE; %s takes none", name, d.Value, b.Contract)
+		if !b.op.traits.Positional {
+			l.errf(line, "inputs: %s: %s tables are for rotations by position; %s takes none", name, d.Value, b.Contract)
 			continue
 		}
 		in := &extraInput{name: name, value: d.Value, line: line,
@@ -1132,7 +1132,7 @@ func (l *loader) strides(b *Binding, f *file) {
 func (l *loader) reductionDecls(b *Binding, f *file) {
 	for _, r := range f.Reductions {
 		switch {
-		case strings.HasPrefix(b.Contract, "rope."):
+		case b.op.traits.Elementwise:
 			l.errf(r.Line, "reductions: %s sums nothing", b.Contract)
 			continue
 		case r.Sum == "row":
@@ -1216,8 +1216,9 @@ const probeElements = 1 << 16
 // probeShapes is the spread of shapes Load evaluates a binding at: every
 // row length up to 64 and the generators' edge grid (powers of two and
 // their neighbours up to 16384), each with the edge row counts, up to
-// probeElements elements. The per-head contracts take head_dim (even for
-// RoPE) and heads from the ranges their generators draw.
+// probeElements elements. The per-head contracts take head_dim (even
+// where the operation rotates pairs) and heads from the ranges their
+// generators draw.
 func probeShapes(contract string) []Shape {
 	rows := []int{1, 2, 3, 4, 5, 7, 8, 31, 32, 33, 64, 1000, 2048, 2049, 4096}
 	spread := func(upTo int) []int {
@@ -1240,7 +1241,7 @@ func probeShapes(contract string) []Shape {
 		}
 	}
 	switch {
-	case strings.HasPrefix(contract, "rope."):
+	case pairedHeadDim(contract):
 		for _, d := range spread(128) {
 			for _, heads := range []int{1, 2, 3, 16} {
 				for _, r := range rows {

@@ -41,6 +41,11 @@ type opSpec struct {
 	// (a backward reads them; a forward's are optional outputs).
 	savedOut, savedRequired bool
 	perHead                 bool
+	// traits are the operation's facts beyond its tensors (op.TraitsOf).
+	traits op.Traits
+	// optionalPositions: a positional operation whose per-row positions
+	// may be replaced by the scalar pos.
+	optionalPositions bool
 }
 
 const (
@@ -58,12 +63,6 @@ var statForms = map[string]map[string][]string{
 	"rms":       {"rms_eps": {"rms"}, "rstd": {"rstd"}},
 	"mean+rstd": {"mean_rstd": {"mean", "rstd"}, "mean_std": {"mean", "std"}},
 }
-
-// dropped are statistics a kernel of an operation may save although the
-// operation returns none: they are bound, computed and dropped (a fused
-// residual + RMSNorm that saves rms for a backward the op table does not
-// pair with it).
-var dropped = map[string]string{"fused_residual_rmsnorm": "rms"}
 
 // isStat reports whether t is a saved statistic: a float per row.
 func isStat(t op.Tensor) bool { return t.Layout == op.Row && t.Cols == op.One && t.Kind == "f32" }
@@ -83,7 +82,7 @@ func size(t op.Tensor) string {
 
 // specOf derives o's contract from the op table.
 func specOf(o op.Operation) *opSpec {
-	s := &opSpec{contract: o.Name(), tensors: map[string]tensorSpec{}, scalars: o.Scalars(), perHead: o.PerHead()}
+	s := &opSpec{contract: o.Name(), tensors: map[string]tensorSpec{}, scalars: o.Scalars(), perHead: o.PerHead(), traits: op.TraitsOf(o)}
 	var stats []string
 	statIn, statOptional := false, false
 	for _, t := range o.Tensors() {
@@ -93,12 +92,15 @@ func specOf(o op.Operation) *opSpec {
 			continue
 		}
 		s.tensors[t.Name] = tensorSpec{size: size(t), input: t.Role == op.In, positions: t.Kind == "u32"}
+		if t.Kind == "u32" && t.Optional && s.traits.Positional {
+			s.optionalPositions = true
+		}
 		if !t.Optional {
 			s.required = append(s.required, t.Name)
 		}
 	}
-	if d := dropped[o.Name()]; d != "" && len(stats) == 0 {
-		stats, statOptional = []string{d}, true
+	if d := s.traits.MaySave; len(d) > 0 && len(stats) == 0 {
+		stats, statOptional = d, true
 	}
 	if len(stats) == 0 {
 		return s
@@ -133,6 +135,12 @@ func Contracts() []string {
 func perHead(contract string) bool {
 	o := ops[contract]
 	return o != nil && o.perHead
+}
+
+// pairedHeadDim reports whether contract's head_dim is even (op.Traits).
+func pairedHeadDim(contract string) bool {
+	o := ops[contract]
+	return o != nil && o.traits.PairedHeadDim
 }
 
 // forwardOf returns the forward a backward binding may name (forward:):

@@ -146,12 +146,12 @@ func (b *Binding) searchSpace() (params []searchParam, fixed string) {
 		hidden := searchParam{name: "hidden", max: searchMaxHidden, values: grid(64, searchMaxHidden, nums, false, 4097)}
 		return []searchParam{rows, hidden}, fmt.Sprintf("heads = head_dim = 0 (%s is not per head)", b.Contract)
 	}
-	rope := strings.HasPrefix(b.Contract, "rope.")
+	rope := pairedHeadDim(b.Contract)
 	heads := searchParam{name: "heads", max: searchMaxHeads, values: grid(32, searchMaxHeads, nums, false)}
 	headDim := searchParam{name: "head_dim", max: searchMaxHeadDim, values: grid(64, searchMaxHeadDim, nums, rope)}
 	fixed = "hidden = heads·head_dim"
 	if rope {
-		fixed += "; head_dim even (RoPE rotates pairs)"
+		fixed += "; head_dim even (" + b.Contract + " rotates pairs)"
 	}
 	return []searchParam{rows, heads, headDim}, fixed
 }

@@ -31,10 +31,6 @@ var namingAllowed = []string{
 	"properties/oracle.go",      // the oracle's self-test contracts
 	"falsify/named.go",          // named mutants of particular kernels
 	"falsify/launchers.go",
-	// Known debt (issue 23): binding's RoPE position and reduction rules and
-	// its fused residual's dropped rms.
-	"binding/load.go",
-	"binding/ops.go",
 }
 
 // TestOnlyAllowedFilesNameOperations fails when a file outside

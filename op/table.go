@@ -470,3 +470,32 @@ func Lookup(name string) (Operation, bool) {
 	}
 	return nil, false
 }
+
+// Traits are an operation's facts beyond its tensors, read by binding and
+// the generators instead of naming operations.
+type Traits struct {
+	// PairedHeadDim: head_dim is even, the kernel rotating pairs of columns.
+	PairedHeadDim bool
+	// Positional: rows are rotated by their position. A binding binds the
+	// per-row positions or, where positions are optional, the scalar pos
+	// (one for all rows), and may declare position tables (cos/sin caches)
+	// as extra inputs.
+	Positional bool
+	// Elementwise: each output element is a function of a fixed number of
+	// inputs, so the kernel sums nothing (a binding declares no reductions).
+	Elementwise bool
+	// MaySave are statistics a kernel of the operation may save although
+	// the operation returns none: a binding binds them, and they are
+	// computed and dropped (a fused residual + RMSNorm saving rms for a
+	// backward the table does not pair with it).
+	MaySave []string
+}
+
+var traits = map[Operation]Traits{
+	FusedResidualRMSNorm: {MaySave: []string{"rms"}},
+	RoPEForward:          {PairedHeadDim: true, Positional: true, Elementwise: true},
+	RoPEBackward:         {PairedHeadDim: true, Positional: true, Elementwise: true},
+}
+
+// TraitsOf returns o's traits.
+func TraitsOf(o Operation) Traits { return traits[o] }

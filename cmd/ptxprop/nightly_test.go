@@ -24,7 +24,7 @@ func TestNightlyMerge(t *testing.T) {
 	}
 	out := filepath.Join(dir, "nightly-report.json")
 	runCases(t, []cliCase{
-		{[]string{"report", "nightly-merge", "-o", out, dir}, 0, "stage torch        skipped: torch missing", ""},
+		{[]string{"report", "nightly-merge", "-o", out, dir}, 0, "stage torch        skipped: python3 cannot import torch", ""},
 		{[]string{"validate", out}, 0, "valid ptxprop.contract-report/v2", ""},
 		{[]string{"report", "html", "-o", filepath.Join(dir, "page.html"), out}, 0, "page.html: 1 report", ""},
 		{[]string{"nightly-merge", "-o", out}, 2, "", "nightly-merge takes -o out.json and one directory"},

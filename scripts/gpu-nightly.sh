@@ -136,9 +136,9 @@ run() {
     echo "== $name end: ok (exit $rc) after $took s; log $log"
     record "$name" ok "$rc" "$took"
   else
-    local why="exit $rc"
+    local why=""
     [ "$rc" -eq 124 ] && why="timed out after $limit s"
-    echo "== $name end: FAILED ($why) after $took s; log $log"
+    echo "== $name end: FAILED (exit $rc${why:+, $why}) after $took s; log $log"
     tail -n 5 "$log" | sed 's/^/   | /'
     record "$name" failed "$rc" "$took" "$why"
     status=1
@@ -191,7 +191,7 @@ for s in $stages; do
   foreign)
     if [ ${#FOREIGN[@]} -eq 0 ]; then skip foreign "no binding/testdata/foreign/*/*.binding.yaml here"
     else run foreign 600 . "0 1" -- "$B/ptxprop" verify -ptxprop.backend="$BACKEND" -ptxprop.checks="$FOREIGN_CHECKS" \
-      -ptxprop.report="$OUTABS/foreign-report.json" "${FOREIGN[@]}"; fi ;;
+      -ptxprop.max-elements="$MAX_ELEMENTS" -ptxprop.report="$OUTABS/foreign-report.json" "${FOREIGN[@]}"; fi ;;
   bench)
     if [ "$BACKEND" = emu ]; then skip bench "the emulator's timings mean nothing (NIGHTLY_BACKEND=emu)"; skip torch-kernels "no benchmarks to compare with"
     else
@@ -223,9 +223,10 @@ for s in $stages; do
     # The emulator sees what a GPU hides: a race that gives the right numbers
     # there, an uninitialised read, an out-of-bounds access inside an allocation.
     run emu-checks 1800 properties -- env -u PTXPROP_REQUIRE_GPU "$B/properties.test" -test.timeout 30m -ptxprop.backend=emu-checked \
-      -ptxprop.emu-schedule="$EMU_SCHEDULE" -rapid.checks="$EMU_CHECKS" -ptxprop.report="$OUTABS/emu-report.json"
+      -ptxprop.emu-schedule="$EMU_SCHEDULE" -rapid.checks="$EMU_CHECKS" -ptxprop.max-elements="$MAX_ELEMENTS" -ptxprop.report="$OUTABS/emu-report.json"
     [ ${#FOREIGN[@]} -gt 0 ] && run emu-checks-foreign 1200 . "0 1" -- env -u PTXPROP_REQUIRE_GPU "$B/ptxprop" verify -ptxprop.backend=emu-checked \
-      -ptxprop.emu-schedule="$EMU_SCHEDULE" -ptxprop.checks="$FOREIGN_CHECKS" -ptxprop.report="$OUTABS/emu-foreign-report.json" "${FOREIGN[@]}" ;;
+      -ptxprop.emu-schedule="$EMU_SCHEDULE" -ptxprop.checks="$FOREIGN_CHECKS" -ptxprop.max-elements="$MAX_ELEMENTS" \
+      -ptxprop.report="$OUTABS/emu-foreign-report.json" "${FOREIGN[@]}" ;;
   merge)
     echo "== merge start $(date -u +%T) (nightly +$((SECONDS - T0)) s)"
     if [ -n "$DRY_RUN" ]; then

@@ -123,7 +123,14 @@ func Assemble(dir string) (*Result, error) {
 	}
 	out := base
 	if len(out.Mutants) > 0 {
+		// Only our kernels' predictions can kill our mutants: a foreign
+		// binding's verdict is neither proven nor unproven by them.
 		out.MarkUnproven()
+		for i := range out.Predictions {
+			if out.Predictions[i].Binding != "" {
+				out.Predictions[i].ClearFlag(reports.FlagUnproven)
+			}
+		}
 	}
 	if c, err := readOptional(filepath.Join(dir, ContractReport)); err == nil && c != nil {
 		out.Run.RapidChecks = c.Run.RapidChecks // the suite's checks per prediction, not a sum over the parts

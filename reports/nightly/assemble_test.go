@@ -100,8 +100,11 @@ func TestAssemble(t *testing.T) {
 	if p := r.Prediction("FALSIFY-RMS-001"); p == nil || p.Status != reports.Discharged || p.Checks != 10000 {
 		t.Errorf("FALSIFY-RMS-001 = %+v, want discharged with 10000 checks", p)
 	}
-	if r.Prediction("FALSIFY-RMS-001@triton_rmsnorm") == nil {
-		t.Error("the foreign verdict is missing")
+	if p := r.Prediction("FALSIFY-RMS-001@triton_rmsnorm"); p == nil || p.HasFlag(reports.FlagUnproven) {
+		t.Errorf("the foreign verdict is missing, or flagged unproven by our mutants: %+v", p)
+	}
+	if p := r.Prediction("FALSIFY-RMS-001"); p == nil || p.HasFlag(reports.FlagUnproven) {
+		t.Errorf("FALSIFY-RMS-001 killed a mutant, yet is flagged unproven: %+v", p)
 	}
 	if m := r.Mutant("rmsnorm_no_eps"); m == nil || m.Status != reports.MutantKilled {
 		t.Errorf("kill matrix: %+v", m)

@@ -97,6 +97,41 @@ gpu-bin:
 	  go build -tags cuda -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o bin/ptxprop ./cmd/ptxprop
 
 # ---------------------------------------------------------------------------
+# nightly: the nightly job, scripts/gpu-nightly.sh (its header says what each
+# stage does), on the GPU machine from make gpu-bin's binaries — no Go there:
+# every prediction at NIGHTLY_CHECKS checks, falsify, the foreign bindings,
+# the benchmarks beside torch, compute-sanitizer and the emulator's own
+# checks, into one report and its page, $(NIGHTLY_OUT)/nightly-report.json
+# and nightly.html. Exits 1 when a stage failed (the others still run).
+# nightly-dry-run prints the commands instead. nightly-emu builds host
+# binaries (no cuda tag) in bin/emu and runs the script's reduced form on
+# the PTX emulator at tiny check counts (benchmarks and sanitizer skipped),
+# into out/nightly-emu: the whole job on a CPU. At these counts some of the
+# suite's self-tests fail (they need more checks to see what they plant), so
+# the script's exit status is shown, not obeyed; the target fails when the
+# one report is missing or invalid.
+NIGHTLY_OUT    ?= out/gpu
+NIGHTLY_CHECKS ?= 10000
+EMU_BIN        := bin/emu
+.PHONY: nightly nightly-dry-run nightly-emu
+nightly:
+	OUT=$(NIGHTLY_OUT) CHECKS=$(NIGHTLY_CHECKS) bash scripts/gpu-nightly.sh nightly
+
+nightly-dry-run:
+	DRY_RUN=1 OUT=$(NIGHTLY_OUT) CHECKS=$(NIGHTLY_CHECKS) bash scripts/gpu-nightly.sh nightly
+
+nightly-emu:
+	@mkdir -p $(EMU_BIN)
+	@set -e; for p in kernels properties falsify; do \
+	  echo "go test -c -o $(EMU_BIN)/$$p.test ./$$p"; \
+	  go test -c -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o $(EMU_BIN)/$$p.test ./$$p; \
+	done
+	go build -ldflags "-X github.com/ptxprop/ptxprop/properties/suite.BuildCommit=$(GPU_COMMIT)" -o $(EMU_BIN)/ptxprop ./cmd/ptxprop
+	-NIGHTLY_BACKEND=emu BIN=$(EMU_BIN) OUT=out/nightly-emu CHECKS=5 EMU_CHECKS=3 FOREIGN_CHECKS=3 MAX_ELEMENTS=4096 \
+	  FALSIFY_FLAGS="-ptxprop.mutants=full -test.run ^TestNamedMutants$$" bash scripts/gpu-nightly.sh nightly
+	$(EMU_BIN)/ptxprop validate out/nightly-emu/nightly-report.json
+
+# ---------------------------------------------------------------------------
 # PTXPROP: the CLI that targets run wherever its exit status matters. It is
 # built, not run with `go run`, which reports every failure as exit status
 # 1 and so hides 2 (bad usage, a bad binding) and 130 (interrupted).

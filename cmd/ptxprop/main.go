@@ -15,6 +15,7 @@
 //	diff old.json new.json                list regressions (exit 1), improvements and changes
 //	validate report.json...               check reports against the schema and for contradictions
 //	merge -o out.json shard.json...       add up the reports of shards of one run
+//	nightly-merge -o out.json DIR         assemble the nightly's one report from its stage outputs
 //	html -o page.html report.json...      write one self-contained HTML page of reports
 //	verify [-ptxprop.X=…] BINDING...      run the contracts a binding file claims on its kernel
 //	faildb list DIR | prune -passed N DIR list or prune a failure database
@@ -147,6 +148,7 @@ merge that lacks shards of its run says which in run.stopped (partial).
 Exit status 0 when out.json was written, 2 when a report cannot be read or
 the reports are not distinct shards of one run.`,
 			setup: mergeCmd},
+		nightlyMergeCommand,
 		{name: "html", synopsis: "-o page.html report.json...", short: "write one self-contained HTML page of reports",
 			long: `Html (also "ptxprop report html") writes one HTML page that loads nothing
 (inline CSS, inline SVG plots, no script): the latest report by

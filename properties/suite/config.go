@@ -22,6 +22,7 @@ type Config struct {
 	MaxElements    int           // cap on the elements of one generated tensor (0: the backend's limits)
 	Progress       time.Duration // progress interval (0: none; Auto: 5s when Output is a terminal, 1m otherwise)
 	EmuAdversarial int64         // emulator: adversarial approximate instructions with this seed (0: off)
+	EmuSchedule    int64         // emulator: threads and blocks run in an order drawn from this seed (0: the canonical order)
 	Checks         int           // rapid checks per contract unless -rapid.checks or RAPID_CHECKS is given (0: rapid's default)
 	Seed           uint64        // rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one, recorded)
 	Loops          int           // parallel rapid loops a contract run's checks are split over (0: auto, rapidLoops.Plan)
@@ -205,6 +206,9 @@ var settings = Table[Config]{
 	{"emu-adversarial", "0", "emulator: approximate instructions return any value within the PTX ISA's bound, chosen from this seed (0: off)",
 		func(c *Config, v string) (err error) { c.EmuAdversarial, err = strconv.ParseInt(v, 0, 64); return },
 		func(c *Config) string { return strconv.FormatInt(c.EmuAdversarial, 10) }, ""},
+	{"emu-schedule", "0", "emulator: run threads and blocks in an order drawn from this seed, to expose races a fixed order hides (0: the canonical order)",
+		func(c *Config, v string) (err error) { c.EmuSchedule, err = strconv.ParseInt(v, 0, 64); return },
+		func(c *Config) string { return strconv.FormatInt(c.EmuSchedule, 10) }, ""},
 	{"checks", "0", "rapid checks per contract unless -rapid.checks or RAPID_CHECKS is given (0: rapid's default, 100)",
 		func(c *Config, v string) (err error) { c.Checks, err = NonNegInt(v); return },
 		func(c *Config) string { return strconv.Itoa(c.Checks) }, "a reproduction replays the failing case itself (its fail file, or its seed as the first check)"},

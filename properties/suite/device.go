@@ -187,6 +187,12 @@ func openOrdinal(c Config, name string, ordinal int) (dev cudart.Device, note st
 		}
 		eo.Config.Approx, eo.Config.ApproxSeed = emu.ApproxAdversarial, c.EmuAdversarial
 	}
+	if c.EmuSchedule != 0 {
+		if name == "gpu" {
+			return nil, note, fmt.Errorf("-ptxprop.emu-schedule needs the emulator, not backend %q", name)
+		}
+		eo.Config.Seed = c.EmuSchedule
+	}
 	if name != "gpu" && eo != (emu.Options{}) {
 		opts.Backend = eo // on auto, used only if the emulator is picked
 	}

@@ -55,6 +55,7 @@
 //	-ptxprop.max-elements    PTXPROP_MAX_ELEMENTS     0        cap on the elements of one generated tensor (0: the backend's limits)
 //	-ptxprop.progress        PTXPROP_PROGRESS         auto     progress interval; auto is 5s on a terminal, 1m otherwise; 0: none
 //	-ptxprop.emu-adversarial PTXPROP_EMU_ADVERSARIAL  0        emulator: approximate instructions return any value within the PTX ISA's bound, from this seed (0: off)
+//	-ptxprop.emu-schedule    PTXPROP_EMU_SCHEDULE     0        emulator: threads and blocks run in an order drawn from this seed (0: the canonical order)
 //	-ptxprop.checks          PTXPROP_CHECKS           0        rapid checks per contract (0: rapid's default, 100)
 //	-ptxprop.seed            PTXPROP_SEED             0        rapid's base seed (0: a random one); the report records the seed used
 //	-ptxprop.loops           PTXPROP_LOOPS            auto     parallel rapid loops a contract run's checks are split over, each from its own seed (auto: GOMAXPROCS, at most one per 50 checks; 1 replaying a fail file)

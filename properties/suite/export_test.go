@@ -49,3 +49,12 @@ func ProgressLine(rec *outcome.Recorder, start time.Time) string {
 // PlanLoops is planLoops, for the tests: how a contract run's checks are
 // split over rapid loops.
 var PlanLoops = planLoops
+
+// OpenOrdinal is openOrdinal, for the tests.
+func OpenOrdinal(c Config, name string, ordinal int) error {
+	d, _, err := openOrdinal(c, name, ordinal)
+	if err == nil {
+		d.Close()
+	}
+	return err
+}

@@ -12,7 +12,7 @@ import (
 // runner: TestReproCarriesEverySetting fails for a setting missing here.
 var nonDefault = map[string]string{
 	"backend": "emu-checked", "devices": "0,2", "report": "/x/r.json", "merge": "true",
-	"deadline": "45s", "max-elements": "4096", "progress": "3s", "emu-adversarial": "7",
+	"deadline": "45s", "max-elements": "4096", "progress": "3s", "emu-adversarial": "7", "emu-schedule": "11",
 	"checks": "1000", "seed": "99", "watchdog": "2ms", "summary": "false", "loops": "4",
 	"faildb": "/x/db", "shard": "1/3", "shard-count": "3", "shard-split": "2", "shard-run": "job-7",
 }
@@ -59,7 +59,7 @@ func TestReproCarriesEverySetting(t *testing.T) {
 	}
 	// The settings the runner's devices and generators read are never left
 	// out: a NoReplay on one of them would pass the loop above.
-	for _, name := range []string{"backend", "devices", "max-elements", "emu-adversarial", "watchdog"} {
+	for _, name := range []string{"backend", "devices", "max-elements", "emu-adversarial", "emu-schedule", "watchdog"} {
 		for _, s := range suite.Settings() {
 			if s.Name == name && s.NoReplay != "" {
 				t.Errorf("-ptxprop.%s changes what a contract run does, yet a reproduction leaves it out: %s", name, s.NoReplay)

@@ -372,7 +372,7 @@ func ContractConfig(c Config, dev cudart.Device) properties.Config {
 func openPrivate(c Config, backend string, ordinal int, same bool) (cudart.Device, error) {
 	cc := c
 	if !same {
-		cc.EmuAdversarial = 0 // e.g. the emulator PARITY-001 sets beside a GPU
+		cc.EmuAdversarial, cc.EmuSchedule = 0, 0 // e.g. the emulator PARITY-001 sets beside a GPU
 	}
 	d, _, err := openOrdinal(cc, backend, ordinal)
 	return d, err

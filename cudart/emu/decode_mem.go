@@ -137,6 +137,18 @@ func (d *decoder) decodeCpAsync(in inst, sc *scope, pin *ptx.Instruction) (inst,
 // [.shared{::cta}].b16 r, [p]: one 8×8 matrix of 16-bit elements per
 // destination register.
 func (d *decoder) decodeLdmatrix(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
+	return d.decodeMatrix(in, sc, pin, false)
+}
+
+// decodeMatrix decodes ldmatrix (store false) or stmatrix
+// .sync.aligned.m8n8.{x1,x2,x4}[.trans][.shared{::cta}].b16: the address
+// operand, and the one register per matrix each lane loads into or stores
+// from.
+func (d *decoder) decodeMatrix(in inst, sc *scope, pin *ptx.Instruction, store bool) (inst, error) {
+	name, addrOp, regOp, regs, fn := "ldmatrix", 1, 0, "destination", execLdmatrix
+	if store {
+		name, addrOp, regOp, regs, fn = "stmatrix", 0, 1, "source", execStmatrix
+	}
 	if !pin.HasMod("sync") || !pin.HasMod("aligned") {
 		return in, d.errf("%s without .sync.aligned", pin.Opcode())
 	}
@@ -164,33 +176,38 @@ func (d *decoder) decodeLdmatrix(in inst, sc *scope, pin *ptx.Instruction) (inst
 	}
 	ops := pin.Operands
 	if len(ops) != 2 {
-		return in, d.errf("ldmatrix takes 2 operands")
+		return in, d.errf("%s takes 2 operands", name)
 	}
 	var err error
-	if in.a, in.off, in.space, err = d.address(sc, ops[1], spaceOf(pin.Mods)); err != nil {
+	if in.a, in.off, in.space, err = d.address(sc, ops[addrOp], spaceOf(pin.Mods)); err != nil {
 		return in, err
 	}
 	if in.space != spShared && in.space != spGeneric {
-		return in, d.errf("ldmatrix reads shared memory")
+		return in, d.errf("%s accesses shared memory only", name)
 	}
-	elems := []ptx.Operand{ops[0]}
-	if ops[0].Kind == ptx.Vector {
-		elems = ops[0].Elems
+	elems := []ptx.Operand{ops[regOp]}
+	if ops[regOp].Kind == ptx.Vector {
+		elems = ops[regOp].Elems
 	}
 	if len(elems) != n {
-		return in, d.errf("%d destination registers for .x%d", len(elems), n)
+		return in, d.errf("%d %s registers for .x%d", len(elems), regs, n)
 	}
 	for _, o := range elems {
-		s, err := d.dst(sc, o)
+		var r int32
+		if store {
+			r, err = d.src(sc, o, dtype{'b', 4})
+		} else {
+			r, err = d.dst(sc, o)
+		}
 		if err != nil {
 			return in, err
 		}
-		in.vec = append(in.vec, s)
+		in.vec = append(in.vec, r)
 	}
 	in.t = dtype{'b', 2}
 	if pin.HasMod("trans") {
 		in.sub = 1
 	}
-	in.fn, in.sh = execLdmatrix, shNone
+	in.fn, in.sh = fn, shNone
 	return in, nil
 }

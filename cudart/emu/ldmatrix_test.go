@@ -112,7 +112,7 @@ func TestLdmatrixFaults(t *testing.T) {
 		{"ldmatrix.sync.aligned.m8n8.x2.shared.b8 {%r3, %r4}, [%r2];", "only .b16 elements"},
 		{"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r3, %r4}, [%r2];", "2 destination registers for .x4"},
 		{"stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r2], {%r3};", "1 source registers for .x2"},
-		{"stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%r2], {%r3};", "only stmatrix.sync.aligned.m8n8 .b16"},
+		{"stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%r2], {%r3};", "only the .m8n8 shape"},
 	} {
 		b := New(Config{})
 		_, err := b.LoadModule("m", []byte(fmt.Sprintf(body, c.inst)))

@@ -17,57 +17,7 @@ func init() { decoders["stmatrix"] = (*decoder).decodeStmatrix }
 // address of row r of matrix i. Triton 3.6 emits it for layout conversions
 // through shared memory.
 func (d *decoder) decodeStmatrix(in inst, sc *scope, pin *ptx.Instruction) (inst, error) {
-	if !pin.HasMod("sync") || !pin.HasMod("aligned") || !pin.HasMod("m8n8") || !pin.HasMod("b16") {
-		return in, d.errf("%s: only stmatrix.sync.aligned.m8n8 .b16 is supported", pin.Opcode())
-	}
-	n := 0
-	for _, m := range pin.Mods {
-		switch m {
-		case "sync", "aligned", "m8n8", "trans", "shared", "shared::cta", "b16":
-		case "x1":
-			n = 1
-		case "x2":
-			n = 2
-		case "x4":
-			n = 4
-		default:
-			return in, d.errf("%s: modifier .%s is not supported", pin.Opcode(), m)
-		}
-	}
-	if n == 0 {
-		return in, d.errf("%s without .x1, .x2 or .x4", pin.Opcode())
-	}
-	ops := pin.Operands
-	if len(ops) != 2 {
-		return in, d.errf("stmatrix takes 2 operands")
-	}
-	var err error
-	if in.a, in.off, in.space, err = d.address(sc, ops[0], spaceOf(pin.Mods)); err != nil {
-		return in, err
-	}
-	if in.space != spShared && in.space != spGeneric {
-		return in, d.errf("stmatrix writes shared memory")
-	}
-	elems := []ptx.Operand{ops[1]}
-	if ops[1].Kind == ptx.Vector {
-		elems = ops[1].Elems
-	}
-	if len(elems) != n {
-		return in, d.errf("%d source registers for .x%d", len(elems), n)
-	}
-	for _, o := range elems {
-		s, err := d.src(sc, o, dtype{'b', 4})
-		if err != nil {
-			return in, err
-		}
-		in.vec = append(in.vec, s)
-	}
-	in.t = dtype{'b', 2}
-	if pin.HasMod("trans") {
-		in.sub = 1
-	}
-	in.fn, in.sh = execStmatrix, shNone
-	return in, nil
+	return d.decodeMatrix(in, sc, pin, true)
 }
 
 func execStmatrix(w *warp, in *inst, m uint32) {

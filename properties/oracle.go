@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"pgregory.net/rapid"
 
@@ -36,6 +37,8 @@ func (c rapidChooser) Uint64(label string) uint64 { return rapid.Uint64().Draw(c
 // draw). Per-kernel maxima are kept in the outcome's notes.
 func oracleSoundnessContract(t TB) {
 	t.Helper()
+	// Checks run on several rapid loops at once: worst is theirs to share.
+	var mu sync.Mutex
 	worst := map[oracle.Kernel]float64{}
 	Check(t, OracleSound, func(rt *rapid.T, o *Obs) {
 		ks := oracle.Kernels()
@@ -44,7 +47,9 @@ func oracleSoundnessContract(t TB) {
 		out := c.CheckAdversarial(rapid.Uint64().Draw(rt, "arith.seed"))
 		o.Context(0, "%v", c)
 		o.Ratio(fmt.Sprintf("%v %s[%d]: got %g want %g", k, out.Output, out.Index, out.Got, out.Want), out.MaxRatio, 1)
+		mu.Lock()
 		worst[k] = math.Max(worst[k], out.MaxRatio)
+		mu.Unlock()
 	})
 	var notes []string
 	for _, k := range oracle.Kernels() {

@@ -128,39 +128,66 @@ func execCpAsync(w *warp, in *inst, m uint32) {
 	}
 }
 
-// execLdmatrix loads len(in.vec) 8×8 matrices of 16-bit elements. Lane
-// 8i+r gives the address of row r of matrix i (16 contiguous bytes, 16-byte
-// aligned); register i of lane t receives row t/4, elements 2(t%4) and
-// 2(t%4)+1 (the lower in the low half), or with .trans column t/4, rows
-// 2(t%4) and 2(t%4)+1. The whole warp executes it together (.aligned).
-func execLdmatrix(w *warp, in *inst, m uint32) {
+// matrixWarp checks that the whole warp executes an ldmatrix or stmatrix
+// (.aligned), faulting otherwise, and under the undefined-value checks
+// that the row addresses are defined; false: the launch faulted.
+func (w *warp) matrixWarp(in *inst, m uint32, what string) bool {
 	if m != w.valid {
 		w.l.fault(cudart.ErrLaunch, w, in, bits.TrailingZeros32(m), fmt.Sprintf(
 			"%s executed by lanes %s of the warp's %s: every lane must execute it together", in.src.Opcode(), laneRanges(m), laneRanges(w.valid)))
-		return
+		return false
 	}
 	if w.l.undefOn {
-		w.checkDefined(in, in.a, m&uint32(uint64(1)<<(8*len(in.vec))-1), "loads from an address")
+		w.checkDefined(in, in.a, m&uint32(uint64(1)<<(8*len(in.vec))-1), what)
 	}
+	return true
+}
+
+// matrixRows calls row for row r of each matrix i of an ldmatrix or
+// stmatrix, with the lane that gives the row's address (8i+r) and the
+// address, after checking its 16-byte alignment; a fault, or row
+// returning false, ends the walk with false.
+func (w *warp) matrixRows(in *inst, row func(i, r, lane int, addr uint64) bool) bool {
 	base := w.r(in.a)
-	var el [4][8][8]uint16 // matrix, row, column
-	var un [4][8][8]bool
 	for i := range in.vec {
 		for r := 0; r < 8; r++ {
 			lane := 8*i + r
 			addr := base[lane] + uint64(in.off)
 			if addr%16 != 0 {
 				w.misaligned(in, lane, in.space, addr, 16)
-				return
+				return false
 			}
-			for c := 0; c < 8; c++ {
-				v, ok, undef := w.load(in, lane, in.space, addr+uint64(2*c), 2)
-				if !ok {
-					return
-				}
-				el[i][r][c], un[i][r][c] = uint16(v), undef
+			if !row(i, r, lane, addr) {
+				return false
 			}
 		}
+	}
+	return true
+}
+
+// execLdmatrix loads len(in.vec) 8×8 matrices of 16-bit elements. Lane
+// 8i+r gives the address of row r of matrix i (16 contiguous bytes, 16-byte
+// aligned); register i of lane t receives row t/4, elements 2(t%4) and
+// 2(t%4)+1 (the lower in the low half), or with .trans column t/4, rows
+// 2(t%4) and 2(t%4)+1. The whole warp executes it together (.aligned).
+func execLdmatrix(w *warp, in *inst, m uint32) {
+	if !w.matrixWarp(in, m, "loads from an address") {
+		return
+	}
+	var el [4][8][8]uint16 // matrix, row, column
+	var un [4][8][8]bool
+	ok := w.matrixRows(in, func(i, r, lane int, addr uint64) bool {
+		for c := 0; c < 8; c++ {
+			v, ok, undef := w.load(in, lane, in.space, addr+uint64(2*c), 2)
+			if !ok {
+				return false
+			}
+			el[i][r][c], un[i][r][c] = uint16(v), undef
+		}
+		return true
+	})
+	if !ok {
+		return
 	}
 	trans := in.sub == 1
 	for t := 0; t < 32; t++ {

@@ -1,12 +1,6 @@
 package emu
 
-import (
-	"fmt"
-	"math/bits"
-
-	"github.com/ptxprop/ptxprop/cudart"
-	"github.com/ptxprop/ptxprop/ptx"
-)
+import "github.com/ptxprop/ptxprop/ptx"
 
 func init() { decoders["stmatrix"] = (*decoder).decodeStmatrix }
 
@@ -21,13 +15,8 @@ func (d *decoder) decodeStmatrix(in inst, sc *scope, pin *ptx.Instruction) (inst
 }
 
 func execStmatrix(w *warp, in *inst, m uint32) {
-	if m != w.valid {
-		w.l.fault(cudart.ErrLaunch, w, in, bits.TrailingZeros32(m), fmt.Sprintf(
-			"%s executed by lanes %s of the warp's %s: every lane must execute it together", in.src.Opcode(), laneRanges(m), laneRanges(w.valid)))
+	if !w.matrixWarp(in, m, "stores to an address") {
 		return
-	}
-	if w.l.undefOn {
-		w.checkDefined(in, in.a, m&uint32(uint64(1)<<(8*len(in.vec))-1), "stores to an address")
 	}
 	var el [4][8][8]uint16 // matrix, row, column
 	var un [4][8][8]bool
@@ -46,20 +35,12 @@ func execStmatrix(w *warp, in *inst, m uint32) {
 			}
 		}
 	}
-	base := w.r(in.a)
-	for i := range in.vec {
-		for r := 0; r < 8; r++ {
-			lane := 8*i + r
-			addr := base[lane] + uint64(in.off)
-			if addr%16 != 0 {
-				w.misaligned(in, lane, in.space, addr, 16)
-				return
-			}
-			for c := 0; c < 8; c++ {
-				if !w.store(in, lane, in.space, addr+uint64(2*c), 2, uint64(el[i][r][c]), un[i][r][c]) {
-					return
-				}
+	w.matrixRows(in, func(i, r, lane int, addr uint64) bool {
+		for c := 0; c < 8; c++ {
+			if !w.store(in, lane, in.space, addr+uint64(2*c), 2, uint64(el[i][r][c]), un[i][r][c]) {
+				return false
 			}
 		}
-	}
+		return true
+	})
 }

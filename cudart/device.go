@@ -92,8 +92,24 @@ type Options struct {
 }
 
 // DefaultWatchdog is DefaultOptions' watchdog: far longer than any launch
-// of the shipped kernels on either backend.
+// of the shipped kernels on a GPU.
 const DefaultWatchdog = 30 * time.Second
+
+// BoundedWatchdog is the watchdog for a backend that bounds each launch's
+// instructions itself (CapInstructionLimit: the emulator, whose bound grows
+// with the launch). Its launches' wall time depends on the host's load and
+// on the shape (a 2^20-element launch takes a minute on one loaded core),
+// so the wall clock only backs up the instruction bound.
+const BoundedWatchdog = 10 * time.Minute
+
+// WatchdogFor returns the watchdog for d when none was chosen: DefaultWatchdog,
+// or BoundedWatchdog where d's backend bounds its launches itself.
+func WatchdogFor(d Device) time.Duration {
+	if d.Capabilities().Has(CapInstructionLimit) {
+		return BoundedWatchdog
+	}
+	return DefaultWatchdog
+}
 
 // DefaultOptions are the options for property tests: everything checked,
 // device 0 of the backend with its default options.

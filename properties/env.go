@@ -154,7 +154,13 @@ func (c *Config) open(backend string) (cudart.Device, error) {
 	if c.Open != nil {
 		return c.Open(backend)
 	}
-	return cudart.Open(backend, cudart.DefaultOptions())
+	dev, err := cudart.Open(backend, cudart.DefaultOptions())
+	if err == nil {
+		o := dev.Options()
+		o.Watchdog = cudart.WatchdogFor(dev)
+		dev.SetOptions(o)
+	}
+	return dev, err
 }
 
 // openPrivate opens a fresh device of backend for prediction id alone, or

@@ -55,8 +55,11 @@ type Config struct {
 	// NoRaceCheck turns off shared-memory and cross-CTA race detection
 	// (write counts are still recorded).
 	NoRaceCheck bool
-	// MaxInstructions bounds the thread-instructions of one launch; 0 is
-	// unlimited. Exceeding it fails the launch with cudart.ErrTimeout.
+	// MaxInstructions bounds the thread-instructions of one launch; 0: a
+	// bound that grows with the launch's threads and the global memory
+	// allocated (sched.go, autoBudget), so a kernel that never finishes
+	// fails whatever the machine's load; negative: unlimited. Exceeding it
+	// fails the launch with cudart.ErrTimeout.
 	MaxInstructions int64
 }
 

@@ -124,6 +124,25 @@ func TestInstructionBudget(t *testing.T) {
 	wantErr(t, err, cudart.ErrTimeout, "budget")
 }
 
+// A launch that never finishes ends at the instruction budget the emulator
+// derives from the launch when none is set, with no wall-clock watchdog.
+func TestAutoBudgetEndsAHang(t *testing.T) {
+	opts := cudart.DefaultOptions()
+	opts.Watchdog = 0
+	b := New(Config{})
+	e := newEnvOn(t, "sched", mustRead(t, "testdata/sched.ptx"), b, opts)
+	flag, out := e.in([]int32{0}), e.buf(cudart.I32, 32)
+	err := e.launch("busy", 1, 32, cudart.In(flag), cudart.Out(out))
+	wantErr(t, err, cudart.ErrTimeout, "budget")
+	want := b.mem.autoBudget(32)
+	if got := b.Stats().ThreadInstructions; got < want || got > want+1<<20 {
+		t.Fatalf("ran %d thread-instructions, want the budget %d", got, want)
+	}
+	if want < autoBudgetBase+32*autoBudgetThread {
+		t.Fatalf("budget %d below its floor", want)
+	}
+}
+
 func TestWatchdogAborts(t *testing.T) {
 	opts := cudart.DefaultOptions()
 	opts.Watchdog = 200 * time.Millisecond

@@ -20,6 +20,8 @@ func execAtom(w *warp, in *inst, m uint32) {
 		w.checkDefined(in, in.b, m, "applies an atomic with an operand")
 		w.checkDefined(in, in.c, m, "applies an atomic with an operand")
 	}
+	w.deferPubs()
+	defer w.flushPubs()
 	for _, l := range w.l.laneOrder(m) {
 		b := t.trunc(bv[l])
 		var c uint64
@@ -133,6 +135,8 @@ func execAtomVec(w *warp, in *inst, m uint32) {
 		}
 	}
 	var bs [8]uint64
+	w.deferPubs()
+	defer w.flushPubs()
 	for _, l := range w.l.laneOrder(m) {
 		// Every operand is read before any destination is written: d and b
 		// may name the same registers.

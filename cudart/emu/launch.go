@@ -51,6 +51,7 @@ type launch struct {
 	memGen      uint64          // changes, while comm is set, of global words a strong read read
 	watched     map[uint64]bool // those words (address / 8)
 	syncs       map[uint64]*vclock
+	memo        *vcMemo // joins of syncs' clocks already found redundant (order.go)
 
 	warpInsts, threadInsts int64
 	gbytes                 [3]int64 // global bytes accessed, by access kind (accRead, accWrite, accAtomic)
@@ -139,6 +140,8 @@ type warp struct {
 	pend   vclock // what its strong reads saw, acquired at its next fence
 	fence  vclock // what its last fence released, for later strong writes
 	fenced bool
+	pubs   *[]pubRec // while an atomic instruction runs: its releases, published at its end
+	pubBuf []pubRec
 	okGid  uint32 // a warp w is known to be ordered after up to clock okClk
 	okClk  uint32
 
@@ -222,7 +225,7 @@ func (l *launch) startCTA(c *cta, idx int) {
 	if c.linit != nil {
 		clear(c.linit)
 	}
-	clear(c.know)
+	c.know.reset()
 	clear(c.snap)
 	g := l.nextGen()
 	c.startGen = g
@@ -246,9 +249,9 @@ func (w *warp) reset(gen uint32) {
 	w.barEpoch, w.syncEpoch = gen, gen
 	w.carry = 0
 	w.clock, w.fenced, w.okGid, w.okClk = 1, false, 0, 0
-	clear(w.know)
-	clear(w.pend)
-	clear(w.fence)
+	w.know.reset()
+	w.pend.reset()
+	w.fence.reset()
 	w.itHash, w.prevHash, w.itReads, w.itWrote, w.prevBra, w.spinning, w.itGen = 0, 0, 0, false, -1, false, w.l.memGen
 	for i := range w.retStack {
 		w.retStack[i] = w.retStack[i][:0]

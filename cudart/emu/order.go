@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"unsafe"
+
 	"github.com/ptxprop/ptxprop/ptx"
 )
 
@@ -74,39 +76,199 @@ func execFence(w *warp, in *inst, m uint32) {
 		return
 	}
 	w.l.noteComm()
-	if len(w.pend) > 0 {
-		w.know.join(w.pend)
-		clear(w.pend)
+	if !w.pend.empty() {
+		w.know.join(w.pend, w.l.memo)
+		w.pend.reset()
 	}
-	clear(w.fence)
+	w.fence.reset()
 	w.publish(&w.fence)
 	w.fenced = true
 }
 
-// vclock maps a global warp number + 1 to the last of its clocks known.
-type vclock map[uint32]uint32
+// vclock maps a global warp number + 1 to the last of its clocks known,
+// as a persistent trie (vcFan-ary, leaves of vcFan clocks) whose nodes are
+// never changed once built: set and join copy the paths they change and
+// share the rest, and join skips subtrees both sides share. A chain of
+// acquire/release atomics through one location (every warp of a big grid
+// in turn) then costs O(depth) per step, not O(warps): knowledge passed on
+// is shared, not copied. The zero value is empty.
+type vclock struct {
+	root *vcNode
+	h    uint8 // levels above the leaves: the trie holds keys < vcFan^(h+1)
+}
 
-func (v *vclock) set(k, c uint32) {
-	if *v == nil {
-		*v = vclock{}
+const (
+	vcBits = 5
+	vcFan  = 1 << vcBits
+)
+
+// vcNode is a leaf (clk) or an inner node (kids), by its height in the trie.
+type vcNode struct {
+	kids [vcFan]*vcNode
+	clk  [vcFan]uint32
+}
+
+func (v vclock) empty() bool { return v.root == nil }
+
+func (v *vclock) reset() { *v = vclock{} }
+
+// get returns the clock known for k (0: none).
+func (v vclock) get(k uint32) uint32 {
+	if uint64(k)>>(vcBits*(uint(v.h)+1)) != 0 {
+		return 0
 	}
-	if c > (*v)[k] {
-		(*v)[k] = c
+	n := v.root
+	for h := int(v.h); n != nil; h-- {
+		i := k >> (vcBits * uint(h)) & (vcFan - 1)
+		if h == 0 {
+			return n.clk[i]
+		}
+		n = n.kids[i]
+	}
+	return 0
+}
+
+// grow raises v's height to h.
+func (v *vclock) grow(h uint8) {
+	for v.h < h {
+		if v.root != nil {
+			v.root = &vcNode{kids: [vcFan]*vcNode{v.root}}
+		}
+		v.h++
 	}
 }
 
-func (v *vclock) join(o vclock) {
-	if len(o) == 0 {
+func (v *vclock) set(k, c uint32) {
+	for uint64(k)>>(vcBits*(uint(v.h)+1)) != 0 {
+		v.grow(v.h + 1)
+	}
+	v.root = vcSet(v.root, int(v.h), k, c)
+}
+
+func vcSet(n *vcNode, h int, k, c uint32) *vcNode {
+	i := k >> (vcBits * uint(h)) & (vcFan - 1)
+	if h == 0 {
+		if n != nil && n.clk[i] >= c {
+			return n
+		}
+		m := new(vcNode)
+		if n != nil {
+			m.clk = n.clk
+		}
+		m.clk[i] = c
+		return m
+	}
+	var kid *vcNode
+	if n != nil {
+		kid = n.kids[i]
+	}
+	nk := vcSet(kid, h-1, k, c)
+	if n != nil && nk == kid {
+		return n
+	}
+	m := new(vcNode)
+	if n != nil {
+		m.kids = n.kids
+	}
+	m.kids[i] = nk
+	return m
+}
+
+// vcMemo remembers pairs of nodes found one to hold the other, so a join
+// of tries that differ from earlier joined ones in a few paths visits only
+// those paths. Direct-mapped: a collision forgets, it never errs.
+type vcMemo struct {
+	big, small [1 << 12]*vcNode
+}
+
+func (m *vcMemo) slot(a, b *vcNode) int {
+	x := uint64(uintptr(unsafe.Pointer(a)))*0x9E3779B97F4A7C15 ^ uint64(uintptr(unsafe.Pointer(b)))*0xC2B2AE3D27D4EB4F
+	return int(x >> 52)
+}
+
+// holds reports whether a is known to hold b.
+func (m *vcMemo) holds(a, b *vcNode) bool {
+	if m == nil {
+		return false
+	}
+	i := m.slot(a, b)
+	return m.big[i] == a && m.small[i] == b
+}
+
+func (m *vcMemo) note(a, b *vcNode) {
+	if m == nil {
 		return
 	}
-	if *v == nil {
-		*v = make(vclock, len(o))
+	i := m.slot(a, b)
+	m.big[i], m.small[i] = a, b
+}
+
+// join sets v to the element-wise maximum of v and o; m may be nil.
+func (v *vclock) join(o vclock, m *vcMemo) {
+	if o.root == nil || o.root == v.root {
+		return
 	}
-	for k, c := range o {
-		if c > (*v)[k] {
-			(*v)[k] = c
+	if v.root == nil {
+		*v = o
+		return
+	}
+	h := max(v.h, o.h)
+	v.grow(h)
+	o.grow(h)
+	a := v.root
+	v.root = vcJoin(a, o.root, int(h), m)
+	m.note(v.root, a)
+	m.note(v.root, o.root)
+}
+
+// vcJoin returns the element-wise maximum of a and b, which are a or b
+// themselves where one holds the other.
+func vcJoin(a, b *vcNode, h int, m *vcMemo) *vcNode {
+	switch {
+	case a == b || b == nil:
+		return a
+	case a == nil:
+		return b
+	case m.holds(a, b):
+		return a
+	case m.holds(b, a):
+		return b
+	}
+	aGE, bGE := true, true
+	if h == 0 {
+		for i := range a.clk {
+			aGE = aGE && a.clk[i] >= b.clk[i]
+			bGE = bGE && b.clk[i] >= a.clk[i]
 		}
+		switch {
+		case aGE:
+			m.note(a, b)
+			return a
+		case bGE:
+			m.note(b, a)
+			return b
+		}
+		n := new(vcNode)
+		for i := range n.clk {
+			n.clk[i] = max(a.clk[i], b.clk[i])
+		}
+		return n
 	}
+	var kids [vcFan]*vcNode
+	for i := range kids {
+		kids[i] = vcJoin(a.kids[i], b.kids[i], h-1, m)
+		aGE = aGE && kids[i] == a.kids[i]
+		bGE = bGE && kids[i] == b.kids[i]
+	}
+	switch {
+	case aGE:
+		m.note(a, b)
+		return a
+	case bGE:
+		m.note(b, a)
+		return b
+	}
+	return &vcNode{kids: kids}
 }
 
 // clockMax is the largest clock a write record holds (24 bits).
@@ -128,7 +290,7 @@ func (w *warp) knows(g, clk uint32) bool {
 	if g == w.okGid && clk <= w.okClk {
 		return true
 	}
-	k := max(w.l.cta.know[g], w.know[g])
+	k := max(w.l.cta.know.get(g), w.know.get(g))
 	if k >= clk {
 		w.okGid, w.okClk = g, k
 		return true
@@ -139,8 +301,8 @@ func (w *warp) knows(g, clk uint32) bool {
 // publish joins what w releases into dst and advances w's clock.
 func (w *warp) publish(dst *vclock) {
 	c := w.l.cta
-	dst.join(c.know)
-	dst.join(w.know)
+	dst.join(c.know, w.l.memo)
+	dst.join(w.know, w.l.memo)
 	for i, s := range c.snap {
 		if s > 0 {
 			dst.set(c.gbase+uint32(i)+1, s)
@@ -160,9 +322,9 @@ func (l *launch) orderBarrier() {
 		}
 		c.snap[i] = w.clock
 		w.tick()
-		if len(w.know) > 0 {
-			c.know.join(w.know)
-			clear(w.know)
+		if !w.know.empty() {
+			c.know.join(w.know, l.memo)
+			w.know.reset()
 		}
 	}
 }
@@ -187,13 +349,13 @@ func (w *warp) syncRead(mo uint8, addr uint64) {
 		return
 	}
 	s := w.l.syncs[addr]
-	if s == nil || len(*s) == 0 {
+	if s == nil || s.empty() {
 		return
 	}
 	if mo&moAcquire != 0 {
-		w.know.join(*s)
+		w.know.join(*s, w.l.memo)
 	} else {
-		w.pend.join(*s)
+		w.pend.join(*s, w.l.memo)
 	}
 }
 
@@ -208,18 +370,57 @@ func (w *warp) syncWrite(mo uint8, addr uint64, rmw bool) {
 	case mo&moRelease != 0:
 		s := l.syncLoc(addr)
 		if !rmw {
-			clear(*s)
+			s.reset()
+		}
+		if w.pubs != nil {
+			*w.pubs = append(*w.pubs, pubRec{s, mo&moAcquire != 0})
+			return
 		}
 		w.publish(s)
 	case w.fenced:
 		s := l.syncLoc(addr)
 		if !rmw {
-			clear(*s)
+			s.reset()
 		}
-		s.join(w.fence)
+		s.join(w.fence, l.memo)
 	case !rmw:
 		if s := l.syncs[addr]; s != nil {
-			clear(*s)
+			s.reset()
 		}
 	}
+}
+
+// pubRec is a release an atomic instruction's lane made, published when
+// every lane has run (flushPubs); acquired: the lane acquired the location
+// first, so its clock is within what the warp knows.
+type pubRec struct {
+	s        *vclock
+	acquired bool
+}
+
+// deferPubs makes the releases of the instruction about to run on every
+// lane wait for flushPubs: they then publish one clock, shared by every
+// location, so the warps that acquire them next join it once, not once a
+// lane. The lanes of a warp share their knowledge already, and an
+// instruction's own writes are atomics, which race with no atomic.
+func (w *warp) deferPubs() {
+	w.pubBuf = w.pubBuf[:0]
+	w.pubs = &w.pubBuf
+}
+
+func (w *warp) flushPubs() {
+	w.pubs = nil
+	if len(w.pubBuf) == 0 {
+		return
+	}
+	var p vclock
+	w.publish(&p)
+	for _, r := range w.pubBuf {
+		if r.acquired || r.s.empty() {
+			*r.s = p
+		} else {
+			r.s.join(p, w.l.memo)
+		}
+	}
+	w.pubBuf = w.pubBuf[:0]
 }

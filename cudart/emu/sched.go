@@ -30,6 +30,29 @@ import (
 // progress: the launch fails with ErrDeadlock. Contexts are bounded by
 // memory (ctxBudget), as a GPU bounds the CTAs resident at once.
 
+// The instruction budget of a launch whose Config.MaxInstructions is 0:
+// what a kernel that never finishes runs before it fails with ErrTimeout.
+// A launch that finishes does its work in threads and over memory, so the
+// budget grows with both: 2^14 instructions a thread (a thread's share of a
+// row-parallel kernel, masked lanes included, is far below that), 2^8 a
+// global byte allocated (a serial pass over every element several times
+// over), and 2^28 besides (about a second of emulation) for small launches
+// that loop. Counting instructions, not seconds, makes the verdict the
+// same on a loaded machine as on an idle one.
+const (
+	autoBudgetThread = 1 << 14
+	autoBudgetByte   = 1 << 8
+	autoBudgetBase   = 1 << 28
+)
+
+func (g *globalMem) autoBudget(threads int) int64 {
+	var bytes int64
+	for _, a := range g.allocs {
+		bytes += int64(a.end - a.base)
+	}
+	return autoBudgetBase + autoBudgetThread*int64(threads) + autoBudgetByte*bytes
+}
+
 // ctxBudget bounds the memory of resident CTA contexts.
 const ctxBudget = 256 << 20
 
@@ -38,6 +61,9 @@ func (l *launch) run() error {
 	l.b.mem.launch++
 	n := int(l.nctaid[0] * l.nctaid[1] * l.nctaid[2])
 	l.ncta = n
+	if l.budget == 0 {
+		l.budget = l.b.mem.autoBudget(n * l.nthread)
+	}
 	if l.rng != nil {
 		l.order = make([]int32, n)
 		for i := range l.order {
@@ -289,6 +315,7 @@ func (l *launch) finish(c *cta) {
 func (l *launch) noteComm() {
 	if !l.comm {
 		l.comm = true
+		l.memo = new(vcMemo)
 		if l.rng != nil {
 			l.maxResident = 2 + l.rng.IntN(15)
 		}

@@ -200,6 +200,11 @@ func openOrdinal(c Config, name string, ordinal int) (dev cudart.Device, note st
 	if err != nil {
 		return nil, note, err
 	}
+	if c.Watchdog == 0 {
+		o := dev.Options()
+		o.Watchdog = cudart.WatchdogFor(dev)
+		dev.SetOptions(o)
+	}
 	if c.EmuAdversarial != 0 && dev.Info().Backend != "emu" {
 		dev.Close()
 		return nil, note, fmt.Errorf("-ptxprop.emu-adversarial needs the emulator, not backend %q", dev.Info().Backend)

@@ -53,9 +53,9 @@ func TestTaintNeighbour(t *testing.T) {
 	for _, nb := range []uint32{0, 1} {
 		got := traced(t, e, "neighbour", x, cudart.ScalarU32(uint32(len(x))), cudart.ScalarU32(nb))
 		for i, s := range got {
-			want := []cudart.Source{{0, int32(i)}}
+			want := []cudart.Source{{Tensor: 0, Index: int32(i)}}
 			if j := (i + 1) % len(x); nb == 1 {
-				want = append(want, cudart.Source{0, int32(j)})
+				want = append(want, cudart.Source{Tensor: 0, Index: int32(j)})
 				if j < i {
 					want[0], want[1] = want[1], want[0]
 				}
@@ -73,7 +73,7 @@ func TestTaintShuffle(t *testing.T) {
 	x := make([]float32, 32)
 	got := traced(t, e, "warpsum", x)
 	for i, s := range got {
-		if len(s) != 32 || s[0] != (cudart.Source{0, 0}) || s[31] != (cudart.Source{0, 31}) {
+		if len(s) != 32 || s[0] != (cudart.Source{Tensor: 0, Index: 0}) || s[31] != (cudart.Source{Tensor: 0, Index: 31}) {
 			t.Fatalf("y[%d] from %v, want every x", i, s)
 		}
 	}

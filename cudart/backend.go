@@ -75,9 +75,12 @@ const (
 	// CapInstructionLimit: InstructionLimiter. A launch fails with
 	// ErrTimeout after a number of thread-instructions.
 	CapInstructionLimit
+	// CapDependence: DependenceTracker. Which input elements each stored
+	// value was computed from (the emulator).
+	CapDependence
 )
 
-var capNames = []string{"fill", "copy-dtod", "batch", "pinned", "protect", "write-counts", "timer", "abort", "schedule", "instruction-limit"}
+var capNames = []string{"fill", "copy-dtod", "batch", "pinned", "protect", "write-counts", "timer", "abort", "schedule", "instruction-limit", "dependence"}
 
 // Has reports whether c includes every capability of x.
 func (c Caps) Has(x Caps) bool { return c&x == x }
@@ -108,6 +111,7 @@ func missing(b Backend) Caps {
 		{CapPinned, is[Pinner](b)}, {CapProtect, is[Protector](b)}, {CapWriteCounts, is[WriteRecorder](b)},
 		{CapTimer, is[Timer](b)}, {CapAbort, is[Aborter](b)}, {CapSchedule, is[Scheduler](b)},
 		{CapInstructionLimit, is[InstructionLimiter](b)},
+		{CapDependence, is[DependenceTracker](b)},
 	} {
 		if caps.Has(c.cap) && !c.ok {
 			bad |= c.cap

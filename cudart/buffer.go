@@ -264,6 +264,9 @@ func (d *device) Write(dst Buffer, src any) error {
 		buf.shadowOK, buf.mirror = true, data.Hold()
 	}
 	d.stores.Add(buf.base, staging.Store{Addr: buf.addr, Raw: data.Bytes(), Ref: data})
+	if d.trace != nil {
+		return wrap("write", dst.String(), d.traceWrite(buf, src))
+	}
 	return nil
 }
 
@@ -272,6 +275,9 @@ func (d *device) Read(dst any, src Buffer) error {
 	if mirror != nil {
 		copy(raw, mirror.Bytes()) // without the lock: a mirror is never changed, only replaced
 		mirror.Release()
+	}
+	if err == nil {
+		err = d.traceRead(dst, src)
 	}
 	return err
 }

@@ -63,6 +63,9 @@ type Device interface {
 	// launch (0: unlimited) and returns the previous bound. ErrUnsupported
 	// without CapInstructionLimit.
 	SetInstructionLimit(n int64) (int64, error)
+	// Trace makes later Writes and Reads feed t, the dependence of
+	// outputs on inputs (nil: stop). ErrUnsupported without CapDependence.
+	Trace(t *Trace) error
 	// Backend returns the wrapped backend, for its own diagnostics; every
 	// control a Device needs goes through the methods above.
 	Backend() Backend
@@ -142,6 +145,7 @@ type device struct {
 	closed           bool
 	pool             alloc.Pool    // freed allocations kept for reuse
 	stores           staging.Queue // canaries, poison and writes not yet made (see handoff)
+	trace            *Trace        // the dependence trace Writes and Reads feed, or nil
 }
 
 // New wraps a backend into a Device with opts (Ordinal and Backend are

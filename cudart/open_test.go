@@ -87,7 +87,7 @@ func ExampleOpen() {
 		fmt.Println(dev.SetSchedule(42))
 	}
 	// Output:
-	// emu 1 {fill,copy-dtod,protect,write-counts,abort,schedule,instruction-limit}
+	// emu 1 {fill,copy-dtod,protect,write-counts,abort,schedule,instruction-limit,dependence}
 	// <nil>
 }
 

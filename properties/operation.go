@@ -225,6 +225,8 @@ type problem struct {
 	impl      any // the implementation that runs it
 	// element names element i of run's outputs ("dgamma[3]").
 	element func(i int) string
+	// depend runs the problem under a dependence trace (DEPEND-001).
+	depend func(dev cudart.Device) ([]string, error)
 }
 
 // output is one output tensor of a launch: its op table name, its values,
@@ -252,6 +254,7 @@ func newProblem[A, I any](o *Operation[A, I], impl I, a *A, d drawn[A]) problem 
 			return outputsOf(o.Op, b), err
 		},
 		selectRows: func(idx []int) problem { return newProblem(o, impl, o.Op.SelectRows(a, idx), d) },
+		depend:     func(dev cudart.Device) ([]string, error) { return traceDependence(o, impl, a, dev) },
 		element:    func(i int) string { return byRowElement(o.Op, a, i) }}
 	if d.approxTol != nil {
 		p.approxTol = func() []float64 { return d.approxTol(a) }

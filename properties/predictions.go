@@ -43,6 +43,7 @@ const (
 	Robustness        = "ROBUST-001"
 	Parity            = "PARITY-001"
 	MultiDeviceParity = "MULTI-DEVICE-PARITY-001"
+	Dependence        = "DEPEND-001"
 
 	// The oracle's own claims: they run on the CPU alone and are the first
 	// evidence that the tolerances every other prediction uses are sound.
@@ -181,6 +182,10 @@ func init() {
 			Title:     "the emulator reproduces the GPU",
 			Statement: "on the same inputs every kernel gives bit-identical outputs on the GPU and on the PTX emulator when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's and softmax's ex2.approx)",
 			Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol; softmax forward: 2·oracle.SoftmaxForwardTol", Device: true},
+		{ID: Dependence, Ops: Every(), Contract: OnImpls(DependenceContract),
+			Title:     "every output is computed from the inputs its operation declares",
+			Statement: "on the emulator, which tracks the input elements each value is computed from (through registers, predicates, guards, selects, shuffles, loads with their addresses, shared, local and global memory; branches are not followed), every output element of every operation depends on exactly the elements op.DependencesOf declares: none outside them (another row, another head's γ, stale scratch), all it must read (no cached or constant result); skipped on the GPU",
+			Tolerance: "exact (sets of input elements)", Device: true},
 		{ID: MultiDeviceParity, Title: "every device of a run computes the same bits",
 			Statement: "on the same inputs every kernel gives bit-identical outputs on each device of the run as on its first, when all its float instructions are correctly rounded, and outputs within twice the oracle bound otherwise (RoPE's and softmax's ex2.approx, which the PTX ISA bounds but does not pin)",
 			Tolerance: "bit-exact; RoPE: 2·oracle.RoPETol; softmax forward: 2·oracle.SoftmaxForwardTol", Device: true},

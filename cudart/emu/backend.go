@@ -136,6 +136,8 @@ type Backend struct {
 	specPool []specBuf // private pages of parallel runs (spec.go)
 	// parallelRuns counts the launches that ran their CTAs in parallel.
 	parallelRuns int
+	// taint is the dependence tracking (taint.go), nil while off.
+	taint *taintState
 }
 
 // New returns an emulator with cfg.
@@ -148,7 +150,7 @@ func New(cfg Config) *Backend {
 // records stores, aborts, and takes a schedule seed and an instruction
 // limit.
 const Caps = cudart.CapFill | cudart.CapCopyDtoD | cudart.CapProtect | cudart.CapWriteCounts |
-	cudart.CapAbort | cudart.CapSchedule | cudart.CapInstructionLimit
+	cudart.CapAbort | cudart.CapSchedule | cudart.CapInstructionLimit | cudart.CapDependence
 
 // Capabilities returns Caps.
 func (b *Backend) Capabilities() cudart.Caps { return Caps }
@@ -258,6 +260,11 @@ func (b *Backend) Free(addr uint64) error {
 	if err := b.usable(); err != nil {
 		return err
 	}
+	if b.taint != nil {
+		if a := b.mem.find(addr); a != nil {
+			delete(b.taint.global, a)
+		}
+	}
 	if !b.mem.free(addr) {
 		return cudart.Errorf(cudart.ErrInvalid, "free of %#x: not the start of a live allocation", addr)
 	}
@@ -290,6 +297,9 @@ func (b *Backend) CopyHtoD(dst uint64, src []byte) error {
 	}
 	copy(a.data[off:], src)
 	a.markInit(off, len(src))
+	if b.taint != nil {
+		b.taint.hostWrote(a, off, len(src))
+	}
 	return nil
 }
 
@@ -307,6 +317,9 @@ func (b *Backend) Fill32(addr uint64, words int, v uint32) error {
 		binary.LittleEndian.PutUint32(dst[i:], v)
 	}
 	a.markInit(off, n)
+	if b.taint != nil {
+		b.taint.hostWrote(a, off, n)
+	}
 	return nil
 }
 
@@ -325,6 +338,9 @@ func (b *Backend) CopyDtoD(dst, src uint64, n int) error {
 	}
 	copy(da.data[doff:doff+n], sa.data[soff:soff+n])
 	da.markInit(doff, n)
+	if t := b.taint; t != nil {
+		copy(t.bytes(da)[doff:doff+n], t.bytes(sa)[soff:soff+n])
+	}
 	return nil
 }
 

@@ -359,6 +359,9 @@ func (w *warp) run(quantum int) {
 		}
 		l.warpInsts++
 		l.threadInsts += int64(bits.OnesCount32(w.active))
+		if l.b.taint != nil {
+			w.taintStep(in, m)
+		}
 		if l.undefOn && in.kind != kOp {
 			w.checkGuard(in)
 			if in.kind == kBar && in.sub != 0 {

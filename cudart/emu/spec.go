@@ -261,7 +261,7 @@ func (l *launch) workers() int {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
-	if l.rng != nil || l.b.ref || l.k.mayCommunicate() || l.k.lastInsts < parallelMin && l.b.workers == 0 {
+	if l.rng != nil || l.b.ref || l.b.taint != nil || l.k.mayCommunicate() || l.k.lastInsts < parallelMin && l.b.workers == 0 {
 		return 1
 	}
 	return min(n, l.ncta, l.ctxCap)

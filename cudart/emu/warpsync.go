@@ -149,6 +149,9 @@ func (w *warp) trySyncCompletion() bool {
 // operands come from w.l.srcs[i] (its own instruction).
 func (w *warp) execSync(in *inst, p uint32) {
 	l := w.l
+	if l.b.taint != nil {
+		w.taintSync(in, p)
+	}
 	src := &l.srcs
 	regs := w.regs
 	switch in.sub {

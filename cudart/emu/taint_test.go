@@ -1,0 +1,115 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
+)
+
+// traced runs entry of testdata/taint.ptx on x (one block of len(x)
+// threads) under a trace and returns the sources of each element of y.
+func traced(t *testing.T, e *env, entry string, x []float32, params ...cudart.Param) [][]cudart.Source {
+	t.Helper()
+	tr := cudart.NewTrace()
+	if _, err := tr.Input(x); err != nil {
+		t.Fatal(err)
+	}
+	y := make([]float32, len(x))
+	out, err := tr.Output(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dev.Trace(tr); err != nil {
+		t.Fatal(err)
+	}
+	defer e.dev.Trace(nil)
+	xb, yb := e.buf(cudart.F32, len(x)), e.buf(cudart.F32, len(x))
+	if err := e.dev.Write(xb, x); err != nil {
+		t.Fatal(err)
+	}
+	e.mustLaunch(entry, 1, len(x), append([]cudart.Param{cudart.In(xb), cudart.Out(yb)}, params...)...)
+	e.read(y, yb)
+	if err := tr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := tr.Sources(out)
+	if !ok || !tr.Uploaded(0) {
+		t.Fatalf("sources found %v, x uploaded %v", ok, tr.Uploaded(0))
+	}
+	return got
+}
+
+// Each y[i] is computed from x[i] alone, or also from x[i+1] when the
+// kernel multiplies it by 0 and adds it (through shared memory): the value
+// is the same, the dependence is not.
+func TestTaintNeighbour(t *testing.T) {
+	e := newEnv(t, "taint.ptx", Config{})
+	x := make([]float32, 40)
+	for i := range x {
+		x[i] = float32(i + 1)
+	}
+	for _, nb := range []uint32{0, 1} {
+		got := traced(t, e, "neighbour", x, cudart.ScalarU32(uint32(len(x))), cudart.ScalarU32(nb))
+		for i, s := range got {
+			want := []cudart.Source{{Tensor: 0, Index: int32(i)}}
+			if j := (i + 1) % len(x); nb == 1 {
+				want = append(want, cudart.Source{Tensor: 0, Index: int32(j)})
+				if j < i {
+					want[0], want[1] = want[1], want[0]
+				}
+			}
+			if fmt.Sprint(s) != fmt.Sprint(want) {
+				t.Fatalf("nb=%d: y[%d] from %v, want %v", nb, i, s, want)
+			}
+		}
+	}
+}
+
+// A butterfly of shuffles gives every lane the whole warp's sources.
+func TestTaintShuffle(t *testing.T) {
+	e := newEnv(t, "taint.ptx", Config{})
+	x := make([]float32, 32)
+	got := traced(t, e, "warpsum", x)
+	for i, s := range got {
+		if len(s) != 32 || s[0] != (cudart.Source{Tensor: 0, Index: 0}) || s[31] != (cudart.Source{Tensor: 0, Index: 31}) {
+			t.Fatalf("y[%d] from %v, want every x", i, s)
+		}
+	}
+}
+
+// Memory a launch wrote before the trace began is stale; memory the host
+// wrote is a constant, with no source.
+func TestTaintStale(t *testing.T) {
+	e := newEnv(t, "taint.ptx", Config{})
+	x := make([]float32, 32)
+	xb, yb, zb := e.in(x), e.buf(cudart.F32, 32), e.buf(cudart.F32, 32)
+	e.mustLaunch("warpsum", 1, 32, cudart.In(xb), cudart.Out(yb))
+	tr := cudart.NewTrace()
+	if err := e.dev.Trace(tr); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dev.Write(zb, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dev.Backend().(cudart.DependenceTracker).MarkSource(0, 4, 4, 0, 0); err == nil {
+		t.Fatal("a mark outside every allocation was accepted")
+	}
+	stale, host := make([]float32, 32), make([]float32, 32)
+	e.read(stale, yb)
+	e.read(host, zb)
+	tr.Output(stale)
+	tr.Output(host)
+	s, _ := tr.Sources(0)
+	h, _ := tr.Sources(1)
+	if len(s[3]) != 1 || s[3][0].Tensor != cudart.StaleSource || len(h[3]) != 0 {
+		t.Fatalf("stale %v, host-written %v", s[3], h[3])
+	}
+	if err := e.dev.Trace(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.b.Sources(0, 4, 4); !errors.Is(err, cudart.ErrInvalid) {
+		t.Fatalf("sources with tracking off: %v", err)
+	}
+}

@@ -428,6 +428,21 @@ func mergeSizes(a, b []SizeStat) []SizeStat {
 	return out
 }
 
+// AddCoverage adds c to r's coverage: united with r's coverage of the same
+// kernel when both count the same branches, blocks and guards (two runs
+// of one kernel), else in place of it.
+func (r *Report) AddCoverage(c Coverage) {
+	o := r.KernelCoverage(c.Kernel)
+	switch {
+	case o == nil:
+		r.Coverage = append(r.Coverage, c)
+	case o.Branches == c.Branches && o.Blocks == c.Blocks && o.Guards == c.Guards:
+		*o = unionCoverage(*o, c)
+	default:
+		*o = c
+	}
+}
+
 // unionCoverage returns the coverage of two runs of one kernel: covered
 // where either covered, so uncovered where both listed it uncovered.
 func unionCoverage(a, b Coverage) Coverage {

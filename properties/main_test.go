@@ -18,7 +18,7 @@ import (
 
 func TestMain(m *testing.M) {
 	before := failFiles()
-	code := suite.Main(m, suite.WithKernels(ourKernels()...), suite.WithPredictions(ourPredictions()...))
+	code := suite.Main(m, suite.WithKernels(ourKernels()...), suite.WithPredictions(ourPredictions()...), suite.WithCoverageCheck())
 	if leaked := newFailFiles(before); code == 0 && len(leaked) > 0 {
 		// Every test passed, so these fail files come from failures a test
 		// provoked on purpose: rapid would replay them in every later run.

@@ -121,7 +121,9 @@ func sampleReport() *Report {
 			{Tool: "memcheck", Kind: "CUDA_ERROR_INVALID_VALUE", Message: "cuFuncGetParamInfo"},
 		}},
 		Coverage: []Coverage{
-			{Kernel: "rmsnorm_fwd", Branches: 12, Covered: 11, Uncovered: []UncoveredBranch{{Line: 57, Condition: "@%p3 taken"}}},
+			{Kernel: "rmsnorm_fwd", Branches: 12, Covered: 10, Blocks: 9, BlocksCovered: 8, UncoveredBlocks: []int{60}, Uncovered: []UncoveredBranch{
+				{Line: 57, Guard: "@%p3", Direction: "taken", Condition: "setp.lt.s32 %p3, %r5, %r2;", ConditionLine: 56},
+				{Line: 70, Guard: "@!%p4", Direction: "not taken", Unreachable: "hidden ≤ 2³¹−1"}}},
 			{Kernel: "rmsnorm_bwd", Branches: 0, Covered: 0},
 		},
 		Costs: []Cost{{Kernel: "rmsnorm_fwd", Shape: "rows=3 hidden=33", Size: 33, Elements: 99, InstructionsPerElement: 41.5, BytesPerElement: 12.1}},

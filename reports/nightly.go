@@ -75,14 +75,26 @@ func (f SanitizerFinding) String() string {
 	return fmt.Sprintf("%s %s %s", f.Tool, where, f.Kind)
 }
 
-// Coverage is one kernel's branch coverage: of its conditional branches'
-// outcomes (each direction of each branch counts once), how many the run
-// took.
+// Coverage is one kernel's branch coverage on the emulator: of its
+// conditional branches' directions (taken, not taken: each counts once),
+// of its basic blocks and of its other guarded instructions' outcomes
+// (guard held, failed on some lane), how many the run executed. Uncovered
+// and UncoveredBlocks list every one not covered (a report that predates
+// them may list fewer), so that shards' coverage adds up.
 type Coverage struct {
 	Kernel    string            `json:"kernel"`   // Kernel.Name; unique
-	Branches  int               `json:"branches"` // branch outcomes in the kernel
+	Branches  int               `json:"branches"` // branch directions in the kernel
 	Covered   int               `json:"covered"`  // of those, taken at least once
 	Uncovered []UncoveredBranch `json:"uncovered,omitempty"`
+	// Blocks and BlocksCovered count basic blocks; UncoveredBlocks are the
+	// PTX lines where those not covered start, ascending.
+	Blocks          int   `json:"blocks,omitempty"`
+	BlocksCovered   int   `json:"blocks_covered,omitempty"`
+	UncoveredBlocks []int `json:"uncovered_blocks,omitempty"`
+	// Guards and GuardsCovered count the outcomes of the other guarded
+	// instructions (a guarded load or store: held, failed).
+	Guards        int `json:"guards,omitempty"`
+	GuardsCovered int `json:"guards_covered,omitempty"`
 }
 
 // Fraction is Covered/Branches, and 1 for a kernel without branches.
@@ -93,11 +105,54 @@ func (c *Coverage) Fraction() float64 {
 	return float64(c.Covered) / float64(c.Branches)
 }
 
-// UncoveredBranch is one branch outcome no check took.
-type UncoveredBranch struct {
-	Line      int    `json:"line"`                // 1-based line of the kernel's PTX
-	Condition string `json:"condition,omitempty"` // e.g. "@%p3 taken", "@!%p1 not taken"
+// BlockFraction is BlocksCovered/Blocks, and 1 for none.
+func (c *Coverage) BlockFraction() float64 {
+	if c.Blocks == 0 {
+		return 1
+	}
+	return float64(c.BlocksCovered) / float64(c.Blocks)
 }
+
+// Unexplained returns the uncovered branch directions that no kernel
+// descriptor explains as unreachable.
+func (c *Coverage) Unexplained() []UncoveredBranch {
+	var out []UncoveredBranch
+	for _, u := range c.Uncovered {
+		if u.Unreachable == "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// UncoveredBranch is one branch direction no check took.
+type UncoveredBranch struct {
+	Line      int    `json:"line"`                // 1-based line of the kernel's PTX (the bra)
+	Direction string `json:"direction,omitempty"` // "taken" or "not taken"
+	Guard     string `json:"guard,omitempty"`     // e.g. "@%p3", "@!%p1"
+	// Condition is the instruction that defines the guard's predicate,
+	// e.g. "setp.lt.s32 %p3, %r5, %r2;", and ConditionLine its line.
+	Condition     string `json:"condition,omitempty"`
+	ConditionLine int    `json:"condition_line,omitempty"`
+	// Unreachable is the reason the kernel's descriptor gives for this
+	// direction never being taken; empty when it gives none.
+	Unreachable string `json:"unreachable,omitempty"`
+}
+
+// String is e.g. "line 57 @%p3 taken (setp.lt.s32 %p3, %r5, %r2;)".
+func (u UncoveredBranch) String() string {
+	s := strings.TrimSpace(fmt.Sprintf("line %d %s %s", u.Line, u.Guard, u.Direction))
+	if u.Condition != "" {
+		s += " (" + u.Condition + ")"
+	}
+	if u.Unreachable != "" {
+		s += " unreachable: " + u.Unreachable
+	}
+	return s
+}
+
+// key identifies the direction in its kernel.
+func (u UncoveredBranch) key() string { return fmt.Sprintf("%d|%s|%s", u.Line, u.Guard, u.Direction) }
 
 // Cost is what the emulator counted for one kernel at one shape, per
 // element of the output: deterministic, so any growth is a kernel that got
@@ -233,6 +288,16 @@ func (v *validator) nightly(r *Report) {
 				v.addf("%s: uncovered[%d]: line %d is not a line number", at, j, u.Line)
 			}
 		}
+		v.count(at, "blocks", c.Blocks)
+		v.count(at, "blocks_covered", c.BlocksCovered)
+		if c.BlocksCovered > c.Blocks || len(c.UncoveredBlocks) > c.Blocks-c.BlocksCovered {
+			v.addf("%s: %d of %d blocks covered with %d listed uncovered", at, c.BlocksCovered, c.Blocks, len(c.UncoveredBlocks))
+		}
+		v.count(at, "guards", c.Guards)
+		v.count(at, "guards_covered", c.GuardsCovered)
+		if c.GuardsCovered > c.Guards {
+			v.addf("%s: guards covered %d is above guards %d", at, c.GuardsCovered, c.Guards)
+		}
 	}
 	clear(seen)
 	for i, c := range r.Costs {
@@ -307,11 +372,16 @@ func mergeNightly(out, r *Report, name string) []string {
 		out.Costs = append(out.Costs, c)
 	}
 	for _, c := range r.Coverage {
-		if out.KernelCoverage(c.Kernel) != nil {
-			problems = append(problems, fmt.Sprintf("%s: coverage of %s is in an earlier report too", name, quote(c.Kernel)))
+		o := out.KernelCoverage(c.Kernel)
+		if o == nil {
+			out.Coverage = append(out.Coverage, c)
 			continue
 		}
-		out.Coverage = append(out.Coverage, c)
+		if o.Branches != c.Branches || o.Blocks != c.Blocks || o.Guards != c.Guards {
+			problems = append(problems, fmt.Sprintf("%s: coverage of %s counts %d branch directions and %d blocks, an earlier report %d and %d", name, quote(c.Kernel), c.Branches, c.Blocks, o.Branches, o.Blocks))
+			continue
+		}
+		*o = unionCoverage(*o, c)
 	}
 	if s := r.Sanitizer; s != nil {
 		if out.Sanitizer == nil {
@@ -358,6 +428,47 @@ func mergeSizes(a, b []SizeStat) []SizeStat {
 	return out
 }
 
+// AddCoverage adds c to r's coverage: united with r's coverage of the same
+// kernel when both count the same branches, blocks and guards (two runs
+// of one kernel), else in place of it.
+func (r *Report) AddCoverage(c Coverage) {
+	o := r.KernelCoverage(c.Kernel)
+	switch {
+	case o == nil:
+		r.Coverage = append(r.Coverage, c)
+	case o.Branches == c.Branches && o.Blocks == c.Blocks && o.Guards == c.Guards:
+		*o = unionCoverage(*o, c)
+	default:
+		*o = c
+	}
+}
+
+// unionCoverage returns the coverage of two runs of one kernel: covered
+// where either covered, so uncovered where both listed it uncovered.
+func unionCoverage(a, b Coverage) Coverage {
+	out := a
+	in := map[string]bool{}
+	for _, u := range b.Uncovered {
+		in[u.key()] = true
+	}
+	out.Uncovered = nil
+	for _, u := range a.Uncovered {
+		if in[u.key()] {
+			out.Uncovered = append(out.Uncovered, u)
+		}
+	}
+	out.Covered = max(a.Covered, b.Covered, a.Branches-len(out.Uncovered))
+	out.UncoveredBlocks = nil
+	for _, l := range a.UncoveredBlocks {
+		if slices.Contains(b.UncoveredBlocks, l) {
+			out.UncoveredBlocks = append(out.UncoveredBlocks, l)
+		}
+	}
+	out.BlocksCovered = max(a.BlocksCovered, b.BlocksCovered, a.Blocks-len(out.UncoveredBlocks))
+	out.GuardsCovered = max(a.GuardsCovered, b.GuardsCovered) // a lower bound: guards are not listed
+	return out
+}
+
 // nightlySummary writes Summary's lines for the nightly's sections, each
 // only when the report has it, e.g.
 //
@@ -378,10 +489,16 @@ func nightlySummary(b *strings.Builder, r *Report) {
 		b.WriteByte('\n')
 	}
 	for _, c := range r.Coverage {
-		fmt.Fprintf(b, "coverage %s: %d/%d branches (%s)", c.Kernel, c.Covered, c.Branches, percent(c.Fraction()))
+		fmt.Fprintf(b, "coverage %s: %d/%d branch directions (%s)", c.Kernel, c.Covered, c.Branches, percent(c.Fraction()))
+		if c.Blocks > 0 {
+			fmt.Fprintf(b, ", %d/%d blocks", c.BlocksCovered, c.Blocks)
+		}
+		if n := len(c.Uncovered) - len(c.Unexplained()); n > 0 {
+			fmt.Fprintf(b, ", %d explained unreachable", n)
+		}
 		var un []string
-		for _, u := range c.Uncovered {
-			un = append(un, strings.TrimSpace(fmt.Sprintf("line %d %s", u.Line, u.Condition)))
+		for _, u := range c.Unexplained() {
+			un = append(un, u.String())
 		}
 		if len(un) > 0 {
 			fmt.Fprintf(b, ", uncovered: %s", Clip(strings.Join(un, "; "), cellMax))
@@ -485,16 +602,18 @@ func compareNightly(a, b *Report, add func(Class, string, ...any)) {
 			continue
 		}
 		x, y := o.Fraction(), n.Fraction()
+		bx, by := o.BlockFraction(), n.BlockFraction()
 		c := Changed
 		switch {
-		case y < x:
+		case y < x || by < bx:
 			c = Regression
-		case y > x:
+		case y > x || by > bx:
 			c = Improvement
-		case o.Covered == n.Covered && o.Branches == n.Branches:
+		case o.Covered == n.Covered && o.Branches == n.Branches && o.BlocksCovered == n.BlocksCovered && o.Blocks == n.Blocks:
 			continue
 		}
-		add(c, "coverage %s: %d/%d (%s) -> %d/%d (%s)", n.Kernel, o.Covered, o.Branches, percent(x), n.Covered, n.Branches, percent(y))
+		add(c, "coverage %s: %d/%d (%s) -> %d/%d (%s) branch directions, %d/%d -> %d/%d blocks", n.Kernel, o.Covered, o.Branches, percent(x), n.Covered, n.Branches, percent(y),
+			o.BlocksCovered, o.Blocks, n.BlocksCovered, n.Blocks)
 	}
 	for _, o := range a.Coverage {
 		if b.KernelCoverage(o.Kernel) == nil {
@@ -583,13 +702,14 @@ func nightlyMarkdown(b *strings.Builder, r *Report) {
 	}
 	if len(r.Coverage) > 0 {
 		b.WriteString("\n## Branch coverage\n\n")
-		table(b, []string{"Kernel", "Covered", "Uncovered"}, func(yield func([]string)) {
+		table(b, []string{"Kernel", "Branch directions", "Blocks", "Uncovered"}, func(yield func([]string)) {
 			for _, c := range r.Coverage {
 				var un []string
 				for _, u := range c.Uncovered {
-					un = append(un, strings.TrimSpace(fmt.Sprintf("line %d %s", u.Line, u.Condition)))
+					un = append(un, u.String())
 				}
-				yield([]string{code(c.Kernel), fmt.Sprintf("%d/%d (%s)", c.Covered, c.Branches, percent(c.Fraction())), strings.Join(un, "; ")})
+				yield([]string{code(c.Kernel), fmt.Sprintf("%d/%d (%s)", c.Covered, c.Branches, percent(c.Fraction())),
+					fmt.Sprintf("%d/%d", c.BlocksCovered, c.Blocks), strings.Join(un, "; ")})
 			}
 		})
 	}

@@ -19,8 +19,11 @@ func TestNightlyValidateGoOnly(t *testing.T) {
 		{"duplicate cost", "duplicate kernel and shape", func(r *Report) { r.Costs = append(r.Costs, r.Costs[0]) }},
 		{"duplicate coverage", "duplicate kernel", func(r *Report) { r.Coverage = append(r.Coverage, r.Coverage[0]) }},
 		{"covered above branches", "covered 13 is above branches 12", func(r *Report) { r.Coverage[0].Covered = 13 }},
-		{"too many uncovered", "2 uncovered branches listed", func(r *Report) {
+		{"too many uncovered", "3 uncovered branches listed", func(r *Report) {
 			r.Coverage[0].Uncovered = append(r.Coverage[0].Uncovered, UncoveredBranch{Line: 9})
+		}},
+		{"too many uncovered blocks", "8 of 9 blocks covered with 2 listed uncovered", func(r *Report) {
+			r.Coverage[0].UncoveredBlocks = append(r.Coverage[0].UncoveredBlocks, 61)
 		}},
 		{"finding of a tool that did not run", "not among sanitizer.tools", func(r *Report) { r.Sanitizer.Findings[0].Tool = "initcheck" }},
 		{"size bucket upside down", "size_max 0 is below size_min 1", func(r *Report) { r.Predictions[0].ErrorStats.BySize[0].SizeMax = 0 }},
@@ -107,8 +110,8 @@ func TestSummaryNightly(t *testing.T) {
 	for _, w := range []string{
 		"bench rmsnorm_fwd rows=4096 hidden=4096: copy 0.82 (3 runs, 0.81–0.83)  torch eager 2.1×  torch.compile 1.1×\n",
 		"bench rmsnorm_fwd rows=4096 hidden=512: copy 0.6 (1 run)\n",
-		"coverage rmsnorm_fwd: 11/12 branches (91.7%), uncovered: line 57 @%p3 taken\n",
-		"coverage rmsnorm_bwd: 0/0 branches (100.0%)\n",
+		"coverage rmsnorm_fwd: 10/12 branch directions (83.3%), 8/9 blocks, 1 explained unreachable, uncovered: line 57 @%p3 taken (setp.lt.s32 %p3, %r5, %r2;)\n",
+		"coverage rmsnorm_bwd: 0/0 branch directions (100.0%)\n",
 		"cost rmsnorm_fwd rows=3 hidden=33: 41.5 instructions, 12.1 bytes per element\n",
 		"sanitizer (memcheck, racecheck): 2 findings\n  racecheck rmsnorm_bwd:88 RAW hazard: Race reported",
 		"  memcheck (api) CUDA_ERROR_INVALID_VALUE: cuFuncGetParamInfo\n",
@@ -126,7 +129,7 @@ func TestMarkdownNightly(t *testing.T) {
 	}
 	for _, w := range []string{
 		"## Benchmarks", "| `rmsnorm_fwd` | rows=4096 hidden=4096 | 0.82 (3 runs, 0.81–0.83) | 2.1× | 1.1× |",
-		"## Branch coverage", "| `rmsnorm_fwd` | 11/12 (91.7%) | line 57 @%p3 taken |",
+		"## Branch coverage", "| `rmsnorm_fwd` | 10/12 (83.3%) | 8/9 | line 57 @%p3 taken (setp.lt.s32 %p3, %r5, %r2;); line 70 @!%p4 not taken unreachable: hidden ≤ 2³¹−1 |",
 		"## Emulator costs", "| `rmsnorm_fwd` | rows=3 hidden=33 | 99 | 41.5 | 12.1 |",
 		"## Sanitizer", "Tools: memcheck, racecheck. 2 findings.", "| racecheck | `rmsnorm_bwd` | 88 | RAW hazard |",
 	} {

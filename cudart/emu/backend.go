@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -61,6 +62,9 @@ type Config struct {
 	// fails whatever the machine's load; negative: unlimited. Exceeding it
 	// fails the launch with cudart.ErrTimeout.
 	MaxInstructions int64
+	// Coverage, when set, accumulates which basic blocks, branch
+	// directions and guards every launch executed (cover.go).
+	Coverage *Coverage
 }
 
 // LaunchStats describes the last launch.
@@ -427,6 +431,7 @@ func (b *Backend) LoadModule(name string, src []byte) (cudart.ModuleHandle, erro
 	if err != nil {
 		return nil, err
 	}
+	m.sum = sha256.Sum256(src) // names the module's kernels in a Coverage
 	b.modules[m] = true
 	return m, nil
 }
@@ -472,7 +477,9 @@ func (b *Backend) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry,
 	if err != nil {
 		return err
 	}
+	l.startCoverage(l.cfg.Coverage)
 	err = l.run()
+	l.endCoverage(l.cfg.Coverage)
 	k.lastInsts = l.threadInsts
 	b.stats = LaunchStats{Kernel: entry, ThreadInstructions: l.threadInsts, WarpInstructions: l.warpInsts, CTAs: l.ctasRun, Duration: time.Since(start),
 		GlobalLoadBytes: l.gbytes[accRead], GlobalStoreBytes: l.gbytes[accWrite], GlobalAtomicBytes: l.gbytes[accAtomic]}

@@ -58,6 +58,7 @@ type launch struct {
 	ctasRun                int
 	budget                 int64
 	lastGlobal             *allocation
+	cov                    []uint8     // per PC, what Config.Coverage records (cover.go); nil when off
 	spec                   *specWorker // a worker of a parallel run (see spec.go), or nil
 	perm                   [32]int
 	scratch                [32]uint64
@@ -356,6 +357,9 @@ func (w *warp) run(quantum int) {
 				p = ^p
 			}
 			m &= p
+			if l.cov != nil {
+				l.noteGuard(in.pc, m, w.active)
+			}
 		}
 		l.warpInsts++
 		l.threadInsts += int64(bits.OnesCount32(w.active))

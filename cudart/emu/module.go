@@ -32,6 +32,7 @@ type module struct {
 	dynShared *ptx.Variable   // module-scope .extern .shared
 	funcs     map[string]*ptx.Function
 	kernels   map[string]*kernel
+	sum       [32]byte // SHA-256 of the PTX text
 }
 
 // symbol is a variable's address in its state space.

@@ -292,6 +292,7 @@ func (l *launch) runParallel(n int) bool {
 		*f = *l
 		f.resident, f.free = nil, nil
 		f.spec = &specWorker{run: sr}
+		l.forkCoverage(f)
 		for _, w := range c.warps {
 			w.l = f
 		}
@@ -342,6 +343,7 @@ func (l *launch) runParallel(n int) bool {
 	launch := l.b.mem.launch
 	for _, f := range forks {
 		f.spec.commit(launch)
+		l.joinCoverage(f)
 	}
 	l.threadInsts, l.warpInsts, l.ctasRun = ti, wi, ctas
 	for k := range gb {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/reports"
 )
 
@@ -33,6 +34,7 @@ type Config struct {
 	ShardCount     int           // shard count beside an index the engine gives alone (JOB_COMPLETION_INDEX)
 	ShardSplit     int           // seed ranges per contract run (0: one)
 	ShardRun       string        // the identity the shards of one run share ("": the engine's job ID, else from the seed)
+	Coverage       bool          // emulator: record the branch directions and blocks each kernel executed, into the report
 
 	// Command is the command that reruns the jobs of Run, in the report's
 	// reproductions: its flags follow it, then CommandArgs (e.g. "ptxprop
@@ -67,6 +69,11 @@ type Config struct {
 	extra    []extraSettings
 	cleanups []func()
 	noReport bool
+	// coverageCheck fails a complete run on an unexplained uncovered
+	// branch of our kernels (WithCoverageCheck); cov collects the run's
+	// coverage (set by the runner when Coverage is).
+	coverageCheck bool
+	cov           *emu.Coverage
 }
 
 // extraSettings is a settings table of a test binary's own (WithSettings).
@@ -111,6 +118,16 @@ func WithSettings[C any](t Table[C], c *C, parsed func(Config) error) Option {
 			parsed:   parsed,
 		})
 	}
+}
+
+// WithCoverageCheck makes a complete run on the emulator (every
+// prediction run, not sharded, -ptxprop.coverage on) fail when a branch
+// direction of one of ptxprop's own kernels is left uncovered and its
+// descriptor (kernels.Kernel.Unreachable) does not explain it, or when an
+// explanation names a direction the run took: ptxprop's properties
+// package runs with it.
+func WithCoverageCheck() Option {
+	return func(c *Config) { c.coverageCheck = true }
 }
 
 // WithChecks makes n the run's rapid checks per contract where neither
@@ -256,6 +273,9 @@ var settings = Table[Config]{
 	{"shard-run", "", "the identity every shard of one run shares, recorded so that merge can tell shards apart (\"\": SLURM_ARRAY_JOB_ID, BUILDKITE_BUILD_ID, else the base seed, which must then be given)",
 		func(c *Config, v string) error { c.ShardRun = v; return nil },
 		func(c *Config) string { return c.ShardRun }, "it names the run, it does not change it"},
+	{"coverage", "true", "emulator: record which branch directions and basic blocks of each kernel the run executed, into the report's coverage section",
+		func(c *Config, v string) (err error) { c.Coverage, err = strconv.ParseBool(v); return },
+		func(c *Config) string { return strconv.FormatBool(c.Coverage) }, "it records what ran, it changes no check"},
 }
 
 // EnvName returns the environment twin of the setting -ptxprop.name.

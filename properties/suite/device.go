@@ -193,6 +193,9 @@ func openOrdinal(c Config, name string, ordinal int) (dev cudart.Device, note st
 		}
 		eo.Config.Seed = c.EmuSchedule
 	}
+	if c.cov != nil {
+		eo.Config.Coverage = c.cov // every emulator of the run adds to one Coverage
+	}
 	if name != "gpu" && eo != (emu.Options{}) {
 		opts.Backend = eo // on auto, used only if the emulator is picked
 	}

@@ -66,6 +66,7 @@
 //	-ptxprop.shard-count     PTXPROP_SHARD_COUNT      0        shard count beside JOB_COMPLETION_INDEX (a Kubernetes Indexed Job's completions)
 //	-ptxprop.shard-split     PTXPROP_SHARD_SPLIT      1        seed ranges each contract run is cut into (at most the shard count)
 //	-ptxprop.shard-run       PTXPROP_SHARD_RUN        ""       identity the shards of one run share ("": the Slurm or Buildkite job's, else from the seed)
+//	-ptxprop.coverage        PTXPROP_COVERAGE         true     emulator: record each kernel's branch directions and blocks executed, into the report
 //
 // # Failure database and shards
 //

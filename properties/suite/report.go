@@ -262,6 +262,9 @@ func writeReport(path string, r *reports.Report, ran map[string]outcome.Outcome,
 			}
 		}
 		mergeCosts(old, r.Costs)
+		for _, c := range r.Coverage {
+			old.AddCoverage(c)
+		}
 		return nil
 	})
 	if err == nil {

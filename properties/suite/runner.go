@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/cudart/emu"
 	"github.com/ptxprop/ptxprop/properties"
 	"github.com/ptxprop/ptxprop/properties/outcome"
 	"github.com/ptxprop/ptxprop/reports"
@@ -314,6 +315,9 @@ func recordedBy(rec *outcome.Recorder, name string) bool {
 }
 
 func newRunner(c Config, out io.Writer) *runner {
+	if c.Coverage && c.cov == nil {
+		c.cov = emu.NewCoverage()
+	}
 	r := &runner{cfg: c, out: out, start: time.Now(), rec: &outcome.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro, r.rec.Rerun = r.repro, r.rerunChecks
@@ -557,6 +561,21 @@ func (r *runner) finish(code int) int {
 	if path := r.cfg.ReportPath(); path != "" && err == nil {
 		fmt.Fprintf(r.out, "ptxprop: contract report written to %s\n", path)
 	}
+	if rep != nil && r.cfg.coverageCheck {
+		gaps, notes, skip := r.coverageGaps(rep)
+		if skip != "" {
+			fmt.Fprintf(r.out, "ptxprop: branch coverage not checked: %s\n", skip)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(r.out, "ptxprop: branch coverage: %s\n", n)
+		}
+		for _, g := range gaps {
+			fmt.Fprintf(os.Stderr, "ptxprop: branch coverage: %s\n", g)
+		}
+		if len(gaps) > 0 && code == 0 {
+			code = ExitFailed
+		}
+	}
 	for _, d := range r.devs {
 		load := DeviceLoad(d.Stats(), time.Since(r.start))
 		if len(r.devs) > 1 {
@@ -618,6 +637,7 @@ func (r *runner) report() (*reports.Report, error) {
 		}
 	}
 	r.addCosts(rep, info)
+	r.addCoverage(rep)
 	path := r.cfg.ReportPath()
 	if path == "" {
 		return rep, nil

@@ -113,6 +113,7 @@ type coverageRow struct {
 	Fraction  float64
 	Covered   int
 	Branches  int
+	Blocks    string // "covered/all", empty when not recorded
 	Uncovered []string
 }
 
@@ -158,8 +159,11 @@ func build(nights []night) (*data, error) {
 	}
 	for _, c := range r.Coverage {
 		row := coverageRow{Kernel: c.Kernel, Fraction: c.Fraction(), Covered: c.Covered, Branches: c.Branches}
+		if c.Blocks > 0 {
+			row.Blocks = fmt.Sprintf("%d/%d", c.BlocksCovered, c.Blocks)
+		}
 		for _, u := range c.Uncovered {
-			row.Uncovered = append(row.Uncovered, strings.TrimSpace(fmt.Sprintf("line %d %s", u.Line, u.Condition)))
+			row.Uncovered = append(row.Uncovered, u.String())
 		}
 		d.Coverage = append(d.Coverage, row)
 	}

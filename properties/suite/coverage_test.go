@@ -1,0 +1,56 @@
+package suite
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart/emu"
+	"github.com/ptxprop/ptxprop/kernels"
+	"github.com/ptxprop/ptxprop/reports"
+)
+
+// TestCoverageGaps checks the suite's coverage check on a report of one of
+// our kernels: it passes when every uncovered direction is explained or a
+// known gap, and fails on an unexplained one and on an explanation of a
+// direction the run took.
+func TestCoverageGaps(t *testing.T) {
+	d, ok := kernels.Lookup("rmsnorm_fwd")
+	if !ok || len(d.Unreachable) == 0 {
+		t.Fatal("rmsnorm_fwd has no Unreachable entries to test with")
+	}
+	sum := sha256.Sum256(d.PTX)
+	k := reports.Kernel{Name: d.Name, Origin: reports.KernelOurs, PTX: path.Join("kernels", d.PTXFile), Entry: d.Entry, PTXSHA256: hex.EncodeToString(sum[:])}
+	report := func(uncovered []kernels.Unreachable) *reports.Report {
+		c := reports.Coverage{Kernel: k.Name, Branches: 1000, Covered: 1000 - len(uncovered)}
+		for _, u := range uncovered {
+			c.Uncovered = append(c.Uncovered, reports.UncoveredBranch{Line: u.Line, Direction: u.Direction, Unreachable: d.UnreachableReason(u.Line, u.Direction)})
+		}
+		return &reports.Report{Kernels: []reports.Kernel{k}, Coverage: []reports.Coverage{c}}
+	}
+	r := &runner{cfg: Config{cov: emu.NewCoverage()}}
+	all := append(append([]kernels.Unreachable{}, d.Unreachable...), d.CoverageGaps...)
+	if gaps, _, skip := r.coverageGaps(report(all)); len(gaps) > 0 || skip != "" {
+		t.Errorf("every uncovered direction explained or known: gaps %q, skip %q", gaps, skip)
+	}
+	extra := append(all, kernels.Unreachable{Line: 99999, Direction: "taken"})
+	if gaps, _, _ := r.coverageGaps(report(extra)); len(gaps) != 1 || !strings.Contains(gaps[0], "line 99999") {
+		t.Errorf("an unexplained direction: gaps %q, want one naming line 99999", gaps)
+	}
+	if gaps, _, _ := r.coverageGaps(report(all[1:])); len(gaps) != 1 || !strings.Contains(gaps[0], "which the run took") {
+		t.Errorf("an Unreachable direction covered: gaps %q, want one", gaps)
+	}
+	if len(d.CoverageGaps) > 0 {
+		if gaps, notes, _ := r.coverageGaps(report(d.Unreachable)); len(gaps) > 0 || len(notes) != len(d.CoverageGaps) {
+			t.Errorf("known gaps covered: gaps %q, %d notes, want none and %d", gaps, len(notes), len(d.CoverageGaps))
+		}
+	}
+	if _, _, skip := (&runner{}).coverageGaps(report(all)); skip == "" {
+		t.Error("a run without coverage judged coverage")
+	}
+	if gaps, _, _ := r.coverageGaps(&reports.Report{Kernels: []reports.Kernel{k}}); len(gaps) != 1 {
+		t.Errorf("a kernel without coverage: gaps %q, want one", gaps)
+	}
+}

@@ -206,7 +206,7 @@ func drawQKN(rt *rapid.T, lim gen.Limits) qknCase {
 	rows := gen.Rows(lim, heads*headDim).Draw(rt, "rows")
 	s := lim.Conform(rt, op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim}, nil)
 	rows, heads, headDim = s.Rows, s.Heads, s.HeadDim
-	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: gen.Eps().Draw(rt, "eps"),
+	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: lim.Eps().Draw(rt, "eps"),
 		x: values(rt, lim, "x", rows, heads*headDim), gamma: lim.Gamma(rt, "gamma", headDim)}
 }
 

@@ -352,8 +352,8 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 
 // scalarDraws draws each numeric parameter of the op table by its name.
 var scalarDraws = map[string]func(rt *rapid.T, lim gen.Limits, label string) float64{
-	"eps":   func(rt *rapid.T, _ gen.Limits, l string) float64 { return float64(gen.Eps().Draw(rt, l)) },
-	"theta": func(rt *rapid.T, _ gen.Limits, l string) float64 { return float64(gen.Theta().Draw(rt, l)) },
+	"eps":   func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.Eps().Draw(rt, l)) },
+	"theta": func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.Theta().Draw(rt, l)) },
 	"pos":   func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.Position().Draw(rt, l)) },
 }
 

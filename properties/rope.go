@@ -50,7 +50,7 @@ func drawRoPECase(rt *rapid.T, lim gen.Limits, mode Positions, minDim, minPos in
 	s := lim.Conform(rt, op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim},
 		func(s op.Shape) bool { return s.HeadDim >= minDim })
 	rows, heads, headDim = s.Rows, s.Heads, s.HeadDim
-	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: gen.Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
+	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: lim.Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
 	if mode == SharedPosition {
 		p := max(minPos, lim.Position().Draw(rt, "pos"))
 		if lim.MaxPosition > 0 {

@@ -54,6 +54,8 @@ type Limits struct {
 	// domain is what WithDomain set (nil: every shape), behind a pointer
 	// for the same reason. Conform draws within it.
 	domain *Domain
+	// steering is what WithSteering set (nil: rapid's draws alone).
+	steering *Steering
 }
 
 // Domain is the set of shapes an implementation handles where it is
@@ -302,7 +304,12 @@ func (lim Limits) Values(t *rapid.T, label string, rows, cols int, dists ...Dist
 // ValuesInto is lim.Values with the data written to x (rows·cols
 // elements, every one overwritten), for a caller that recycles buffers.
 func (lim Limits) ValuesInto(x []float32, t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
-	v := valuesInto(x, t, label, rows, cols, dists...)
+	var v Tensor
+	if lim.steering == nil {
+		v = valuesInto(x, t, label, rows, cols, dists...)
+	} else {
+		v = lim.steeredValues(x, t, label, rows, cols, dists...)
+	}
 	role, _, _ := strings.Cut(label, ".")
 	lim.Round(role, v.Data)
 	return v
@@ -310,7 +317,12 @@ func (lim Limits) ValuesInto(x []float32, t *rapid.T, label string, rows, cols i
 
 // Gamma is Gamma rounded to the storage of the role label.
 func (lim Limits) Gamma(t *rapid.T, label string, n int) []float32 {
-	g := Gamma(t, label, n)
+	var g []float32
+	if lim.steering == nil {
+		g = Gamma(t, label, n)
+	} else {
+		g = lim.steeredGamma(t, label, n)
+	}
 	lim.Round(label, g)
 	return g
 }
@@ -371,10 +383,13 @@ func Hidden(lim Limits) *rapid.Generator[int] {
 	if m > 1 {
 		random = rapid.Map(random, func(k int) int { return k * m })
 	}
-	if len(grid) == 0 {
-		return random
+	g := random
+	if len(grid) > 0 {
+		g = rapid.OneOf(rapid.SampledFrom(grid), rapid.SampledFrom(grid), random)
 	}
-	return rapid.OneOf(rapid.SampledFrom(grid), rapid.SampledFrom(grid), random)
+	return steeredInt(lim, "hidden", g, func(h int) int {
+		return clampInt(h/m, 1, max(1, lim.MaxHidden/m)) * m
+	})
 }
 
 // Rows draws a row count for rows of length hidden under lim: an edge row
@@ -404,17 +419,25 @@ func Rows(lim Limits, hidden int) *rapid.Generator[int] {
 	if len(in) > 0 {
 		common = rapid.OneOf(rapid.SampledFrom(in), common)
 	}
-	if len(wide) == 0 {
-		return common
+	// A steered count stays in lo..hi, and above the common counts only
+	// at one of the wide ones, as drawn.
+	fix := func(r int) int {
+		if r > random && !slices.Contains(wide, r) {
+			r = random
+		}
+		return clampInt(r, lo, hi)
 	}
-	return rapid.Custom(func(t *rapid.T) int {
+	if len(wide) == 0 {
+		return steeredInt(lim, "rows", common, fix)
+	}
+	return steeredInt(lim, "rows", rapid.Custom(func(t *rapid.T) int {
 		// The last of WideOdds values picks a wide count, so that rows
 		// shrink towards the common ones.
 		if rapid.IntRange(0, WideOdds-1).Draw(t, "wide") == WideOdds-1 {
 			return rapid.SampledFrom(wide).Draw(t, "rows")
 		}
 		return common.Draw(t, "rows")
-	})
+	}), fix)
 }
 
 // Eps draws ε: log-uniform in [1e-8, 1e-2], plus the two values models use
@@ -448,11 +471,14 @@ func Position() *rapid.Generator[int] {
 // p mod MaxPosition, so that every draw is valid (the edge positions below
 // the limit are kept as they are).
 func (lim Limits) Position() *rapid.Generator[int] {
-	if lim.MaxPosition <= 0 {
-		return Position()
+	hi := 131072
+	g := Position()
+	if lim.MaxPosition > 0 {
+		m := lim.MaxPosition
+		hi = m - 1
+		g = rapid.Map(Position(), func(p int) int { return p % m })
 	}
-	m := lim.MaxPosition
-	return rapid.Map(Position(), func(p int) int { return p % m })
+	return steeredInt(lim, "pos", g, func(p int) int { return clampInt(p, 0, hi) })
 }
 
 // Dist names a value distribution for generated tensors.
@@ -718,8 +744,15 @@ const gammaStream = 0x9e3779b97f4a7c15
 // xor gammaStream (so that γ and a tensor drawn with the same seed, as
 // shrinking makes them, are not the same numbers).
 func Gamma(t *rapid.T, label string, n int) []float32 {
-	kind := rapid.SampledFrom([]string{"ones", "around-one", "normal"}).Draw(t, label+".kind")
+	kind := rapid.SampledFrom(gammaKinds).Draw(t, label+".kind")
 	seed := rapid.Uint64().Draw(t, label+".seed")
+	return makeGamma(kind, seed, n)
+}
+
+var gammaKinds = []string{"ones", "around-one", "normal"}
+
+// makeGamma is the γ Gamma draws as (kind, seed).
+func makeGamma(kind string, seed uint64, n int) []float32 {
 	r := tensorRand{seed ^ gammaStream}
 	g := make([]float32, n)
 	switch kind {

@@ -229,8 +229,8 @@ func Shape(t *rapid.T, lim Limits) (rows, hidden int) {
 			return rows, hidden
 		}
 	}
-	hidden = Hidden(lim).Draw(t, "hidden")
-	rows = Rows(lim, hidden).Draw(t, "rows")
+	hidden = lim.DrawHidden(t, "hidden")
+	rows = lim.DrawRows(t, "rows", hidden)
 	if lim.domain != nil {
 		s := lim.Conform(t, op.Shape{Rows: rows, Hidden: hidden}, nil)
 		rows, hidden = s.Rows, s.Hidden
@@ -383,29 +383,47 @@ func Hidden(lim Limits) *rapid.Generator[int] {
 	if m > 1 {
 		random = rapid.Map(random, func(k int) int { return k * m })
 	}
-	g := random
-	if len(grid) > 0 {
-		g = rapid.OneOf(rapid.SampledFrom(grid), rapid.SampledFrom(grid), random)
+	if len(grid) == 0 {
+		return random
 	}
-	return steeredInt(lim, "hidden", g, func(h int) int {
-		return clampInt(h/m, 1, max(1, lim.MaxHidden/m)) * m
-	})
+	return rapid.OneOf(rapid.SampledFrom(grid), rapid.SampledFrom(grid), random)
 }
 
 // Rows draws a row count for rows of length hidden under lim: an edge row
 // count or one uniform in MinRows..RandomRows (1 when MinRows is unset) and, once in WideOdds draws where one
 // fits the elements, an edge row count beyond RandomRows.
 func Rows(lim Limits, hidden int) *rapid.Generator[int] {
-	hi := lim.MaxRows
+	lo, random, _, in, wide := rowsRange(lim, hidden)
+	common := rapid.IntRange(lo, random)
+	if len(in) > 0 {
+		common = rapid.OneOf(rapid.SampledFrom(in), common)
+	}
+	if len(wide) == 0 {
+		return common
+	}
+	return rapid.Custom(func(t *rapid.T) int {
+		// The last of WideOdds values picks a wide count, so that rows
+		// shrink towards the common ones.
+		if rapid.IntRange(0, WideOdds-1).Draw(t, "wide") == WideOdds-1 {
+			return rapid.SampledFrom(wide).Draw(t, "rows")
+		}
+		return common.Draw(t, "rows")
+	})
+}
+
+// rowsRange returns what Rows draws from for rows of length hidden: the
+// common counts lo..random and the edge counts among them (in), and the
+// wide edge counts in random+1..hi.
+func rowsRange(lim Limits, hidden int) (lo, random, hi int, in, wide []int) {
+	hi = lim.MaxRows
 	if lim.MaxElements > 0 && hidden > 0 && hi*hidden > lim.MaxElements {
 		hi = max(1, lim.MaxElements/hidden)
 	}
-	lo := max(1, min(lim.MinRows, hi))
-	random := hi
+	lo = max(1, min(lim.MinRows, hi))
+	random = hi
 	if lim.RandomRows > 0 {
 		random = max(lo, min(hi, lim.RandomRows))
 	}
-	var in, wide []int
 	for _, r := range EdgeRows {
 		switch {
 		case r < lo:
@@ -415,29 +433,7 @@ func Rows(lim Limits, hidden int) *rapid.Generator[int] {
 			wide = append(wide, r)
 		}
 	}
-	common := rapid.IntRange(lo, random)
-	if len(in) > 0 {
-		common = rapid.OneOf(rapid.SampledFrom(in), common)
-	}
-	// A steered count stays in lo..hi, and above the common counts only
-	// at one of the wide ones, as drawn.
-	fix := func(r int) int {
-		if r > random && !slices.Contains(wide, r) {
-			r = random
-		}
-		return clampInt(r, lo, hi)
-	}
-	if len(wide) == 0 {
-		return steeredInt(lim, "rows", common, fix)
-	}
-	return steeredInt(lim, "rows", rapid.Custom(func(t *rapid.T) int {
-		// The last of WideOdds values picks a wide count, so that rows
-		// shrink towards the common ones.
-		if rapid.IntRange(0, WideOdds-1).Draw(t, "wide") == WideOdds-1 {
-			return rapid.SampledFrom(wide).Draw(t, "rows")
-		}
-		return common.Draw(t, "rows")
-	}), fix)
+	return lo, random, hi, in, wide
 }
 
 // Eps draws ε: log-uniform in [1e-8, 1e-2], plus the two values models use
@@ -471,14 +467,11 @@ func Position() *rapid.Generator[int] {
 // p mod MaxPosition, so that every draw is valid (the edge positions below
 // the limit are kept as they are).
 func (lim Limits) Position() *rapid.Generator[int] {
-	hi := 131072
-	g := Position()
-	if lim.MaxPosition > 0 {
-		m := lim.MaxPosition
-		hi = m - 1
-		g = rapid.Map(Position(), func(p int) int { return p % m })
+	if lim.MaxPosition <= 0 {
+		return Position()
 	}
-	return steeredInt(lim, "pos", g, func(p int) int { return clampInt(p, 0, hi) })
+	m := lim.MaxPosition
+	return rapid.Map(Position(), func(p int) int { return p % m })
 }
 
 // Dist names a value distribution for generated tensors.

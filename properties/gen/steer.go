@@ -164,38 +164,58 @@ func (lim Limits) poke(t *rapid.T, label string, x []float32, scale float64) {
 	}
 }
 
-// steered wraps g so that its value is steered as key, fix bringing a
-// wanted value into g's range; g itself without Steering.
-func steeredInt(lim Limits, key string, g *rapid.Generator[int], fix func(int) int) *rapid.Generator[int] {
-	if lim.steering == nil {
-		return g
+// The draws a contract makes through these methods, rather than through
+// the generators they wrap, are steerable: a generator's value is made in
+// a rapid.T of its own, which the Steering cannot tell from another check's.
+
+// DrawHidden draws a row length from Hidden(lim) as label, steered as
+// "hidden" within 1..MaxHidden, a multiple of HiddenMultiple.
+func (lim Limits) DrawHidden(t *rapid.T, label string) int {
+	m := max(1, lim.HiddenMultiple)
+	h := Hidden(lim).Draw(t, label)
+	return int(lim.steerF(t, "hidden", float64(h), func(w float64) float64 {
+		return float64(clampInt(int(w)/m, 1, max(1, lim.MaxHidden/m)) * m)
+	}))
+}
+
+// DrawRows draws a row count from Rows(lim, hidden) as label, steered as
+// "rows": within Rows' range, and above its common counts only at one of
+// its wide ones.
+func (lim Limits) DrawRows(t *rapid.T, label string, hidden int) int {
+	r := Rows(lim, hidden).Draw(t, label)
+	lo, random, hi, _, wide := rowsRange(lim, hidden)
+	return int(lim.steerF(t, "rows", float64(r), func(w float64) float64 {
+		r := int(w)
+		if r > random && !slices.Contains(wide, r) {
+			r = random
+		}
+		return float64(clampInt(r, lo, hi))
+	}))
+}
+
+// DrawEps draws ε from Eps() as label, steered as "eps" within [1e-8, 1e-2].
+func (lim Limits) DrawEps(t *rapid.T, label string) float32 {
+	return lim.steer32(t, "eps", Eps().Draw(t, label), 1e-8, 1e-2)
+}
+
+// DrawTheta draws θ from Theta() as label, steered as "theta" within [1e2, 1e7].
+func (lim Limits) DrawTheta(t *rapid.T, label string) float32 {
+	return lim.steer32(t, "theta", Theta().Draw(t, label), 1e2, 1e7)
+}
+
+// DrawPosition draws a position from lim.Position() as label, steered as
+// "pos" within its range.
+func (lim Limits) DrawPosition(t *rapid.T, label string) int {
+	hi := 131072
+	if lim.MaxPosition > 0 {
+		hi = lim.MaxPosition - 1
 	}
-	return rapid.Custom(func(t *rapid.T) int {
-		v := g.Draw(t, key)
-		return int(lim.steerF(t, key, float64(v), func(w float64) float64 { return float64(fix(int(math.Round(w)))) }))
-	})
+	p := lim.Position().Draw(t, label)
+	return int(lim.steerF(t, "pos", float64(p), func(w float64) float64 { return float64(clampInt(int(w), 0, hi)) }))
 }
 
-func steeredFloat32(lim Limits, key string, g *rapid.Generator[float32], lo, hi float32) *rapid.Generator[float32] {
-	if lim.steering == nil {
-		return g
-	}
-	return rapid.Custom(func(t *rapid.T) float32 {
-		v := g.Draw(t, key)
-		return float32(lim.steerF(t, key, float64(v), func(w float64) float64 {
-			return float64(min(hi, max(lo, float32(w))))
-		}))
-	})
-}
-
-// Eps is gen.Eps, steered (WithSteering) as "eps" within [1e-8, 1e-2].
-func (lim Limits) Eps() *rapid.Generator[float32] {
-	return steeredFloat32(lim, "eps", Eps(), 1e-8, 1e-2)
-}
-
-// Theta is gen.Theta, steered (WithSteering) as "theta" within [1e2, 1e7].
-func (lim Limits) Theta() *rapid.Generator[float32] {
-	return steeredFloat32(lim, "theta", Theta(), 1e2, 1e7)
+func (lim Limits) steer32(t *rapid.T, key string, v, lo, hi float32) float32 {
+	return float32(lim.steerF(t, key, float64(v), func(w float64) float64 { return float64(min(hi, max(lo, float32(w)))) }))
 }
 
 // clampInt returns v within [lo, hi] (hi < lo: lo).

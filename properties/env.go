@@ -82,6 +82,10 @@ type Config struct {
 	// Seed. A runner that owns rapid's settings supplies it (package
 	// suite's -ptxprop.loops).
 	Loops RapidLoops
+	// Target is the targeted search: the share of each contract run's
+	// checks that climb toward a larger error/tolerance (nil: none, every
+	// check random).
+	Target *Targeting
 	// Recorder receives every contract run's progress and outcome (nil:
 	// outcomes are dropped).
 	Recorder *outcome.Recorder
@@ -137,6 +141,9 @@ func (c *Config) LimitsFor(id string) gen.Limits {
 	}
 	if c.MaxPosition > 0 {
 		lim.MaxPosition = c.MaxPosition
+	}
+	if c.Target != nil && c.Target.Share > 0 {
+		lim = lim.WithSteering(c.Target.steering)
 	}
 	return lim.WithStorage(c.Storage).WithDomain(c.Domain)
 }

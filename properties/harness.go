@@ -102,6 +102,7 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		loops[k] = &loopRun{RapidLoop: l, k: k, tb: &loopTB{out: t}}
 	}
 	lr := rec.Begin(id, t.Name(), impls...)
+	climb := newSearch(cfg.Target) // target.go
 	// Checks that passed before a loop's first failure are counted by the
 	// property itself; rapid's shrinking and replays run it again, and
 	// the last failing call is the minimal case's replay.
@@ -133,7 +134,8 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		p := recover()
 		impls := credit()
 		n, stats := lr.Progress()
-		o := outcome.Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats, Impls: impls}
+		o := outcome.Outcome{ID: id, Duration: time.Since(lr.Start), Runs: []string{t.Name()}, Checks: n, Stats: stats, Impls: impls,
+			Search: climb.result()}
 		mu.Lock()
 		d, stopped, ended := decisive, stop, ended
 		o.Notes = append(o.Notes, notes...)
@@ -303,6 +305,26 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			l.tb.Fatalf("%s: %s: %s", id, status, reason)
 		}
 		done := false
+		if climb != nil {
+			mu.Lock()
+			wasFailed := l.failedYet
+			mu.Unlock()
+			ch := climb.begin(k, l.Seed, rt)
+			// Runs after the deferred function below has recorded a
+			// failure of this call.
+			defer func() {
+				mu.Lock()
+				failed := !wasFailed && l.failedYet
+				checks := l.passed
+				mu.Unlock()
+				ratio := o.stats.MaxRatio
+				if failed {
+					ratio, checks = o.failRatio, checks+1
+				}
+				climb.end(k, rt, ch, ratio, o.ctx, failed, !done && !failed,
+					func() string { return rerun(rec, t.Name(), l.Seed, checks) }, t.Name())
+			}()
+		}
 		defer func() {
 			if done && !rt.Failed() {
 				return

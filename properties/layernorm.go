@@ -203,10 +203,10 @@ type qknCase struct {
 func drawQKN(rt *rapid.T, lim gen.Limits) qknCase {
 	headDim := rapid.OneOf(rapid.SampledFrom([]int{1, 31, 32, 33, 64, 128, 256}), rapid.IntRange(1, 512)).Draw(rt, "head_dim")
 	heads := rapid.IntRange(1, max(1, min(32, lim.MaxHidden/headDim))).Draw(rt, "heads")
-	rows := gen.Rows(lim, heads*headDim).Draw(rt, "rows")
+	rows := lim.DrawRows(rt, "rows", heads*headDim)
 	s := lim.Conform(rt, op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim}, nil)
 	rows, heads, headDim = s.Rows, s.Heads, s.HeadDim
-	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: gen.Eps().Draw(rt, "eps"),
+	return qknCase{rows: rows, heads: heads, headDim: headDim, eps: lim.DrawEps(rt, "eps"),
 		x: values(rt, lim, "x", rows, heads*headDim), gamma: lim.Gamma(rt, "gamma", headDim)}
 }
 

@@ -321,9 +321,9 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 		s.Heads = rapid.IntRange(1, max(1, min(32, lim.MaxHidden/s.HeadDim))).Draw(rt, "heads")
 		s.Hidden = s.Heads * s.HeadDim
 	} else {
-		s.Hidden = gen.Hidden(lim).Draw(rt, "hidden")
+		s.Hidden = lim.DrawHidden(rt, "hidden")
 	}
-	s.Rows = gen.Rows(lim, s.Hidden).Draw(rt, "rows")
+	s.Rows = lim.DrawRows(rt, "rows", s.Hidden)
 	s = lim.Conform(rt, s, nil)
 	a := o.New(s)
 	desc := []string{s.String()}
@@ -340,7 +340,7 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 		case t.Kind == "u32":
 			p := *o.U32(a, i)
 			for j := range p {
-				p[j] = uint32(lim.Position().Draw(rt, t.Name))
+				p[j] = uint32(lim.DrawPosition(rt, t.Name))
 			}
 		case t.Layout == op.Row:
 			v := values(rt, lim, t.Name, s.Rows, t.Cols.Of(s))
@@ -355,9 +355,9 @@ func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 
 // scalarDraws draws each numeric parameter of the op table by its name.
 var scalarDraws = map[string]func(rt *rapid.T, lim gen.Limits, label string) float64{
-	"eps":   func(rt *rapid.T, _ gen.Limits, l string) float64 { return float64(gen.Eps().Draw(rt, l)) },
-	"theta": func(rt *rapid.T, _ gen.Limits, l string) float64 { return float64(gen.Theta().Draw(rt, l)) },
-	"pos":   func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.Position().Draw(rt, l)) },
+	"eps":   func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.DrawEps(rt, l)) },
+	"theta": func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.DrawTheta(rt, l)) },
+	"pos":   func(rt *rapid.T, lim gen.Limits, l string) float64 { return float64(lim.DrawPosition(rt, l)) },
 }
 
 // AnyOperation is an Operation seen through arguments of any type (a *A of

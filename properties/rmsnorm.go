@@ -27,7 +27,7 @@ type rmsCase struct {
 
 func drawRMSCase(rt *rapid.T, lim gen.Limits, dists ...gen.Dist) rmsCase {
 	rows, hidden := gen.Shape(rt, lim)
-	return rmsCase{rows: rows, hidden: hidden, eps: gen.Eps().Draw(rt, "eps"),
+	return rmsCase{rows: rows, hidden: hidden, eps: lim.DrawEps(rt, "eps"),
 		x: values(rt, lim, "x", rows, hidden, dists...), gamma: lim.Gamma(rt, "gamma", hidden)}
 }
 
@@ -127,7 +127,7 @@ func EpsParityContract(t TB, impl RMSNormForwarder) {
 	dev, lim := onDevice(t, EpsParity)
 	check(t, EpsParity, ImplKernels(impl), func(rt *rapid.T, o *Obs) {
 		rows, hidden := gen.Shape(rt, lim)
-		eps := gen.Eps().Draw(rt, "eps")
+		eps := lim.DrawEps(rt, "eps")
 		k := rapid.Float64Range(-1, 1).Draw(rt, "log10(mean(x²)/eps)")
 		seed := rapid.Uint64().Draw(rt, "x.seed")
 		x := gen.MakeTensor(gen.Normal, 0, seed, rows, hidden)
@@ -211,7 +211,7 @@ func drawBwdCase(rt *rapid.T, lim gen.Limits) bwdCase {
 
 // drawBwdCaseAt draws a backward problem of a given shape.
 func drawBwdCaseAt(rt *rapid.T, lim gen.Limits, rows, hidden int) bwdCase {
-	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: gen.Eps().Draw(rt, "eps"),
+	c := bwdCase{rmsCase: rmsCase{rows: rows, hidden: hidden, eps: lim.DrawEps(rt, "eps"),
 		x: values(rt, lim, "x", rows, hidden), gamma: lim.Gamma(rt, "gamma", hidden)}, fd: &bwdFD{}}
 	c.dy = values(rt, lim, "dy", c.rows, c.hidden, gen.Normal, gen.MixedScale)
 	c.x64, c.gamma64, c.dy64 = scratchWiden(c.x.Data), scratchWiden(c.gamma), scratchWiden(c.dy.Data)

@@ -46,13 +46,13 @@ func drawRoPECase(rt *rapid.T, lim gen.Limits, mode Positions, minDim, minPos in
 	headDim := 2 * rapid.OneOf(rapid.SampledFrom([]int{1, 2, 16, 32, 64}), rapid.IntRange(1, 128)).
 		Filter(func(h int) bool { return 2*h >= minDim }).Draw(rt, "head_dim/2")
 	heads := rapid.IntRange(1, max(1, min(16, lim.MaxHidden/headDim))).Draw(rt, "heads")
-	rows := gen.Rows(lim, heads*headDim).Draw(rt, "rows")
+	rows := lim.DrawRows(rt, "rows", heads*headDim)
 	s := lim.Conform(rt, op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim},
 		func(s op.Shape) bool { return s.HeadDim >= minDim })
 	rows, heads, headDim = s.Rows, s.Heads, s.HeadDim
-	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: gen.Theta().Draw(rt, "theta"), pos: make([]uint32, rows)}
+	c := ropeCase{rows: rows, heads: heads, headDim: headDim, theta: lim.DrawTheta(rt, "theta"), pos: make([]uint32, rows)}
 	if mode == SharedPosition {
-		p := max(minPos, lim.Position().Draw(rt, "pos"))
+		p := max(minPos, lim.DrawPosition(rt, "pos"))
 		if lim.MaxPosition > 0 {
 			p = min(p, lim.MaxPosition-1)
 		}
@@ -60,7 +60,7 @@ func drawRoPECase(rt *rapid.T, lim gen.Limits, mode Positions, minDim, minPos in
 			c.pos[i] = uint32(p)
 		}
 	} else {
-		base := lim.Position().Draw(rt, "pos0")
+		base := lim.DrawPosition(rt, "pos0")
 		step := rapid.IntRange(0, 4096).Draw(rt, "pos.step")
 		span := 131073 // positions 0..131072, as gen.Position draws them
 		if lim.MaxPosition > 0 {

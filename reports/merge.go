@@ -261,6 +261,7 @@ func mergePrediction(ps []Prediction) Prediction {
 	m := worst
 	m.Checks, m.ChecksFailed, m.Duration, m.ChecksPerSecond = 0, 0, 0, 0
 	m.ErrorStats, m.Flags, m.NonDeterministic, m.Devices = nil, nil, "", nil
+	m.Search = nil
 	// The naive yardstick is the kernel's maximum error over the naive
 	// evaluation's: the merged one is the merged maxima's quotient, each
 	// shard's naive maximum being its MaxRatio / NaiveRatio.
@@ -276,6 +277,7 @@ func mergePrediction(ps []Prediction) Prediction {
 		if m.NonDeterministic == "" {
 			m.NonDeterministic = p.NonDeterministic
 		}
+		m.Search = mergeSearch(m.Search, p.Search)
 		s := p.ErrorStats
 		if s == nil {
 			continue

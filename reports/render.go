@@ -44,6 +44,9 @@ func Summary(w io.Writer, r *Report) error {
 		if p.ErrorStats != nil {
 			fields = append(fields, "worst err/tol "+formatRatio(p.ErrorStats.MaxRatio))
 		}
+		if s := p.Search; s != nil {
+			fields = append(fields, searchSummary(s))
+		}
 		if rate := checksPerSecond(&p); rate > 0 {
 			fields = append(fields, "("+formatSI(rate)+" checks/s)")
 		}

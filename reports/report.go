@@ -141,6 +141,7 @@ type Prediction struct {
 	// discharged one, how to repeat the evidence (with more checks, say).
 	Rerun           string      `json:"rerun,omitempty"`
 	ErrorStats      *ErrorStats `json:"error_stats,omitempty"` // nil when no numeric comparison ran
+	Search          *Search     `json:"search,omitempty"`      // the targeted search's worst ratios; nil when none ran
 	Duration        float64     `json:"duration_s,omitempty"`  // seconds
 	ChecksPerSecond float64     `json:"checks_per_second,omitempty"`
 	Flags           []Flag      `json:"flags,omitempty"`

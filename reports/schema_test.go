@@ -179,6 +179,8 @@ var schemaStructs = map[reflect.Type]string{
 	reflect.TypeFor[Draw]():             "draw",
 	reflect.TypeFor[Reproduction]():     "reproduction",
 	reflect.TypeFor[ErrorStats]():       "error_stats",
+	reflect.TypeFor[Search]():           "search",
+	reflect.TypeFor[SearchWorst]():      "search_worst",
 	reflect.TypeFor[Mutant]():           "mutant",
 	reflect.TypeFor[Kernel]():           "kernel",
 	reflect.TypeFor[Benchmark]():        "benchmark",

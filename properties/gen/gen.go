@@ -54,6 +54,8 @@ type Limits struct {
 	// domain is what WithDomain set (nil: every shape), behind a pointer
 	// for the same reason. Conform draws within it.
 	domain *Domain
+	// steering is what WithSteering set (nil: rapid's draws alone).
+	steering *Steering
 }
 
 // Domain is the set of shapes an implementation handles where it is
@@ -227,8 +229,8 @@ func Shape(t *rapid.T, lim Limits) (rows, hidden int) {
 			return rows, hidden
 		}
 	}
-	hidden = Hidden(lim).Draw(t, "hidden")
-	rows = Rows(lim, hidden).Draw(t, "rows")
+	hidden = lim.DrawHidden(t, "hidden")
+	rows = lim.DrawRows(t, "rows", hidden)
 	if lim.domain != nil {
 		s := lim.Conform(t, op.Shape{Rows: rows, Hidden: hidden}, nil)
 		rows, hidden = s.Rows, s.Hidden
@@ -302,7 +304,12 @@ func (lim Limits) Values(t *rapid.T, label string, rows, cols int, dists ...Dist
 // ValuesInto is lim.Values with the data written to x (rows·cols
 // elements, every one overwritten), for a caller that recycles buffers.
 func (lim Limits) ValuesInto(x []float32, t *rapid.T, label string, rows, cols int, dists ...Dist) Tensor {
-	v := valuesInto(x, t, label, rows, cols, dists...)
+	var v Tensor
+	if lim.steering == nil {
+		v = valuesInto(x, t, label, rows, cols, dists...)
+	} else {
+		v = lim.steeredValues(x, t, label, rows, cols, dists...)
+	}
 	role, _, _ := strings.Cut(label, ".")
 	lim.Round(role, v.Data)
 	return v
@@ -310,7 +317,12 @@ func (lim Limits) ValuesInto(x []float32, t *rapid.T, label string, rows, cols i
 
 // Gamma is Gamma rounded to the storage of the role label.
 func (lim Limits) Gamma(t *rapid.T, label string, n int) []float32 {
-	g := Gamma(t, label, n)
+	var g []float32
+	if lim.steering == nil {
+		g = Gamma(t, label, n)
+	} else {
+		g = lim.steeredGamma(t, label, n)
+	}
 	lim.Round(label, g)
 	return g
 }
@@ -381,25 +393,7 @@ func Hidden(lim Limits) *rapid.Generator[int] {
 // count or one uniform in MinRows..RandomRows (1 when MinRows is unset) and, once in WideOdds draws where one
 // fits the elements, an edge row count beyond RandomRows.
 func Rows(lim Limits, hidden int) *rapid.Generator[int] {
-	hi := lim.MaxRows
-	if lim.MaxElements > 0 && hidden > 0 && hi*hidden > lim.MaxElements {
-		hi = max(1, lim.MaxElements/hidden)
-	}
-	lo := max(1, min(lim.MinRows, hi))
-	random := hi
-	if lim.RandomRows > 0 {
-		random = max(lo, min(hi, lim.RandomRows))
-	}
-	var in, wide []int
-	for _, r := range EdgeRows {
-		switch {
-		case r < lo:
-		case r <= random:
-			in = append(in, r)
-		case r <= hi:
-			wide = append(wide, r)
-		}
-	}
+	lo, random, _, in, wide := rowsRange(lim, hidden)
 	common := rapid.IntRange(lo, random)
 	if len(in) > 0 {
 		common = rapid.OneOf(rapid.SampledFrom(in), common)
@@ -415,6 +409,31 @@ func Rows(lim Limits, hidden int) *rapid.Generator[int] {
 		}
 		return common.Draw(t, "rows")
 	})
+}
+
+// rowsRange returns what Rows draws from for rows of length hidden: the
+// common counts lo..random and the edge counts among them (in), and the
+// wide edge counts in random+1..hi.
+func rowsRange(lim Limits, hidden int) (lo, random, hi int, in, wide []int) {
+	hi = lim.MaxRows
+	if lim.MaxElements > 0 && hidden > 0 && hi*hidden > lim.MaxElements {
+		hi = max(1, lim.MaxElements/hidden)
+	}
+	lo = max(1, min(lim.MinRows, hi))
+	random = hi
+	if lim.RandomRows > 0 {
+		random = max(lo, min(hi, lim.RandomRows))
+	}
+	for _, r := range EdgeRows {
+		switch {
+		case r < lo:
+		case r <= random:
+			in = append(in, r)
+		case r <= hi:
+			wide = append(wide, r)
+		}
+	}
+	return lo, random, hi, in, wide
 }
 
 // Eps draws ε: log-uniform in [1e-8, 1e-2], plus the two values models use
@@ -718,8 +737,15 @@ const gammaStream = 0x9e3779b97f4a7c15
 // xor gammaStream (so that γ and a tensor drawn with the same seed, as
 // shrinking makes them, are not the same numbers).
 func Gamma(t *rapid.T, label string, n int) []float32 {
-	kind := rapid.SampledFrom([]string{"ones", "around-one", "normal"}).Draw(t, label+".kind")
+	kind := rapid.SampledFrom(gammaKinds).Draw(t, label+".kind")
 	seed := rapid.Uint64().Draw(t, label+".seed")
+	return makeGamma(kind, seed, n)
+}
+
+var gammaKinds = []string{"ones", "around-one", "normal"}
+
+// makeGamma is the γ Gamma draws as (kind, seed).
+func makeGamma(kind string, seed uint64, n int) []float32 {
 	r := tensorRand{seed ^ gammaStream}
 	g := make([]float32, n)
 	switch kind {

@@ -50,6 +50,9 @@ type Outcome struct {
 	// user's by its name or Go type); none for a contract of no
 	// implementation (the oracle's own).
 	Impls []reports.Kernel
+	// Search is what the targeted search found (nil: none ran, or no check
+	// observed a ratio).
+	Search *Search
 }
 
 // ImplNames returns the names of impls.
@@ -279,6 +282,7 @@ func (r *Recorder) Record(o Outcome) {
 	cur.Runs = append(cur.Runs, o.Runs...)
 	cur.Notes = append(cur.Notes, o.Notes...)
 	cur.Failures = append(cur.Failures, o.Failures...)
+	cur.Search = MergeSearch(cur.Search, o.Search)
 	if statusRank[o.Status] > statusRank[cur.Status] {
 		cur.Status, cur.Reason = o.Status, o.Reason
 		cur.Counterexample, cur.Repro, cur.Failfile = o.Counterexample, o.Repro, o.Failfile

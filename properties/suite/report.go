@@ -158,6 +158,7 @@ func PredictionReport(p *properties.Prediction, o outcome.Outcome, ok bool, notR
 		}
 		rp.ErrorStats = es
 	}
+	rp.Search = searchReport(o.Search)
 	if o.NonDeterministic != "" {
 		rp.NonDeterministic = o.NonDeterministic
 		rp.SetFlag(reports.FlagNonDeterministic)
@@ -318,4 +319,19 @@ func DeviceLoad(s cudart.Stats, wall time.Duration) string {
 	return fmt.Sprintf("device: %d launches, %d calls (%v each), busy %v = %.0f%% of %v, callers waited %v for it",
 		s.Launches, s.Handoffs, per.Round(time.Microsecond), s.Busy.Round(time.Millisecond),
 		100*s.Busy.Seconds()/wall.Seconds(), wall.Round(time.Millisecond), s.LockWait.Round(time.Millisecond))
+}
+
+// searchReport is the report's form of a targeted search's result.
+func searchReport(s *outcome.Search) *reports.Search {
+	if s == nil {
+		return nil
+	}
+	worst := func(w outcome.Worst) *reports.SearchWorst {
+		if w.Ratio <= 0 {
+			return nil
+		}
+		return &reports.SearchWorst{Ratio: w.Ratio, Input: w.Input, Replay: w.Repro, Run: w.Run}
+	}
+	return &reports.Search{Share: s.Share, TargetedChecks: s.TargetedChecks, Improved: s.Improved,
+		Random: worst(s.Random), Targeted: worst(s.Targeted)}
 }

@@ -362,7 +362,9 @@ func (r *runner) openPrivate(backend string, ordinal int, same bool) (cudart.Dev
 // says. Recorder and Context are left for the caller (nil: outcomes go to
 // the TB's own recorder, and nothing ends the run early).
 func ContractConfig(c Config, dev cudart.Device) properties.Config {
-	return properties.Config{Device: dev, MaxElements: c.MaxElements, Watchdog: c.Watchdog,
+	// A share the setting refuses (outside [0, 1)) gives no search.
+	target, _ := properties.NewTargeting(c.Targeted)
+	return properties.Config{Device: dev, MaxElements: c.MaxElements, Watchdog: c.Watchdog, Target: target,
 		Open: func(backend string) (cudart.Device, error) {
 			if dev != nil && backend == dev.Info().Backend {
 				return openPrivate(c, backend, dev.Info().Ordinal, true)

@@ -17,6 +17,7 @@ import (
 type Config struct {
 	Backend        string        // gpu, emu, emu-checked or auto
 	Devices        Devices       // the devices the run spreads its contract runs over (zero: every visible GPU)
+	Contexts       int           // contexts opened on each GPU, each a device of the run (0 or 1: one)
 	Report         string        // report path; "" is DefaultReportPath(), "off" writes none
 	Merge          bool          // merge into the report already at Report instead of replacing it
 	Deadline       time.Duration // end the run after this long (0: none)
@@ -199,6 +200,14 @@ var settings = Table[Config]{
 	{"devices", "all", "devices to spread the contract runs over, one context each: all (every visible GPU; CUDA_VISIBLE_DEVICES masks them), a count N (the first N; on the emulator N emulator devices), or ordinals 0,2 or 1-3",
 		func(c *Config, v string) (err error) { c.Devices, err = ParseDevices(v); return },
 		func(c *Config) string { return c.Devices.String() }, ""},
+	{"contexts", "1", "contexts to open on each GPU, each a device the contract runs spread over: a GPU serialises one context's launches and their checks, several keep it busy (the emulator: one)",
+		func(c *Config, v string) (err error) {
+			if c.Contexts, err = strconv.Atoi(v); err == nil && (c.Contexts < 1 || c.Contexts > 64) {
+				err = fmt.Errorf("want 1 to 64")
+			}
+			return
+		},
+		func(c *Config) string { return strconv.Itoa(max(c.Contexts, 1)) }, ""},
 	{"report", "", "contract report path (default out/contract-report.json at the module root; off: none)",
 		func(c *Config, v string) error { c.Report = v; return nil },
 		func(c *Config) string { return c.Report }, "where the report goes"},

@@ -132,14 +132,33 @@ func OpenDevices(c Config) (devs []cudart.Device, note string, err error) {
 			d, _, err := openOrdinal(c, backend, o)
 			return d, err
 		})
-		return devs, note, err
-	}
-	for _, o := range ordinals[1:] {
-		d, _, err := openOrdinal(c, backend, o)
 		if err != nil {
-			return fail(fmt.Errorf("opening device %d of -ptxprop.devices=%v: %w", o, c.Devices, err))
+			return devs, note, err
 		}
-		devs = append(devs, d)
+	} else {
+		for _, o := range ordinals[1:] {
+			d, _, err := openOrdinal(c, backend, o)
+			if err != nil {
+				return fail(fmt.Errorf("opening device %d of -ptxprop.devices=%v: %w", o, c.Devices, err))
+			}
+			devs = append(devs, d)
+		}
+	}
+	if backend != "gpu" || c.Contexts <= 1 {
+		return devs, note, nil
+	}
+	// More contexts on each GPU: each is a device of its own, whose
+	// launches and checks run beside the other contexts'.
+	gpus := len(devs)
+	for k := 1; k < c.Contexts; k++ {
+		for _, d := range devs[:gpus] {
+			o := d.Options().Ordinal
+			e, _, err := openOrdinal(c, backend, o)
+			if err != nil {
+				return fail(fmt.Errorf("opening context %d of %d on GPU %d (-ptxprop.contexts=%d): %w", k+1, c.Contexts, o, c.Contexts, err))
+			}
+			devs = append(devs, e)
+		}
 	}
 	return devs, note, nil
 }

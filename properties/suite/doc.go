@@ -48,6 +48,7 @@
 //
 //	flag                     environment              default  meaning
 //	-ptxprop.backend         PTXPROP_BACKEND          auto     gpu, emu, emu-checked (the emulator checked as a GPU is) or auto (the GPU if built with -tags cuda and present)
+//	-ptxprop.contexts        PTXPROP_CONTEXTS         1        contexts to open on each GPU, each a device contract runs spread over (the emulator: one)
 //	-ptxprop.devices         PTXPROP_DEVICES          all      devices to spread contract runs over: all (every visible GPU), a count N (the first N; N emulator devices on the emulator), or ordinals 0,2 or 1-3
 //	-ptxprop.report          PTXPROP_REPORT           ""       report path; "" is out/contract-report.json at the module root, off writes none
 //	-ptxprop.merge           PTXPROP_MERGE            false    merge into the report at the path (same commit and device only) instead of replacing it

@@ -65,8 +65,10 @@ var verdicts = []Verdict{
 	{Mutant: "layernorm_fwd/pred-neg@pc23", Instruction: "@%p9 bra\t$L__BB0_6;", Reason: misalignReason, Change: misalignChange},
 	{Mutant: "layernorm_bwd_chunk/pred-neg@pc31", Instruction: "@%p8 bra\t$L__BB2_7;", Reason: misalignReason, Change: misalignChange},
 	{Mutant: "rope_neox_fwd/imm-dec@pc175.1", Instruction: "mov.f32\t%f76, 0fB94D4153;", Reason: "the r⁷ coefficient of sincosf's sine polynomial is 2⁻¹⁰ smaller: " +
-		"its sine on [−π/4, π/4] errs by up to 1.41 ulp instead of 0.92 (float32 evaluation of the polynomial against float64 sin), within the 2 ulp CUDA documents for sinf, which ROPE-FWD-001's bound allows",
-		Change: "ROPE-FWD-001 would need a sine error bound below 1.4 ulp, tighter than CUDA's documented 2 ulp: it would refute kernels built on a conforming sinf"},
+		"its sine on [−π/4, π/4] errs by up to 1.41 ulp instead of 0.92 (the polynomial in float32 against float64 sin, every 7th float32 from 10⁻³ to π/4), " +
+		"within the 2 ulp CUDA documents for sinf, which the RoPE forward's bound (oracle.RoPETol: sincosf at 2 ulp) allows",
+		Change: "the RoPE forward predictions (FALSIFY-CUDA-ROPE-THETA-CACHE-KEY-001, FALSIFY-CUDA-NF4-TRAIN-LOSS-PARITY-001) would need a sine error below 1.4 ulp in oracle.RoPETol, " +
+			"tighter than CUDA's documented 2 ulp: they would refute kernels built on a conforming sinf"},
 }
 
 // VerdictOf returns the verdict on mutant name, if one is recorded.

@@ -93,7 +93,14 @@
 // call, with the count), rounding-level (outputs differ by at most
 // RoundingNorm·u normwise: another evaluation order or path that every
 // tolerance allows), a gap (larger differences nobody noticed), or not
-// exercised (no contract launches the kernel at all).
+// exercised (no contract launches the kernel at all). A survivor of the
+// full sample gets a verdict in falsify/verdicts.go (Verdict): equivalent,
+// with a proof that runs on the committed PTX (a warp sum whose butterfly
+// offsets still form a basis of the lanes; an alignment test made
+// constant, so the kernel runs its scalar path) and turns the survivor
+// into an equivalent mutant only while it holds and the outputs differ at
+// rounding level at most; or a survivor, with the prediction that would
+// have to change to kill it.
 //
 // Mutants can run in child processes of the test binary
 // (-ptxprop.workers, -ptxprop.isolate): side by side on the emulator, and

@@ -371,6 +371,7 @@ func (s *Session) Run(m Mutant) (r Result) {
 		r.Reason = fmt.Sprintf("gap: outputs differ from the original on %d of %d calls by up to %.3g·u normwise (at %s), yet every prediction passed",
 			differing, calls, tr.maxNorm, tr.worst)
 	}
+	applyVerdict(&r, tr.maxNorm)
 	return r
 }
 

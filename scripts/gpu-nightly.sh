@@ -83,11 +83,12 @@ SOAK_MAX_ELEMENTS=${SOAK_MAX_ELEMENTS:-4096}
 SOAK_SHARDS=${SOAK_SHARDS:-4}
 SOAK_RUN=${SOAK_RUN:-}
 DEVICES=${DEVICES:-all}         # -ptxprop.devices: all, a count, or ordinals such as 0,2
+CONTEXTS=${CONTEXTS:-4}         # -ptxprop.contexts of the properties stage: contexts on each GPU
 PROFILE=${PROFILE:-}            # set: write CPU profiles of the properties and throughput stages ($OUT/*.cpu.prof) and
                                 # a block profile of the throughput stage ($OUT/throughput.block.prof)
 case $NIGHTLY_BACKEND in
 gpu) export PTXPROP_REQUIRE_GPU=1; BACKEND=gpu ;;
-emu) BACKEND=emu; DEVICES=1 ;;
+emu) BACKEND=emu; DEVICES=1; CONTEXTS=1 ;;
 *) echo "NIGHTLY_BACKEND=$NIGHTLY_BACKEND: want gpu or emu" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
@@ -150,6 +151,7 @@ environment() { # what the run depended on, for the report's run.environment
   {
     echo "nightly.backend=$NIGHTLY_BACKEND"
     echo "nightly.checks=$CHECKS"
+    echo "nightly.contexts=$CONTEXTS"
     echo "nightly.emu_checks=$EMU_CHECKS"
     echo "nightly.emu_schedule=$EMU_SCHEDULE"
     echo "nightly.foreign_checks=$FOREIGN_CHECKS"
@@ -180,8 +182,8 @@ for s in $stages; do
     run edge 300 kernels -- "$B/kernels.test" -test.v -test.run '^TestEdge' $([ "$BACKEND" = emu ] && echo -test.short) ;;
   properties)
     run properties 900 properties -- "$B/properties.test" -test.v -test.timeout 15m -test.parallel 32 -ptxprop.backend="$BACKEND" \
-      -ptxprop.devices="$DEVICES" -rapid.checks="$CHECKS" -ptxprop.deadline="$DEADLINE" -ptxprop.max-elements="$MAX_ELEMENTS" \
-      -ptxprop.report="$OUTABS/contract-report.json" ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"} ;;
+      -ptxprop.devices="$DEVICES" -ptxprop.contexts="$CONTEXTS" -rapid.checks="$CHECKS" -ptxprop.deadline="$DEADLINE" \
+      -ptxprop.max-elements="$MAX_ELEMENTS" -ptxprop.report="$OUTABS/contract-report.json" ${PROFILE:+-test.cpuprofile "$OUTABS/properties.cpu.prof"} ;;
   # The kill matrix goes to a report of its own (a properties run replaces contract-report.json).
   falsify)
     [ -n "$DRY_RUN" ] || rm -f "$OUTABS/mutants-report.json"

@@ -86,6 +86,10 @@ type Config struct {
 	// checks that climb toward a larger error/tolerance (nil: none, every
 	// check random).
 	Target *Targeting
+	// Guide is coverage-guided generation: the share of each contract
+	// run's checks that mutate inputs that reached new branches (nil:
+	// none).
+	Guide *Guidance
 	// Recorder receives every contract run's progress and outcome (nil:
 	// outcomes are dropped).
 	Recorder *outcome.Recorder
@@ -142,8 +146,8 @@ func (c *Config) LimitsFor(id string) gen.Limits {
 	if c.MaxPosition > 0 {
 		lim.MaxPosition = c.MaxPosition
 	}
-	if c.Target != nil && c.Target.Share > 0 {
-		lim = lim.WithSteering(c.Target.steering)
+	if st := c.steering(); st != nil {
+		lim = lim.WithSteering(st) // guided.go
 	}
 	return lim.WithStorage(c.Storage).WithDomain(c.Domain)
 }

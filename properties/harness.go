@@ -102,7 +102,8 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		loops[k] = &loopRun{RapidLoop: l, k: k, tb: &loopTB{out: t}}
 	}
 	lr := rec.Begin(id, t.Name(), impls...)
-	climb := newSearch(cfg.Target) // target.go
+	climb := newSearch(cfg.Target)            // target.go
+	guide := newGuided(cfg.Guide, cfg.Target) // guided.go
 	// Checks that passed before a loop's first failure are counted by the
 	// property itself; rapid's shrinking and replays run it again, and
 	// the last failing call is the minimal case's replay.
@@ -305,11 +306,12 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			l.tb.Fatalf("%s: %s: %s", id, status, reason)
 		}
 		done := false
-		if climb != nil {
+		if climb != nil || guide != nil {
 			mu.Lock()
 			wasFailed := l.failedYet
 			mu.Unlock()
 			ch := climb.begin(k, l.Seed, rt)
+			gc := guide.begin(k, l.Seed, rt, ch)
 			// Runs after the deferred function below has recorded a
 			// failure of this call.
 			defer func() {
@@ -323,6 +325,7 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 				}
 				climb.end(k, rt, ch, ratio, o.ctx, failed, !done && !failed,
 					func() string { return rerun(rec, t.Name(), l.Seed, checks) }, t.Name())
+				guide.end(k, rt, gc, failed, !done && !failed)
 			}()
 		}
 		defer func() {

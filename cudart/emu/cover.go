@@ -36,6 +36,9 @@ const (
 type Coverage struct {
 	mu      sync.Mutex
 	kernels map[coverKey]*coverState
+	// launches counts the launches recorded, numbering them from 1: a
+	// Mark is a count, Since asks for what later launches set.
+	launches uint64
 }
 
 type coverKey struct {
@@ -47,6 +50,12 @@ type coverState struct {
 	st       *coverStatic
 	bits     []uint8 // per PC: covTrue | covFalse
 	launches int
+	// last holds, per PC and bit (2·PC: covTrue, 2·PC+1: covFalse), the
+	// number of the latest launch that set it (0: none), and lastLaunch
+	// the kernel's latest launch: what Since reads.
+	last       []uint64
+	lastLaunch uint64
+	id         string // the kernel's name in Since: entry@hash prefix
 }
 
 // NewCoverage returns an empty Coverage.
@@ -161,12 +170,52 @@ func (c *Coverage) record(m *module, k *kernel, bits []uint8) {
 	defer c.mu.Unlock()
 	s := c.kernels[key]
 	if s == nil {
-		s = &coverState{st: analyzeCoverage(k), bits: make([]uint8, len(k.insts))}
+		s = &coverState{st: analyzeCoverage(k), bits: make([]uint8, len(k.insts)), last: make([]uint64, 2*len(k.insts)),
+			id: key.entry + "@" + hex.EncodeToString(key.sum[:6])}
 		c.kernels[key] = s
 	}
 	s.launches++
+	c.launches++
+	s.lastLaunch = c.launches
 	for i, b := range bits {
 		s.bits[i] |= b
+		if b&covTrue != 0 {
+			s.last[2*i] = c.launches
+		}
+		if b&covFalse != 0 {
+			s.last[2*i+1] = c.launches
+		}
+	}
+}
+
+// Mark returns the number of launches c has recorded so far: the point
+// from which Since reports.
+func (c *Coverage) Mark() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.launches
+}
+
+// Since calls f, under c's lock (f must not call c), with every guard
+// outcome that some launch recorded after mark set: the kernel (its entry
+// and a prefix of its PTX hash), the PC of the guarded instruction and
+// held, whether the guard held (a bra: taken) rather than failed. Each is
+// one bit of the coverage; basic blocks follow from them. A launch counts
+// when it ends: one that began before mark and ended after counts too.
+// The cost is one pass over the instructions of each kernel launched
+// since mark.
+func (c *Coverage) Since(mark uint64, f func(kernel string, pc int, held bool)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.kernels {
+		if s.lastLaunch <= mark {
+			continue
+		}
+		for i, n := range s.last {
+			if n > mark {
+				f(s.id, i/2, i%2 == 0)
+			}
+		}
 	}
 }
 

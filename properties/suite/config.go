@@ -29,6 +29,7 @@ type Config struct {
 	Seed           uint64        // rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one, recorded)
 	Loops          int           // parallel rapid loops a contract run's checks are split over (0: auto, rapidLoops.Plan)
 	Targeted       float64       // share of each contract run's checks that climb toward a larger error/tolerance (0: none; properties.Targeting)
+	Guided         float64       // emulator: share of each contract run's checks that mutate inputs that reached new branches (0: none; properties.Guidance)
 	Watchdog       time.Duration // bound on one launch and one launcher call (0: the defaults)
 	Summary        bool          // print the report's summary at the end of the run
 	FailDB         string        // failure database directory: replayed first, counterexamples stored ("": none)
@@ -264,6 +265,16 @@ var settings = Table[Config]{
 			return err
 		},
 		func(c *Config) string { return strconv.FormatFloat(c.Targeted, 'g', -1, 64) }, ""},
+	{"guided", "0.1", "emulator, with -ptxprop.coverage: share of each contract run's checks, in [0, 1], that mutate an input that reached a branch direction or guard outcome not reached before instead of drawing at random (0: none); with -ptxprop.targeted at most 1 in all",
+		func(c *Config, v string) (err error) {
+			f, err := strconv.ParseFloat(v, 64)
+			if err == nil && !(f >= 0 && f <= 1) {
+				err = fmt.Errorf("want a share in [0, 1]")
+			}
+			c.Guided = f
+			return err
+		},
+		func(c *Config) string { return strconv.FormatFloat(c.Guided, 'g', -1, 64) }, ""},
 	{"watchdog", "0", "bound on one launch and one launcher call before a liveness failure (0: the device's 30s a launch, 2m a call)",
 		func(c *Config, v string) (err error) { c.Watchdog, err = NonNegDuration(v); return },
 		func(c *Config) string { return c.Watchdog.String() }, ""},

@@ -61,6 +61,7 @@
 //	-ptxprop.seed            PTXPROP_SEED             0        rapid's base seed (0: a random one); the report records the seed used
 //	-ptxprop.loops           PTXPROP_LOOPS            auto     parallel rapid loops a contract run's checks are split over, each from its own seed (auto: GOMAXPROCS, at most one per 50 checks; 1 replaying a fail file)
 //	-ptxprop.targeted        PTXPROP_TARGETED         0.2      share of each contract run's checks that climb toward a larger error/tolerance from the worst input so far (0: none)
+//	-ptxprop.guided          PTXPROP_GUIDED           0.1      emulator: share of each contract run's checks that mutate an input that reached a new branch direction or guard outcome (0: none; targeted + guided ≤ 1)
 //	-ptxprop.watchdog        PTXPROP_WATCHDOG         0        bound on one launch and one launcher call (0: 30s a launch, 2m a call)
 //	-ptxprop.summary         PTXPROP_SUMMARY          true     print the report's summary when the run ends
 //	-ptxprop.faildb          PTXPROP_FAILDB           ""       failure database directory: stored failures replayed first, new counterexamples stored ("": none)

@@ -15,7 +15,7 @@ var nonDefault = map[string]string{
 	"deadline": "45s", "max-elements": "4096", "progress": "3s", "emu-adversarial": "7", "emu-schedule": "11",
 	"checks": "1000", "seed": "99", "watchdog": "2ms", "summary": "false", "loops": "4",
 	"faildb": "/x/db", "shard": "1/3", "shard-count": "3", "shard-split": "2", "shard-run": "job-7",
-	"contexts": "3", "targeted": "0.5", "coverage": "false",
+	"contexts": "3", "targeted": "0.3", "guided": "0.4", "coverage": "false",
 }
 
 // A failure's reproduction carries every setting that may change the

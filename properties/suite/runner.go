@@ -124,6 +124,10 @@ func Main(m *testing.M, opts ...Option) int {
 	}
 	RegisterFlags(flag.CommandLine, &c)
 	flag.Parse()
+	if err := checkShares(c); err != nil {
+		fmt.Fprintln(os.Stderr, "ptxprop:", err)
+		return ExitUsage
+	}
 	rr, sh, err := shardRapid(c, rapidForRun(c, os.LookupEnv).with(c.Rapid), os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptxprop:", err)
@@ -223,6 +227,9 @@ func Run(ctx context.Context, c Config, jobs []Job) (*reports.Report, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
 	initTesting()
+	if err := checkShares(c); err != nil {
+		return nil, err
+	}
 	rr, sh, err := shardRapid(c, rapidForRun(c, os.LookupEnv).with(c.Rapid), os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -364,7 +371,7 @@ func (r *runner) openPrivate(backend string, ordinal int, same bool) (cudart.Dev
 func ContractConfig(c Config, dev cudart.Device) properties.Config {
 	// A share the setting refuses (outside [0, 1)) gives no search.
 	target, _ := properties.NewTargeting(c.Targeted)
-	return properties.Config{Device: dev, MaxElements: c.MaxElements, Watchdog: c.Watchdog, Target: target,
+	return properties.Config{Device: dev, MaxElements: c.MaxElements, Watchdog: c.Watchdog, Target: target, Guide: guidance(c),
 		Open: func(backend string) (cudart.Device, error) {
 			if dev != nil && backend == dev.Info().Backend {
 				return openPrivate(c, backend, dev.Info().Ordinal, true)

@@ -84,7 +84,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 		"PTXPROP_WATCHDOG": "5s", "PTXPROP_SUMMARY": "false", "PTXPROP_DEVICES": "0,2",
 		"PTXPROP_FAILDB": "/x/db", "PTXPROP_SHARD": "1/3", "PTXPROP_SHARD_COUNT": "3", "PTXPROP_SHARD_SPLIT": "2",
 		"PTXPROP_SHARD_RUN": "job-7", "PTXPROP_LOOPS": "4", "PTXPROP_EMU_SCHEDULE": "11",
-		"PTXPROP_CONTEXTS": "3", "PTXPROP_TARGETED": "0.5", "PTXPROP_COVERAGE": "false",
+		"PTXPROP_CONTEXTS": "3", "PTXPROP_TARGETED": "0.3", "PTXPROP_GUIDED": "0.4", "PTXPROP_COVERAGE": "false",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	c, err := suite.Load(lookup)
@@ -95,7 +95,7 @@ func TestLoadReadsEverySetting(t *testing.T) {
 		MaxElements: 4096, Progress: 3 * time.Second, EmuAdversarial: 7, EmuSchedule: 11, Checks: 1000, Seed: 99,
 		Watchdog: 5 * time.Second, Summary: false, Devices: suite.Devices{Ordinals: []int{0, 2}},
 		FailDB: "/x/db", Shard: "1/3", ShardCount: 3, ShardSplit: 2, ShardRun: "job-7", Loops: 4,
-		Contexts: 3, Targeted: 0.5, Coverage: false}
+		Contexts: 3, Targeted: 0.3, Guided: 0.4, Coverage: false}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load = %+v\nwant   %+v", c, want)
 	}

@@ -15,24 +15,33 @@ import (
 	"github.com/ptxprop/ptxprop/ptx"
 )
 
-// subtleMutants are PTX edits of the RMSNorm forward whose extra error is
-// a few ulp, and only where the mean of squares M and ε stand in some
-// relation: the mutants targeted search is for. They are not in
+// subtleMutants are PTX edits of the RMSNorm forward whose extra error
+// is a few ulp of y, beyond the derived bound only in a small part of the
+// input space: the mutants targeted search is for. They are not in
 // NamedMutants: they exist to measure the search (TestTargetedChecksToKill).
+//
+// The bound of y (oracle.RMSNormForwardTol) is tightest, about 8u
+// relative (u = 2⁻²⁴), where the mean of squares M is well below ε: there
+// ε's rounding, the square root's allowance and y's two products are all
+// it holds. Where M ≫ ε it holds (d+7)/2·u more for the sum of squares of
+// depth d and the mean's division. A mutant that scales the mean of
+// squares by 1+2⁻²⁰ (about 4u of y where M ≫ ε) stays inside that second
+// part everywhere: no value check can kill it (equivalent with respect to
+// the contract; measured worst ratio 0.74 at M = 1000ε), so it is not
+// here.
 var subtleMutants = []struct {
 	name, what string
 	edit       func(k *kernels.Kernel, fn *ptx.Function) error
 }{
-	{"mean-4ulp", "the mean of squares scaled by 1+2⁻²⁰: about 4 ulp of y where M ≫ ε", func(k *kernels.Kernel, fn *ptx.Function) error {
-		_, div, add, err := rmsTail(k, fn)
+	{"ulp-scalar-path", "1/rms scaled by 1+2⁻²¹ on the scalar output path only (hidden % 4 ≠ 0 or a misaligned row): 2–4 ulp of y, beyond the bound only where M ≪ ε and the row's roundings lean the same way", func(k *kernels.Kernel, fn *ptx.Function) error {
+		ri, at, err := rmsScalarPath(k, fn)
 		if err != nil {
 			return err
 		}
-		m := div.in.Operands[0]
-		add.insertBefore(ins("mul.rn.f32", m, m, f32imm(1+0x1p-20)))
+		at.insertBefore(ins("mul.rn.f32", ptx.Reg(ri), ptx.Reg(ri), f32imm(1+0x1p-21)))
 		return nil
 	}},
-	{"eps-constant", "ε scaled by 1+2⁻²⁰ (a slightly wrong constant): about 4 ulp of y where M ≪ ε", func(k *kernels.Kernel, fn *ptx.Function) error {
+	{"eps-constant", "ε scaled by 1+2⁻²⁰ (a slightly wrong constant): about 4 ulp of y where M ≪ ε, at the bound's edge", func(k *kernels.Kernel, fn *ptx.Function) error {
 		eps, _, add, err := rmsTail(k, fn)
 		if err != nil {
 			return err
@@ -40,7 +49,7 @@ var subtleMutants = []struct {
 		add.insertBefore(ins("mul.rn.f32", ptx.Reg(eps), ptx.Reg(eps), f32imm(1+0x1p-20)))
 		return nil
 	}},
-	{"eps-tiny-rows", "ε + 2⁻¹⁸·min(M, ε) in place of ε: at most about 4 ulp of y, and only where M is near ε", func(k *kernels.Kernel, fn *ptx.Function) error {
+	{"eps-tiny-rows", "ε + 2⁻¹⁸·min(M, ε) in place of ε: a tiny row's own mean leaks into ε's addition, at most about 4 ulp of y, and only where M is near ε", func(k *kernels.Kernel, fn *ptx.Function) error {
 		eps, div, add, err := rmsTail(k, fn)
 		if err != nil {
 			return err
@@ -52,14 +61,53 @@ var subtleMutants = []struct {
 	}},
 }
 
+// rmsScalarPath finds, in an RMSNorm forward entry, the register of 1/rms
+// (rcp of the root of rmsTail's sum) and the first instruction of the
+// scalar output path: the target of the first bra.uni after the rcp,
+// which the vectorised path's guarded branch jumps over.
+func rmsScalarPath(k *kernels.Kernel, fn *ptx.Function) (ri string, at site, err error) {
+	_, _, add, err := rmsTail(k, fn)
+	if err != nil {
+		return "", site{}, err
+	}
+	var rcp site
+	for _, u := range uses(fn, add.in.Operands[0].Name) {
+		if u.in.Op != "sqrt" {
+			continue
+		}
+		for _, w := range uses(fn, u.in.Operands[0].Name) {
+			if w.in.Op == "rcp" {
+				rcp = w
+			}
+		}
+	}
+	if rcp.in == nil {
+		return "", site{}, fmt.Errorf("no rcp of the root of %s", add.in.Operands[0].Name)
+	}
+	body := *rcp.body
+	label := ""
+	for _, s := range body[rcp.idx:] {
+		if in, ok := s.(*ptx.Instruction); ok && in.Op == "bra" && in.HasMod("uni") && len(in.Operands) == 1 {
+			label = in.Operands[0].Name
+			break
+		}
+	}
+	for i, s := range body {
+		if l, ok := s.(*ptx.Label); ok && l.Name == label && label != "" {
+			return rcp.in.Operands[0].Name, site{body: rcp.body, idx: i + 1}, nil
+		}
+	}
+	return "", site{}, fmt.Errorf("no scalar path after the rcp (bra.uni target %q)", label)
+}
+
 // TestTargetedChecksToKill measures what the targeted search buys: each
 // subtle mutant under RMS-FWD-001 at the same check budget, with the
-// search off and at share 0.2, over ten seeds; it logs the table of
+// search off and at shares 0.2 and 0.5, over ten seeds; it logs the table of
 // checks-to-kill and fails when targeting kills fewer of the runs than
 // random checks alone. Long: skipped under -short.
 func TestTargetedChecksToKill(t *testing.T) {
 	if testing.Short() {
-		t.Skip("long: the subtle mutants × 10 seeds × 2 modes")
+		t.Skip("long (2 minutes on 2 shared cores): the subtle mutants × 10 seeds × 3 shares")
 	}
 	const budget, seeds = 60, 10
 	dev, err := cudart.Open("emu", cudart.DefaultOptions())
@@ -86,7 +134,7 @@ func TestTargetedChecksToKill(t *testing.T) {
 				break
 			}
 		}
-		for _, share := range []float64{0, 0.2} {
+		for _, share := range []float64{0, 0.2, 0.5} {
 			target, _ := properties.NewTargeting(share)
 			kills, sum := 0, 0
 			row := ""
@@ -114,7 +162,7 @@ func TestTargetedChecksToKill(t *testing.T) {
 		}
 	}
 	t.Log("\n" + b.String())
-	if totals[0.2] < totals[0] {
-		t.Errorf("targeted search killed %d runs, random checks alone %d", totals[0.2], totals[0])
+	if totals[0.2] < totals[0] || totals[0.5] < totals[0] {
+		t.Errorf("targeted search killed %d (share 0.2) and %d (0.5) runs, random checks alone %d", totals[0.2], totals[0.5], totals[0])
 	}
 }

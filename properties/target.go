@@ -15,11 +15,13 @@ import (
 // Targeting is the targeted search of a run (Config.Target), Hypothesis's
 // target() for rapid, which has none: a share of every contract run's
 // checks, instead of drawing at random, climbs toward a larger observed
-// error/tolerance ratio. Each rapid loop keeps the input of its worst
-// ratio so far (the steerable draws of package gen: shape, ε, θ,
-// positions, tensors' scales and seeds, single elements) and a climbing
-// check draws a neighbour of it (gen.Mutate); a neighbour that reaches a
-// larger ratio becomes the one to climb from. A prediction whose checks
+// error/tolerance ratio. Each rapid loop keeps the inputs of its worst
+// ratios so far, one per niche (the steerable draws of package gen: shape,
+// ε, θ, positions, tensors' distributions, scales and seeds, single
+// elements), and a climbing check draws a neighbour of one of them
+// (gen.Neighbour), by move classes that learn from their success (hill,
+// climb.go); a neighbour that reaches a larger ratio takes its parent's
+// place. A prediction whose checks
 // observe no ratio (bit-identity, say) never climbs: its checks all stay
 // random. Climbing replaces random checks, so the budget is the run's.
 //
@@ -69,10 +71,8 @@ func newSearch(g *Targeting) *search {
 // climber is one rapid loop's climb.
 type climber struct {
 	seed  uint64
-	calls int // checks begun before the loop's first failure
-	// best is the input of the worst ratio so far and that ratio.
-	best      []gen.Value
-	bestRatio float64
+	calls int  // checks begun before the loop's first failure
+	hill  hill // the worst inputs so far and the moves' record: climb.go
 	// failed: a check of the loop failed, and rapid now shrinks and
 	// replays it; those calls draw frozen, the failing check's wanted
 	// values, so that a failure found by climbing reproduces.
@@ -87,6 +87,7 @@ type climber struct {
 type climbCheck struct {
 	st        *gen.Steer
 	climbing  bool
+	step      step // the climb's plan, when climbing
 	shrinking bool
 }
 
@@ -116,10 +117,11 @@ func (s *search) begin(k int, seed uint64, rt *rapid.T) climbCheck {
 		i := c.calls
 		c.calls++
 		ch.st = &gen.Steer{}
-		if c.bestRatio > 0 && s.g.climbs(i) {
+		if s.g.climbs(i) {
 			r := splitmix{c.seed ^ uint64(i)*0x9e3779b97f4a7c15}
-			ch.st.Want = gen.Mutate(c.best, r.next)
-			ch.climbing = true
+			if p, ok := c.hill.next(r.next); ok {
+				ch.st.Want, ch.step, ch.climbing = p.want, p, true
+			}
 		}
 	}
 	s.g.steering.Begin(rt, ch.st)
@@ -159,12 +161,14 @@ func (s *search) end(k int, rt *rapid.T, ch climbCheck, ratio float64, ctx strin
 		}
 		*w = outcome.Worst{Ratio: ratio, Input: in, Repro: replay(), Run: run}
 	}
-	if ratio > c.bestRatio && !math.IsInf(ratio, 0) {
-		if ch.climbing {
-			c.nBetter++
-		}
-		c.best, c.bestRatio = ch.st.Made, ratio
+	if ch.climbing && ratio > c.hill.best() && !math.IsInf(ratio, 0) {
+		c.nBetter++
 	}
+	var st *step
+	if ch.climbing {
+		st = &ch.step
+	}
+	c.hill.observe(st, ch.st.Made, ratio)
 }
 
 // result returns what the search found over every loop (nil: no check

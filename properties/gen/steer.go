@@ -222,70 +222,14 @@ func (lim Limits) steer32(t *rapid.T, key string, v, lo, hi float32) float32 {
 func clampInt(v, lo, hi int) int { return max(lo, min(v, hi)) }
 
 // Mutate returns a neighbour of the steerable draws made (a check's
-// Steer.Made), for a search that climbs from them: the same values with
-// one of them moved (a shape dimension ±1, ±a few, doubled or halved; ε
-// and θ scaled by up to 10^±0.5; a position moved; a tensor's scale by up
-// to ±1.5 decades or its seed replaced) or one more element of a tensor
-// multiplied by 10^U(−3, 3) with a random sign. r supplies the choices
-// (uniform 64-bit values); the generators bring the result back into their
-// ranges when it is drawn.
+// Steer.Made): one move (Neighbour) of a class drawn uniformly from those
+// that have something to move (Moves). r supplies the choices.
 func Mutate(made []Value, r func() uint64) []Value {
-	out := append([]Value(nil), made...)
-	unif := func() float64 { return float64(r()>>11) / (1 << 53) }
-	var movable, tensors []int
-	for i, v := range made {
-		switch {
-		case strings.HasSuffix(v.Key, ".dist"), strings.HasSuffix(v.Key, ".kind"), strings.HasSuffix(v.Key, ".poke"):
-		case strings.HasSuffix(v.Key, ".seed"):
-			movable = append(movable, i)
-			tensors = append(tensors, i)
-		default:
-			movable = append(movable, i)
-		}
+	cs := Moves(made)
+	if len(cs) == 0 {
+		return append([]Value(nil), made...)
 	}
-	if len(movable) == 0 {
-		return out
-	}
-	if len(tensors) > 0 && r()%3 == 0 {
-		t := made[tensors[r()%uint64(len(tensors))]]
-		f := math.Pow(10, -3+6*unif())
-		if r()&1 == 1 {
-			f = -f
-		}
-		return append(out, Value{Key: strings.TrimSuffix(t.Key, ".seed") + ".poke", N: t.N, F: f, U: r()})
-	}
-	i := movable[r()%uint64(len(movable))]
-	v := &out[i]
-	switch {
-	case v.Key == "hidden" || v.Key == "rows":
-		switch r() % 4 {
-		case 0:
-			v.F += float64(1 - 2*int(r()&1))
-		case 1:
-			v.F += float64(int(r()%17) - 8)
-		case 2:
-			v.F *= 2
-		default:
-			v.F = math.Floor(v.F / 2)
-		}
-		v.F = max(1, v.F)
-	case v.Key == "pos":
-		switch r() % 3 {
-		case 0:
-			v.F += float64(int(r()%129) - 64)
-		case 1:
-			v.F *= 2
-		default:
-			v.F = math.Floor(v.F / 2)
-		}
-		v.F = max(0, v.F)
-	case strings.HasSuffix(v.Key, ".log10scale"):
-		v.F += -1.5 + 3*unif()
-	case strings.HasSuffix(v.Key, ".seed"):
-		v.U = r()
-	default: // eps, theta: a ratio
-		v.F *= math.Pow(10, -0.5+unif())
-	}
+	out, _ := Neighbour(made, cs[r()%uint64(len(cs))], r)
 	return out
 }
 

@@ -87,6 +87,7 @@ type data struct {
 	BenchPlots []template.HTML
 	Failures   []reports.Prediction
 	Coverage   []coverageRow
+	Search     []searchRow // search.go
 	Bench      []benchRow
 	Named      []reports.Mutant
 	Killers    []string // the kill matrix's columns
@@ -157,6 +158,7 @@ func build(nights []night) (*data, error) {
 	if d.SizePlots, err = sizePlots(r); err != nil {
 		return nil, err
 	}
+	d.Search = searchRows(r)
 	for _, c := range r.Coverage {
 		row := coverageRow{Kernel: c.Kernel, Fraction: c.Fraction(), Covered: c.Covered, Branches: c.Branches}
 		if c.Blocks > 0 {

@@ -111,3 +111,24 @@ func TestWriteRefuses(t *testing.T) {
 		t.Error("Write with too few names: no error")
 	}
 }
+
+// TestSearchTable: a prediction's targeted search shows on the page as its
+// random and targeted worst ratios, the worse one's input and replay.
+func TestSearchTable(t *testing.T) {
+	rs, names := nights(t)
+	p := &rs[0].Predictions[0]
+	p.Search = &reports.Search{Share: 0.2, TargetedChecks: 12, Improved: 3,
+		Random:   &reports.SearchWorst{Ratio: 0.51, Input: "rows=1 hidden=2", Replay: "go test -run R -rapid.seed=1"},
+		Targeted: &reports.SearchWorst{Ratio: 0.97, Input: "rows=7 hidden=33 steered eps[0]=1e-05", Replay: "go test -run T -rapid.seed=9"}}
+	doc := render(t, rs, names)
+	i := strings.Index(doc, `id="search-table"`)
+	if i < 0 {
+		t.Fatal("no search table")
+	}
+	table := doc[i : i+strings.Index(doc[i:], "</table>")]
+	for _, want := range []string{p.ID, ">0.51<", "<b>0.97</b>", ">3/12<", "steered eps[0]=1e-05", "-rapid.seed=9"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("search table lacks %q:\n%s", want, table)
+		}
+	}
+}

@@ -113,3 +113,45 @@ func TestTaintStale(t *testing.T) {
 		t.Fatalf("sources with tracking off: %v", err)
 	}
 }
+
+// ldmatrix and stmatrix move each 16-bit element's sources with it (at a
+// register's grain: both halves of a word share theirs). Stored and loaded
+// in the same form, word W of lane t comes back from word W of the input;
+// stored plain and loaded .trans, from the two input words that held the
+// transposed elements: element (m, row, col) of the output is element
+// (m, col, row) of the input, in word 4·(4·row + col/2) + m.
+func TestTaintMatrix(t *testing.T) {
+	e := newEnv(t, "taint.ptx", Config{})
+	word := func(m, row, col int) int32 { return int32(4*(4*row+col/2) + m) }
+	for mode := uint32(0); mode < 3; mode++ {
+		tr := cudart.NewTrace()
+		in := make([]uint32, 128)
+		if _, err := tr.Input(in); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.dev.Trace(tr); err != nil {
+			t.Fatal(err)
+		}
+		out := e.buf(cudart.U32, len(in))
+		e.mustLaunch("matrix", 1, 32, cudart.In(e.in(in)), cudart.Out(out), cudart.ScalarU32(mode))
+		got := make([]uint32, len(in))
+		e.read(got, out)
+		k, _ := tr.Output(got)
+		srcs, ok := tr.Sources(k)
+		if err := e.dev.Trace(nil); err != nil || !ok || tr.Err() != nil {
+			t.Fatalf("mode %d: sources found %v, %v, %v", mode, ok, err, tr.Err())
+		}
+		for w, s := range srcs {
+			lane, m := w/4, w%4
+			row, col := lane/4, 2*(lane%4)
+			want := []cudart.Source{{Index: int32(w)}}
+			if mode == 2 {
+				a, b := word(m, col, row), word(m, col+1, row)
+				want = []cudart.Source{{Index: min(a, b)}, {Index: max(a, b)}}
+			}
+			if fmt.Sprint(s) != fmt.Sprint(want) {
+				t.Fatalf("mode %d: out word %d from %v, want %v", mode, w, s, want)
+			}
+		}
+	}
+}

@@ -75,7 +75,8 @@ func DependenceContract(t TB, im Impls) {
 				more = fmt.Sprintf(" (and %d more)", len(bad)-8)
 				bad = bad[:8]
 			}
-			o.Fatalf("outputs computed from other inputs than declared:\n  %s%s", strings.Join(bad, "\n  "), more)
+			// The first on the first line: reports keep that line alone.
+			o.Fatalf("outputs computed from other inputs than declared: %s%s", strings.Join(bad, "\n  "), more)
 		}
 	})
 }

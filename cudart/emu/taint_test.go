@@ -155,3 +155,45 @@ func TestTaintMatrix(t *testing.T) {
 		}
 	}
 }
+
+// A host slice stored otherwise than as itself (rows padded to a stride of
+// 3 here) is marked through TraceStored, and a host result computed from
+// device elements (a column sum) gets their sources through TraceDerived;
+// an element past the buffer is refused.
+func TestTaintStoredDerived(t *testing.T) {
+	e := newEnv(t, "taint.ptx", Config{})
+	tr := cudart.NewTrace()
+	x := []float32{1, 2, 3, 4} // 2 rows of 2, stored at a stride of 3
+	if _, err := tr.Input(x); err != nil {
+		t.Fatal(err)
+	}
+	sum := make([]float32, 2)
+	k, _ := tr.Output(sum)
+	if err := e.dev.Trace(tr); err != nil {
+		t.Fatal(err)
+	}
+	defer e.dev.Trace(nil)
+	b := e.buf(cudart.F32, 6)
+	if err := e.dev.Write(b, []float32{1, 2, 0, 3, 4, 0}); err != nil {
+		t.Fatal(err)
+	}
+	padded := func(i int) int { return i/2*3 + i%2 }
+	if err := e.dev.TraceStored(b, 4, x, padded); err != nil || !tr.Uploaded(0) {
+		t.Fatalf("trace stored: %v, uploaded %v", err, tr.Uploaded(0))
+	}
+	column := func(j int) []int { return []int{j, 3 + j} }
+	if err := e.dev.TraceDerived(sum, b, 4, column); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := tr.Sources(k)
+	want := "[[{0 0} {0 2}] [{0 1} {0 3}]]"
+	if !ok || fmt.Sprint(got) != want {
+		t.Fatalf("sum from %v (found %v), want %s", got, ok, want)
+	}
+	if err := e.dev.TraceStored(b, 4, x, func(i int) int { return 5 + i }); !errors.Is(err, cudart.ErrInvalid) {
+		t.Errorf("an element stored past the buffer: %v", err)
+	}
+	if err := e.dev.TraceDerived(sum, b, 4, func(int) []int { return []int{6} }); !errors.Is(err, cudart.ErrInvalid) {
+		t.Errorf("an element derived from past the buffer: %v", err)
+	}
+}

@@ -69,6 +69,23 @@ type deviceTensor struct {
 	rows, cols, stride int
 }
 
+// at returns the device element that holds element i of the tensor's
+// rows (past the gaps of a padded one).
+func (t *deviceTensor) at(i int) int {
+	if t.stride == t.cols {
+		return i
+	}
+	return i/t.cols*t.stride + i%t.cols
+}
+
+// elemBytes is the size of one stored element: 2 for the 16-bit storages.
+func (t *deviceTensor) elemBytes() int {
+	if t.storage == oracle.StorageFloat32 {
+		return 4
+	}
+	return 2
+}
+
 // gapBits fill the gaps between padded rows and the outputs before a
 // launch: a quiet NaN (float32) or all ones (a NaN in bf16 and f16).
 func gapBits(s oracle.Storage) uint32 {
@@ -215,7 +232,10 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			if err2 != nil {
 				return err2
 			}
-			err = writeStored(dev, t, t.pad(v))
+			if err = writeStored(dev, t, t.pad(v)); err == nil {
+				cr, _ := b.contractRole(role)
+				err = dev.TraceStored(t.buf, t.elemBytes(), c.in[cr], t.at)
+			}
 		case t.storage != oracle.StorageFloat32:
 			fill := make([]uint32, words)
 			for i := range fill {
@@ -361,6 +381,9 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			return fmt.Errorf("binding %s: %s: the caller's slice holds %d elements, the kernel wrote %d: %w", b.Name, cr, len(dst), len(v), ErrInvalid)
 		}
 		copy(dst, v)
+		if err := dev.TraceDerived(dst, t.buf, t.elemBytes(), func(i int) []int { return []int{t.at(i)} }); err != nil {
+			return fmt.Errorf("binding %s: trace %s: %w", b.Name, role, err)
+		}
 	}
 	return nil
 }
@@ -446,6 +469,16 @@ func (b *Binding) sumOnHost(dev cudart.Device, c *call, p *plan, scratch map[str
 				s += part[r*n+j]
 			}
 			dst[j] = s
+		}
+		rows := p.hostRows[i]
+		if err := dev.TraceDerived(dst, scratch[h.from], 4, func(j int) []int {
+			from := make([]int, rows)
+			for r := range from {
+				from[r] = r*n + j
+			}
+			return from
+		}); err != nil {
+			return fmt.Errorf("binding %s: trace %s: %w", b.Name, h.into, err)
 		}
 	}
 	return nil

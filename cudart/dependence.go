@@ -2,6 +2,8 @@ package cudart
 
 import (
 	"bytes"
+	"cmp"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -236,4 +238,110 @@ func (t *Trace) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.err
+}
+
+// TraceStored tells the trace that src, a host slice holding (part of) one
+// of its inputs, lies in b otherwise than a Write of it would put it there
+// (converted to another storage or to its reciprocal, its rows padded):
+// element i of src is device element at(i) of b, elements of elem bytes.
+// Nothing happens while no trace runs or when src is no input of it.
+func (d *device) TraceStored(b Buffer, elem int, src any, at func(i int) int) error {
+	d.lock()
+	defer d.unlock()
+	t := d.trace
+	if t == nil {
+		return nil
+	}
+	buf, err := d.lookup("trace stored", b)
+	if err != nil {
+		return err
+	}
+	w, err := rangeOf(src)
+	if err != nil || w.lo == w.hi {
+		return wrap("trace stored", b.String(), err)
+	}
+	n := len(w.raw) / w.elem
+	if elem <= 0 {
+		return &Error{Op: "trace stored", Name: b.String(), Err: Errorf(ErrInvalid, "elements of %d bytes", elem)}
+	}
+	for i := 0; i < n; i++ {
+		if p := at(i); p < 0 || (p+1)*elem > buf.bytes {
+			return &Error{Op: "trace stored", Name: b.String(), Err: Errorf(ErrInvalid,
+				"element %d of the host slice at device element %d, past the buffer's %d bytes", i, p, buf.bytes)}
+		}
+	}
+	tensors, firsts := t.marks(w)
+	return wrap("trace stored", b.String(), d.exec(func(be Backend) error {
+		tr := be.(DependenceTracker)
+		for k := range tensors {
+			// One mark per run of consecutive device elements.
+			for i := 0; i < n; {
+				j := i + 1
+				for j < n && at(j) == at(j-1)+1 {
+					j++
+				}
+				if err := tr.MarkSource(buf.addr+uint64(at(i)*elem), (j-i)*elem, elem, tensors[k], firsts[k]+int32(i)); err != nil {
+					return err
+				}
+				i = j
+			}
+		}
+		return nil
+	}))
+}
+
+// TraceDerived tells the trace that host slice dst was computed on the host
+// from b: element i of dst from device elements from(i) of b, elements of
+// elem bytes (a conversion, the rows of a padded tensor, a host-side sum).
+// dst is then matched to an output as a Read into it would be. Nothing
+// happens while no trace runs.
+func (d *device) TraceDerived(dst any, b Buffer, elem int, from func(i int) []int) error {
+	d.lock()
+	defer d.unlock()
+	t := d.trace
+	if t == nil {
+		return nil
+	}
+	buf, err := d.lookup("trace derived", b)
+	if err != nil {
+		return err
+	}
+	at, err := rangeOf(dst)
+	if err != nil || len(at.raw) == 0 {
+		return wrap("trace derived", b.String(), err)
+	}
+	if elem <= 0 || buf.bytes%elem != 0 {
+		return &Error{Op: "trace derived", Name: b.String(), Err: Errorf(ErrInvalid, "elements of %d bytes in %d", elem, buf.bytes)}
+	}
+	var all [][]Source
+	err = d.exec(func(be Backend) error {
+		var err error
+		all, err = be.(DependenceTracker).Sources(buf.addr, buf.bytes, elem)
+		return err
+	})
+	if err != nil {
+		t.fail(wrap("trace derived", b.String(), err))
+		return nil
+	}
+	sources := make([][]Source, len(at.raw)/at.elem)
+	for i := range sources {
+		seen := map[Source]bool{}
+		for _, p := range from(i) {
+			if p < 0 || p >= len(all) {
+				return &Error{Op: "trace derived", Name: b.String(), Err: Errorf(ErrInvalid,
+					"element %d of the host slice from device element %d, past the buffer's %d", i, p, len(all))}
+			}
+			for _, s := range all[p] {
+				if !seen[s] {
+					seen[s] = true
+					sources[i] = append(sources[i], s)
+				}
+			}
+		}
+		slices.SortFunc(sources[i], func(a, b Source) int {
+			return cmp.Or(cmp.Compare(a.Tensor, b.Tensor), cmp.Compare(a.Index, b.Index))
+		})
+	}
+	t.read(at, sources)
+	return nil
 }

@@ -66,6 +66,12 @@ type Device interface {
 	// Trace makes later Writes and Reads feed t, the dependence of
 	// outputs on inputs (nil: stop). ErrUnsupported without CapDependence.
 	Trace(t *Trace) error
+	// TraceStored and TraceDerived tell the trace where a host slice's
+	// elements lie on the device when a Write or Read does not copy them
+	// as they are: an input stored converted or padded, an output
+	// converted, unpadded or summed on the host (dependence.go).
+	TraceStored(b Buffer, elem int, src any, at func(i int) int) error
+	TraceDerived(dst any, b Buffer, elem int, from func(i int) []int) error
 	// Backend returns the wrapped backend, for its own diagnostics; every
 	// control a Device needs goes through the methods above.
 	Backend() Backend

@@ -324,6 +324,45 @@ func firstBarrierRemoved(k *kernels.Kernel, fn *ptx.Function) error {
 	return fmt.Errorf("no bar.sync found")
 }
 
+// gammaFirstColumns: every load of γ reads from γ's start instead of its
+// column's (the address of each ld.global from the global base of the
+// gamma parameter plus an offset becomes the base itself): y[r][j] =
+// x̂[r][j]·γ[j mod w] for the load's width w (4 on the vector path, 1 on
+// the scalar one), γ[j] itself never read for j ≥ w — an output that
+// ignores an input it must depend on.
+func gammaFirstColumns(k *kernels.Kernel, fn *ptx.Function) error {
+	pname, err := paramName(k, fn, "gamma")
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, l := range paramLoads(fn, pname) {
+		for _, c := range uses(fn, l.in.Operands[0].Name) {
+			if c.in.Op != "cvta" {
+				continue
+			}
+			base := c.in.Operands[0].Name
+			for _, a := range uses(fn, base) {
+				if a.in.Op != "add" {
+					continue
+				}
+				addr := a.in.Operands[0].Name
+				for _, s := range instructions(fn) {
+					if s.in.Op == "ld" && s.in.HasMod("global") && len(s.in.Operands) == 2 &&
+						s.in.Operands[1].Kind == ptx.Address && s.in.Operands[1].Name == addr {
+						s.in.Operands[1].Name, s.in.Operands[1].Int = base, 0
+						n++
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("no load of gamma through its global base plus an offset found")
+	}
+	return nil
+}
+
 // editedAll returns the PTX edit f of each of the kernels names.
 func editedAll(f func(*kernels.Kernel, *ptx.Function) error, names ...string) ([]*kernels.Kernel, error) {
 	var ks []*kernels.Kernel
@@ -499,6 +538,9 @@ var named = []Named{
 	{Name: "neighbour-row-zero", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Dependence},
 		What: "forward whose 1/rms subtracts min(|x[r+1][0]|, 0) = +0: bit-identical outputs, but every row reads the next row (only DEPEND-001 can kill it)",
 		swap: fromSource("neighbour_row_zero", rmsFwdKernels...)},
+	{Name: "gamma-first-columns", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Dependence, properties.RMSFwd},
+		What: "forward reading γ from its start for every column (γ[j mod 4] on the vector path, γ[0] on the scalar one): y ignores γ[j], which DEPEND-001 names (PTX edit)",
+		swap: fromEdit(gammaFirstColumns, rmsFwdKernels...)},
 	{Name: "perhead-row-rms", Kernel: "per_head_rmsnorm", Killers: []string{properties.QKNHeads, properties.QKNForward},
 		What: "QK-norm normalising every head by the rms of the whole row instead of its own: heads depend on each other",
 		swap: fromSource("perhead_row_rms", "per_head_rmsnorm")},

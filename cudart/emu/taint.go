@@ -34,7 +34,7 @@ import (
 // values would seem to read the whole row everywhere. A kernel that decides
 // through a branch alone what to compute escapes the tracking; one that
 // selects a value (selp, a guard) does not. Instructions whose flow is not
-// modelled (calls with parameters, ldmatrix, stmatrix, bar.red, vector
+// modelled (calls with parameters, bar.red, vector
 // atomics) make Sources fail, naming the first one, rather than answer
 // wrongly.
 //
@@ -251,7 +251,9 @@ const (
 	tcStore
 	tcAtom
 	tcCpAsync
-	tcConst    // writes d (if any) with a value no source determines
+	tcConst // writes d (if any) with a value no source determines
+	tcLdmatrix
+	tcStmatrix
 	tcUnmodel  // not modelled
 	tcNoResult // no register result
 )
@@ -277,8 +279,10 @@ func (t *taintState) classOf(in *inst) uint8 {
 			if in.a < 0 {
 				c = tcNoResult // commit_group, wait_group
 			}
-		case "ldmatrix", "stmatrix":
-			c = tcUnmodel
+		case "ldmatrix":
+			c = tcLdmatrix
+		case "stmatrix":
+			c = tcStmatrix
 		default:
 			c = tcConst
 		}
@@ -446,6 +450,10 @@ func (w *warp) taintStep(in *inst, m uint32) {
 				mem[k] = nv
 			}
 		})
+	case tcLdmatrix:
+		w.taintLdmatrix(in, m, set)
+	case tcStmatrix:
+		w.taintStmatrix(in, m)
 	case tcCpAsync:
 		n := int(in.t.n)
 		dst, src := w.r(in.a), w.r(in.b)
@@ -518,6 +526,89 @@ func (w *warp) taintStep(in *inst, m uint32) {
 					set(wt.regs, s, lane, v)
 				}
 			})
+		}
+	}
+}
+
+// matrixElem returns the lane of an ldmatrix or stmatrix whose register
+// i holds element (row, col) of matrix i: lane 4·row + col/2 (4·col +
+// row/2 with .trans), as execLdmatrix lays them out.
+func matrixElem(trans bool, row, col int) int {
+	if trans {
+		return 4*col + row/2
+	}
+	return 4*row + col/2
+}
+
+// matrixRow returns the shadow of element col of row r of matrix i of an
+// ldmatrix or stmatrix (2 bytes; nil out of bounds, where the instruction
+// itself faults) and the sources of that row's address (lane 8i+r's).
+func (w *warp) matrixRow(in *inst, wt *warpTaint, i, r, col int) ([]uint32, uint32) {
+	lane := 8*i + r
+	at := uint32(0)
+	if in.a >= 0 {
+		at = wt.regs[in.a*32+int32(lane)]
+	}
+	addr := w.r(in.a)[lane] + uint64(in.off) + uint64(2*col)
+	return w.l.b.taint.memSlice(w, lane, in.space, addr, 2), at
+}
+
+// taintLdmatrix follows an ldmatrix about to run for lanes m: register i
+// of each lane gets the sources of the two elements it loads and of the
+// addresses of their rows. The whole warp runs it (execLdmatrix faults
+// otherwise); set applies the guard.
+func (w *warp) taintLdmatrix(in *inst, m uint32, set func(sh []uint32, d int32, lane int, v uint32)) {
+	t := w.l.b.taint
+	wt := t.warp(w)
+	trans := in.sub == 1
+	var v [4][32]uint32 // computed before any is set: a destination may be the address
+	if m != 0 {
+		for i := range in.vec {
+			for r := 0; r < 8; r++ {
+				for c := 0; c < 8; c++ {
+					mem, at := w.matrixRow(in, wt, i, r, c)
+					lane := matrixElem(trans, r, c)
+					v[i][lane] = t.union(v[i][lane], t.union(at, t.joinAll(mem)))
+				}
+			}
+		}
+	}
+	for lane := 0; lane < 32; lane++ {
+		if w.active>>lane&1 == 0 {
+			continue
+		}
+		for i, s := range in.vec {
+			set(wt.regs, s, lane, v[i][lane]) // 0 where it does not run: set keeps the old value ∪ guard
+		}
+	}
+}
+
+// taintStmatrix follows an stmatrix about to run for lanes m: each
+// element stored gets the sources of the register it came from, of its
+// row's address and of the guards of both lanes.
+func (w *warp) taintStmatrix(in *inst, m uint32) {
+	if m == 0 {
+		return
+	}
+	t := w.l.b.taint
+	wt := t.warp(w)
+	trans := in.sub == 1
+	guard := func(lane int) uint32 {
+		if in.guard < 0 {
+			return 0
+		}
+		return wt.preds[in.guard*32+int32(lane)]
+	}
+	for i, s := range in.vec {
+		for r := 0; r < 8; r++ {
+			for c := 0; c < 8; c++ {
+				mem, at := w.matrixRow(in, wt, i, r, c)
+				lane := matrixElem(trans, r, c)
+				v := t.union(t.union(at, wt.regs[s*32+int32(lane)]), t.union(guard(lane), guard(8*i+r)))
+				for k := range mem {
+					mem[k] = v
+				}
+			}
 		}
 	}
 }

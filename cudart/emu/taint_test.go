@@ -113,3 +113,87 @@ func TestTaintStale(t *testing.T) {
 		t.Fatalf("sources with tracking off: %v", err)
 	}
 }
+
+// ldmatrix and stmatrix move each 16-bit element's sources with it (at a
+// register's grain: both halves of a word share theirs). Stored and loaded
+// in the same form, word W of lane t comes back from word W of the input;
+// stored plain and loaded .trans, from the two input words that held the
+// transposed elements: element (m, row, col) of the output is element
+// (m, col, row) of the input, in word 4·(4·row + col/2) + m.
+func TestTaintMatrix(t *testing.T) {
+	e := newEnv(t, "taint.ptx", Config{})
+	word := func(m, row, col int) int32 { return int32(4*(4*row+col/2) + m) }
+	for mode := uint32(0); mode < 3; mode++ {
+		tr := cudart.NewTrace()
+		in := make([]uint32, 128)
+		if _, err := tr.Input(in); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.dev.Trace(tr); err != nil {
+			t.Fatal(err)
+		}
+		out := e.buf(cudart.U32, len(in))
+		e.mustLaunch("matrix", 1, 32, cudart.In(e.in(in)), cudart.Out(out), cudart.ScalarU32(mode))
+		got := make([]uint32, len(in))
+		e.read(got, out)
+		k, _ := tr.Output(got)
+		srcs, ok := tr.Sources(k)
+		if err := e.dev.Trace(nil); err != nil || !ok || tr.Err() != nil {
+			t.Fatalf("mode %d: sources found %v, %v, %v", mode, ok, err, tr.Err())
+		}
+		for w, s := range srcs {
+			lane, m := w/4, w%4
+			row, col := lane/4, 2*(lane%4)
+			want := []cudart.Source{{Index: int32(w)}}
+			if mode == 2 {
+				a, b := word(m, col, row), word(m, col+1, row)
+				want = []cudart.Source{{Index: min(a, b)}, {Index: max(a, b)}}
+			}
+			if fmt.Sprint(s) != fmt.Sprint(want) {
+				t.Fatalf("mode %d: out word %d from %v, want %v", mode, w, s, want)
+			}
+		}
+	}
+}
+
+// A host slice stored otherwise than as itself (rows padded to a stride of
+// 3 here) is marked through TraceStored, and a host result computed from
+// device elements (a column sum) gets their sources through TraceDerived;
+// an element past the buffer is refused.
+func TestTaintStoredDerived(t *testing.T) {
+	e := newEnv(t, "taint.ptx", Config{})
+	tr := cudart.NewTrace()
+	x := []float32{1, 2, 3, 4} // 2 rows of 2, stored at a stride of 3
+	if _, err := tr.Input(x); err != nil {
+		t.Fatal(err)
+	}
+	sum := make([]float32, 2)
+	k, _ := tr.Output(sum)
+	if err := e.dev.Trace(tr); err != nil {
+		t.Fatal(err)
+	}
+	defer e.dev.Trace(nil)
+	b := e.buf(cudart.F32, 6)
+	if err := e.dev.Write(b, []float32{1, 2, 0, 3, 4, 0}); err != nil {
+		t.Fatal(err)
+	}
+	padded := func(i int) int { return i/2*3 + i%2 }
+	if err := e.dev.TraceStored(b, 4, x, padded); err != nil || !tr.Uploaded(0) {
+		t.Fatalf("trace stored: %v, uploaded %v", err, tr.Uploaded(0))
+	}
+	column := func(j int) []int { return []int{j, 3 + j} }
+	if err := e.dev.TraceDerived(sum, b, 4, column); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := tr.Sources(k)
+	want := "[[{0 0} {0 2}] [{0 1} {0 3}]]"
+	if !ok || fmt.Sprint(got) != want {
+		t.Fatalf("sum from %v (found %v), want %s", got, ok, want)
+	}
+	if err := e.dev.TraceStored(b, 4, x, func(i int) int { return 5 + i }); !errors.Is(err, cudart.ErrInvalid) {
+		t.Errorf("an element stored past the buffer: %v", err)
+	}
+	if err := e.dev.TraceDerived(sum, b, 4, func(int) []int { return []int{6} }); !errors.Is(err, cudart.ErrInvalid) {
+		t.Errorf("an element derived from past the buffer: %v", err)
+	}
+}

@@ -315,11 +315,11 @@ func execLd1(w *warp, in *inst, m uint32) {
 	l := w.l
 	base, d := w.ra(in.a), w.ra(in.vec[0])
 	size, t, off := int(in.t.n), in.t, uint64(in.off)
-	if a, lo, hi := w.warpGlobal(in, m); a != nil {
+	if a, lo, hi, run := w.warpGlobal(in, m, true); a != nil {
 		l.gbytes[accRead] += int64(bits.OnesCount32(m) * size) // LaunchStats, as globalAt counts
 		off -= a.base
 		if s := l.spec; s != nil {
-			if s.load1(w, a, lo, hi, in, m) {
+			if s.load1(w, a, lo, hi, in, m, run) {
 				return
 			}
 			for ; m != 0; m &= m - 1 {
@@ -332,6 +332,11 @@ func execLd1(w *warp, in *inst, m uint32) {
 				}
 				d[lane] = t.ext(v)
 			}
+			return
+		}
+		if run {
+			o := lo - a.base
+			loadRun(d, a.data[o:o+32*uint64(size)], t)
 			return
 		}
 		if size == 4 && t.k != 's' {
@@ -394,10 +399,10 @@ func (w *warp) fastGlobal(space uint8, addr, n uint64) *allocation {
 func execSt1(w *warp, in *inst, m uint32) {
 	base, s := w.ra(in.a), w.ra(in.vec[0])
 	size, t, off := int(in.t.n), in.t, uint64(in.off)
-	if a, lo, hi := w.warpGlobal(in, m); a != nil {
+	if a, lo, hi, run := w.warpGlobal(in, m, false); a != nil {
 		w.l.gbytes[accWrite] += int64(bits.OnesCount32(m) * size) // LaunchStats, as globalAt counts
 		if sp := w.l.spec; sp != nil {
-			if sp.store1(w, a, lo, hi, in, m) {
+			if sp.store1(w, a, lo, hi, in, m, run) {
 				return
 			}
 			for ; m != 0; m &= m - 1 {
@@ -407,7 +412,7 @@ func execSt1(w *warp, in *inst, m uint32) {
 			return
 		}
 		launch := w.l.b.mem.launch
-		if w.store1(a, lo, hi, in, m, launch) {
+		if w.store1(a, lo, hi, in, m, run, launch) {
 			return
 		}
 		for ; m != 0; m &= m - 1 {
@@ -451,14 +456,19 @@ func execSt1(w *warp, in *inst, m uint32) {
 // of m, and the lowest and highest address, when fastGlobal would take
 // each of them and, for a load, their bytes were written; nil leaves the
 // lanes to the per-lane path.
-func (w *warp) warpGlobal(in *inst, m uint32) (*allocation, uint64, uint64) {
+func (w *warp) warpGlobal(in *inst, m uint32, load bool) (a *allocation, lo, hi uint64, run bool) {
 	n := uint64(in.t.n)
 	if in.space != spGlobal || n > 8 || m == 0 || w.l.b.ref {
-		return nil, 0, 0
+		return nil, 0, 0, false
 	}
 	base, off := w.ra(in.a), uint64(in.off)
 	lo, hi, or := ^uint64(0), uint64(0), uint64(0)
-	if m == fullMask {
+	if m == fullMask && contigAddrs(base, n) {
+		// Lane l at lo + l·n: every lane is aligned when lane 0 is.
+		run = true
+		lo, or = base[0]+off, base[0]+off
+		hi = lo + 31*n
+	} else if m == fullMask {
 		for _, x := range base {
 			addr := x + off
 			lo, hi, or = min(lo, addr), max(hi, addr), or|addr
@@ -470,32 +480,38 @@ func (w *warp) warpGlobal(in *inst, m uint32) (*allocation, uint64, uint64) {
 		}
 	}
 	l := w.l
-	a := l.lastGlobal
+	a = l.lastGlobal
 	if a == nil || lo < a.base || lo >= a.end {
 		// Instructions alternate between buffers: find this one's.
 		if a = l.b.mem.find(lo); a == nil {
-			return nil, 0, 0
+			return nil, 0, 0, false
 		}
 		l.lastGlobal = a
 	}
 	if or&(n-1) != 0 || lo < a.lo || hi+n > a.hi || hi+n < hi {
-		return nil, 0, 0
+		return nil, 0, 0, false
 	}
 	for _, g := range a.guards {
 		if lo < g.hi && hi+n > g.lo {
-			return nil, 0, 0
+			return nil, 0, 0, false
 		}
 	}
-	if a.init != nil && in.src != nil && in.src.Op == "ld" {
+	if a.init != nil && load {
+		if run {
+			if !bitsSet(a.init, int(lo-a.base), int(32*n)) {
+				return nil, 0, 0, false
+			}
+			return a, lo, hi, run
+		}
 		want := uint64(1)<<n - 1
 		for mm := m; mm != 0; mm &= mm - 1 {
 			o := base[bits.TrailingZeros32(mm)] + off - a.base
 			if a.init[o>>6]>>(o&63)&want != want {
-				return nil, 0, 0
+				return nil, 0, 0, false
 			}
 		}
 	}
-	return a, lo, hi
+	return a, lo, hi, run
 }
 
 // recordWrite1 is recordGlobalWrite for a weak aligned store of at most 8
@@ -526,7 +542,7 @@ func (w *warp) recordWrite1(in *inst, lane int, a *allocation, off, size int, la
 // in allocation a, lie on one page of write records, none of whose bytes
 // another CTA wrote in this launch; false leaves the lanes to the
 // per-lane path, having changed nothing.
-func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, launch uint32) bool {
+func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, run bool, launch uint32) bool {
 	n := uint64(in.t.n)
 	lo0 := int(lo - a.base)
 	if lo0>>pageBits != int(hi+n-1-a.base)>>pageBits {
@@ -546,6 +562,14 @@ func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, launch u
 	off := uint64(in.off) - a.base
 	size := int(n)
 	me := uint64(gbase+uint32(w.idx)+1)<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	if run {
+		stampRecs(span, me)
+		storeRun(a.data[lo0:lo0+32*size], v, in.t)
+		if a.init != nil {
+			setBits(a.init, lo0, 32*size)
+		}
+		return true
+	}
 	for ; m != 0; m &= m - 1 {
 		lane := bits.TrailingZeros32(m)
 		o := int(base[lane] + off)

@@ -396,7 +396,7 @@ func (s *specWorker) onePage(a *allocation, lo, end uint64) *specPage {
 // load1 is execLd1 for the lanes m of a warp whose addresses, [lo, hi]
 // in allocation a, lie on one page, without uninitialised-byte tracking;
 // false leaves the lanes to load.
-func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32) bool {
+func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32, run bool) bool {
 	n := uint64(in.t.n)
 	if a.init != nil {
 		return false
@@ -417,6 +417,10 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 	markBytes(&pg.r, int(lo-pbase), int(hi+n-lo))
 	off := uint64(in.off) - pbase
 	size, t := int(n), in.t
+	if run {
+		loadRun(d, src[lo-pbase:lo-pbase+32*n], t)
+		return true
+	}
 	if size == 4 && t.k != 's' {
 		for ; m != 0; m &= m - 1 {
 			lane := bits.TrailingZeros32(m)
@@ -433,7 +437,7 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 
 // store1 is execSt1 for the lanes m of a warp whose addresses, [lo, hi]
 // in allocation a, lie on one page; false leaves the lanes to store.
-func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32) bool {
+func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32, run bool) bool {
 	n := uint64(in.t.n)
 	pg := s.onePage(a, lo, hi+n)
 	if pg == nil {
@@ -447,6 +451,14 @@ func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m u
 	size := int(n)
 	want := uint64(1)<<n - 1
 	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	if run {
+		o := int(lo - a.base - uint64(pg.idx<<pageBits))
+		markBytes(&pg.w, o, 32*size)
+		markBytes(&pg.wrote, o, 32*size)
+		stampRecs(pg.rec[o:o+32*size], me)
+		storeRun(pg.data[o:o+32*size], v, in.t)
+		return true
+	}
 	for ; m != 0; m &= m - 1 {
 		lane := bits.TrailingZeros32(m)
 		o := base[lane] + off

@@ -1,0 +1,116 @@
+package emu
+
+import (
+	"encoding/binary"
+)
+
+// Contiguous warp accesses.
+//
+// Most global loads and stores of real kernels are coalesced: lane l of a
+// full warp accesses element l of one run of 32 (address a0 + l·n for
+// n-byte elements). warpGlobal recognises that pattern in one pass over the
+// addresses; the functions here then move the run's bytes, write records
+// and initialised bits as ranges instead of lane by lane. Every lane of a
+// run touches other bytes, so the order in which the lanes apply does not
+// change what they leave.
+
+// contigAddrs reports whether every lane's address base[l]+off is
+// base[0]+off + l·n.
+func contigAddrs(base *[32]uint64, n uint64) bool {
+	b0 := base[0]
+	var diff uint64
+	for l, x := range base {
+		diff |= x - b0 - uint64(l)*n
+	}
+	return diff == 0
+}
+
+// bitsSet reports whether bits [o, o+n) of bm are all set.
+func bitsSet(bm []uint64, o, n int) bool {
+	for n > 0 {
+		k := min(n, 64-o&63)
+		want := (uint64(1)<<k - 1) << (o & 63)
+		if k == 64 {
+			want = ^uint64(0)
+		}
+		if bm[o>>6]&want != want {
+			return false
+		}
+		o, n = o+k, n-k
+	}
+	return true
+}
+
+// setBits sets bits [o, o+n) of bm.
+func setBits(bm []uint64, o, n int) {
+	for n > 0 {
+		k := min(n, 64-o&63)
+		if k == 64 {
+			bm[o>>6] = ^uint64(0)
+		} else {
+			bm[o>>6] |= (uint64(1)<<k - 1) << (o & 63)
+		}
+		o, n = o+k, n-k
+	}
+}
+
+// loadRun reads 32 consecutive elements of type t from src into d, each
+// extended to 64 bits as t.ext does.
+func loadRun(d *[32]uint64, src []byte, t dtype) {
+	switch {
+	case t.n == 4 && t.k != 's':
+		s := (*[128]byte)(src)
+		for l := range d {
+			d[l] = uint64(binary.LittleEndian.Uint32(s[4*l:]))
+		}
+	case t.n == 4:
+		s := (*[128]byte)(src)
+		for l := range d {
+			d[l] = uint64(int64(int32(binary.LittleEndian.Uint32(s[4*l:]))))
+		}
+	case t.n == 8:
+		s := (*[256]byte)(src)
+		for l := range d {
+			d[l] = binary.LittleEndian.Uint64(s[8*l:])
+		}
+	default:
+		n := int(t.n)
+		for l := range d {
+			d[l] = t.ext(getBits(src[n*l:], n))
+		}
+	}
+}
+
+// storeRun writes the low t.n bytes of each of v's 32 lanes, in lane order,
+// to dst.
+func storeRun(dst []byte, v *[32]uint64, t dtype) {
+	switch t.n {
+	case 4:
+		s := (*[128]byte)(dst)
+		for l, x := range v {
+			binary.LittleEndian.PutUint32(s[4*l:], uint32(x))
+		}
+	case 8:
+		s := (*[256]byte)(dst)
+		for l, x := range v {
+			binary.LittleEndian.PutUint64(s[8*l:], x)
+		}
+	default:
+		n := int(t.n)
+		for l, x := range v {
+			putBits(dst[n*l:], n, x)
+		}
+	}
+}
+
+// stampRecs counts one more store in each write record of recs and makes
+// me (warp and clock) its last writer.
+func stampRecs(recs []uint64, me uint64) {
+	for i, rec := range recs {
+		cnt := rec & wcMask
+		if cnt < wcMask {
+			cnt++
+		}
+		recs[i] = me | cnt
+	}
+}

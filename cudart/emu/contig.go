@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"math/bits"
 )
 
 // Contiguous warp accesses.
@@ -112,5 +113,34 @@ func stampRecs(recs []uint64, me uint64) {
 			cnt++
 		}
 		recs[i] = me | cnt
+	}
+}
+
+// uniformLanes reports whether the lanes m of r hold one value.
+func uniformLanes(r *[32]uint64, m uint32) bool {
+	x := r[bits.TrailingZeros32(m)]
+	var diff uint64
+	if m == fullMask {
+		for _, y := range r {
+			diff |= y ^ x
+		}
+		return diff == 0
+	}
+	for ; m != 0; m &= m - 1 {
+		diff |= r[bits.TrailingZeros32(m)] ^ x
+	}
+	return diff == 0
+}
+
+// broadcast sets the lanes m of d to x.
+func broadcast(d *[32]uint64, m uint32, x uint64) {
+	if m == fullMask {
+		for l := range d {
+			d[l] = x
+		}
+		return
+	}
+	for ; m != 0; m &= m - 1 {
+		d[bits.TrailingZeros32(m)] = x
 	}
 }

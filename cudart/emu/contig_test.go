@@ -2,7 +2,10 @@ package emu
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/ptxprop/ptxprop/cudart"
 )
 
 // TestContigRuns compares the range helpers of contiguous warp accesses
@@ -70,11 +73,89 @@ func TestContigRuns(t *testing.T) {
 			}
 		}
 	}
+	for range 100 {
+		var reg [32]uint64
+		m := r.Uint32() | 1<<r.IntN(32)
+		if r.IntN(2) == 0 {
+			m = fullMask
+		}
+		x := r.Uint64()
+		broadcast(&reg, m, x)
+		for l := range reg {
+			if want := x * uint64(m>>l&1); reg[l] != want {
+				t.Fatalf("broadcast to %#x: lane %d holds %#x", m, l, reg[l])
+			}
+		}
+		if !uniformLanes(&reg, m) {
+			t.Fatalf("uniformLanes %#x: a broadcast value not uniform", m)
+		}
+		l := r.IntN(32)
+		reg[l]++
+		if got, want := uniformLanes(&reg, m), m>>l&1 == 0; got != want {
+			t.Fatalf("uniformLanes %#x with lane %d changed: %v, want %v", m, l, got, want)
+		}
+	}
 	recs := []uint64{0, 5, wcMask, 3 | 7<<wcWarpShft}
 	stampRecs(recs, 9<<wcWarpShft|2<<wcClkShft)
 	for i, want := range []uint64{1, 6, wcMask, 4} {
 		if recs[i] != 9<<wcWarpShft|2<<wcClkShft|want {
 			t.Fatalf("stampRecs record %d: %#x, want count %d", i, recs[i], want)
 		}
+	}
+}
+
+// uniformPTX reads its parameter n from every lane (a warp-uniform
+// address) and, in param_oob, 4 bytes past the parameters from the lanes
+// of tid ≥ 3.
+const uniformPTX = `
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry param_add(.param .u64 out, .param .u32 n)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [out];
+	ld.param.u32 %r1, [n];
+	mov.u32 %r2, %tid.x;
+	add.s32 %r3, %r1, %r2;
+	cvta.to.global.u64 %rd2, %rd1;
+	mul.wide.u32 %rd3, %r2, 4;
+	add.s64 %rd2, %rd2, %rd3;
+	st.global.u32 [%rd2], %r3;
+	ret;
+}
+
+.visible .entry param_oob(.param .u32 n)
+{
+	.reg .pred %p1;
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<2>;
+	mov.u32 %r2, %tid.x;
+	setp.lt.u32 %p1, %r2, 3;
+	@%p1 bra done;
+	mov.u64 %rd1, n;
+	ld.param.u32 %r1, [%rd1+4];
+done:
+	ret;
+}
+`
+
+// TestUniformParamLoads checks the warp-uniform parameter loads of
+// execLd1 on full and partial warps, and that an out-of-bounds one
+// faults at the lowest lane that reads.
+func TestUniformParamLoads(t *testing.T) {
+	e := newEnvSrc(t, "uniform.ptx", []byte(uniformPTX), Config{})
+	out := e.buf(cudart.U32, 48)
+	e.mustLaunch("param_add", 1, 48, cudart.Out(out), cudart.ScalarI32(1000))
+	for i, got := range e.u32s(out) {
+		if got != uint32(1000+i) {
+			t.Fatalf("thread %d wrote %d, want %d", i, got, 1000+i)
+		}
+	}
+	err := e.launch("param_oob", 1, 32, cudart.ScalarI32(1))
+	if err == nil || !strings.Contains(err.Error(), "threadIdx (3,0,0) lane 3\n") || !strings.Contains(err.Error(), "parameters") {
+		t.Fatalf("param_oob: %v, want a fault beyond the parameters at lane 3", err)
 	}
 }

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 
 	"github.com/ptxprop/ptxprop/ptx"
@@ -25,8 +26,14 @@ func (w *warp) ra(s int32) *[32]uint64 { return (*[32]uint64)(w.regs[s*32 : s*32
 func execAddF32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	if m == fullMask {
+		var nan uint32
 		for l := range d {
-			d[l] = uint64(canon32(f32(a[l]) + f32(b[l])))
+			r := math.Float32bits(f32(a[l]) + f32(b[l]))
+			nan |= nanBit32(r)
+			d[l] = uint64(r)
+		}
+		if nan != 0 {
+			canonRun32(d)
 		}
 		return
 	}
@@ -38,6 +45,18 @@ func execAddF32(w *warp, in *inst, m uint32) {
 
 func execSubF32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		var nan uint32
+		for l := range d {
+			r := math.Float32bits(f32(a[l]) - f32(b[l]))
+			nan |= nanBit32(r)
+			d[l] = uint64(r)
+		}
+		if nan != 0 {
+			canonRun32(d)
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(canon32(f32(a[l]) - f32(b[l])))
@@ -47,8 +66,14 @@ func execSubF32(w *warp, in *inst, m uint32) {
 func execMulF32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	if m == fullMask {
+		var nan uint32
 		for l := range d {
-			d[l] = uint64(canon32(f32(a[l]) * f32(b[l])))
+			r := math.Float32bits(f32(a[l]) * f32(b[l]))
+			nan |= nanBit32(r)
+			d[l] = uint64(r)
+		}
+		if nan != 0 {
+			canonRun32(d)
 		}
 		return
 	}
@@ -60,6 +85,12 @@ func execMulF32(w *warp, in *inst, m uint32) {
 
 func execFmaF32(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(fma32(f32(a[l]), f32(b[l]), f32(c[l]), rn))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(fma32(f32(a[l]), f32(b[l]), f32(c[l]), rn))
@@ -68,6 +99,12 @@ func execFmaF32(w *warp, in *inst, m uint32) {
 
 func execAddF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) + ftz32(f32(b[l])))))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) + ftz32(f32(b[l])))))
@@ -76,6 +113,12 @@ func execAddF32Ftz(w *warp, in *inst, m uint32) {
 
 func execSubF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) - ftz32(f32(b[l])))))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) - ftz32(f32(b[l])))))
@@ -84,6 +127,12 @@ func execSubF32Ftz(w *warp, in *inst, m uint32) {
 
 func execMulF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) * ftz32(f32(b[l])))))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) * ftz32(f32(b[l])))))
@@ -92,9 +141,29 @@ func execMulF32Ftz(w *warp, in *inst, m uint32) {
 
 func execFmaF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(fma32(ftz32(f32(a[l])), ftz32(f32(b[l])), ftz32(f32(c[l])), rn)))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(fma32(ftz32(f32(a[l])), ftz32(f32(b[l])), ftz32(f32(c[l])), rn)))
+	}
+}
+
+// nanBit32 returns 1<<31 when the f32 bits r are a NaN, 0 otherwise,
+// without a branch: |r| − (+Inf) is negative exactly for NaNs.
+func nanBit32(r uint32) uint32 { return (0x7F800000 - r&0x7FFFFFFF) & 0x80000000 }
+
+// canonRun32 replaces every NaN among the f32 lanes d by the canonical
+// NaN, as canon32 does lane by lane.
+func canonRun32(d *[32]uint64) {
+	for l, r := range d {
+		if nanBit32(uint32(r)) != 0 {
+			d[l] = uint64(nan32)
+		}
 	}
 }
 
@@ -120,6 +189,12 @@ func fastFloat(op string, t dtype, mode rmode, ftz, sat bool) func(*warp, *inst,
 func execAddInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] + b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] + b[l]) & mask
@@ -129,6 +204,12 @@ func execAddInt(w *warp, in *inst, m uint32) {
 func execSubInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] - b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] - b[l]) & mask
@@ -138,6 +219,12 @@ func execSubInt(w *warp, in *inst, m uint32) {
 func execMulLo(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] * b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] * b[l]) & mask
@@ -147,6 +234,12 @@ func execMulLo(w *warp, in *inst, m uint32) {
 func execMadLo(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l]*b[l] + c[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l]*b[l] + c[l]) & mask
@@ -156,6 +249,12 @@ func execMadLo(w *warp, in *inst, m uint32) {
 // execMulWide and execMadWide: mul.wide and mad.wide of 32-bit operands.
 func execMulWideS32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(int64(int32(a[l])) * int64(int32(b[l])))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(int64(int32(a[l])) * int64(int32(b[l])))
@@ -164,6 +263,12 @@ func execMulWideS32(w *warp, in *inst, m uint32) {
 
 func execMulWideU32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(uint32(a[l])) * uint64(uint32(b[l]))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(uint32(a[l])) * uint64(uint32(b[l]))
@@ -172,6 +277,12 @@ func execMulWideU32(w *warp, in *inst, m uint32) {
 
 func execMadWideS32(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(int64(int32(a[l]))*int64(int32(b[l]))) + c[l]
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(int64(int32(a[l]))*int64(int32(b[l]))) + c[l]
@@ -180,6 +291,12 @@ func execMadWideS32(w *warp, in *inst, m uint32) {
 
 func execMadWideU32(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(uint32(a[l]))*uint64(uint32(b[l])) + c[l]
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(uint32(a[l]))*uint64(uint32(b[l])) + c[l]
@@ -189,6 +306,12 @@ func execMadWideU32(w *warp, in *inst, m uint32) {
 func execAndInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = a[l] & b[l] & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = a[l] & b[l] & mask
@@ -198,6 +321,12 @@ func execAndInt(w *warp, in *inst, m uint32) {
 func execOrInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] | b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] | b[l]) & mask
@@ -207,6 +336,12 @@ func execOrInt(w *warp, in *inst, m uint32) {
 func execXorInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] ^ b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] ^ b[l]) & mask
@@ -217,6 +352,16 @@ func execXorInt(w *warp, in *inst, m uint32) {
 func execShl(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask, nb := in.t.mask(), uint32(in.t.bits())
+	if m == fullMask {
+		for l := range d {
+			if s := uint32(b[l]); s < nb {
+				d[l] = a[l] << s & mask
+			} else {
+				d[l] = 0
+			}
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		if s := uint32(b[l]); s < nb {
@@ -231,6 +376,16 @@ func execShl(w *warp, in *inst, m uint32) {
 func execShrU(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask, nb := in.t.mask(), uint32(in.t.bits())
+	if m == fullMask {
+		for l := range d {
+			if s := uint32(b[l]); s < nb {
+				d[l] = a[l] & mask >> s
+			} else {
+				d[l] = 0
+			}
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		if s := uint32(b[l]); s < nb {
@@ -349,6 +504,16 @@ func execLd1(w *warp, in *inst, m uint32) {
 		for ; m != 0; m &= m - 1 {
 			lane := bits.TrailingZeros32(m)
 			d[lane] = t.ext(getBits(a.data[base[lane]+off:], size))
+		}
+		return
+	}
+	if (in.space == spParam || in.space == spConst) && uniformLanes(base, m) {
+		// Every lane reads the same bytes of a read-only bank: read them
+		// once, as the lowest lane, which also reports any fault.
+		lane := bits.TrailingZeros32(m)
+		v, ok, _ := w.load(in, lane, in.space, base[lane]+off, size)
+		if ok {
+			broadcast(d, m, t.ext(v))
 		}
 		return
 	}
@@ -480,14 +645,20 @@ func (w *warp) warpGlobal(in *inst, m uint32, load bool) (a *allocation, lo, hi 
 		}
 	}
 	l := w.l
-	a = l.lastGlobal
+	if l.instAlloc == nil {
+		l.instAlloc = make([]*allocation, len(l.k.insts))
+	}
+	a = l.instAlloc[in.pc]
 	if a == nil || lo < a.base || lo >= a.end {
-		// Instructions alternate between buffers: find this one's.
+		// A new buffer for this instruction: find it, and keep it for
+		// the instruction's next access (instructions alternate between
+		// buffers, an instruction seldom does).
 		if a = l.b.mem.find(lo); a == nil {
 			return nil, 0, 0, false
 		}
-		l.lastGlobal = a
+		l.instAlloc[in.pc] = a
 	}
+	l.lastGlobal = a
 	if or&(n-1) != 0 || lo < a.lo || hi+n > a.hi || hi+n < hi {
 		return nil, 0, 0, false
 	}

@@ -57,7 +57,8 @@ type launch struct {
 	ctasRun                int
 	budget                 int64
 	lastGlobal             *allocation
-	spec                   *specWorker // a worker of a parallel run (see spec.go), or nil
+	instAlloc              []*allocation // by pc: the allocation warpGlobal last found for the instruction
+	spec                   *specWorker   // a worker of a parallel run (see spec.go), or nil
 	perm                   [32]int
 	scratch                [32]uint64
 	srcs                   [32]*inst

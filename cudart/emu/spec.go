@@ -292,6 +292,7 @@ func (l *launch) runParallel(n int) bool {
 		*f = *l
 		f.resident, f.free = nil, nil
 		f.spec = &specWorker{run: sr}
+		f.instAlloc = nil // each worker keeps its own
 		for _, w := range c.warps {
 			w.l = f
 		}

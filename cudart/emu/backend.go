@@ -131,6 +131,8 @@ type Backend struct {
 	workers  int
 	ref      bool
 	specPool []specBuf // private pages of parallel runs (spec.go)
+	// specPages are page structures of parallel runs, kept for reuse.
+	specPages []*specPage
 	// parallelRuns counts the launches that ran their CTAs in parallel.
 	parallelRuns int
 }

@@ -66,6 +66,7 @@ type specWorker struct {
 	lastA   *allocation
 	lastSA  *specAlloc
 	touched []*specPage // pages the running CTA accessed
+	free    []*specPage // page structures to reuse (from earlier launches)
 }
 
 type specAlloc struct {
@@ -107,7 +108,12 @@ func (s *specWorker) page(a *allocation, off int) *specPage {
 	p := off >> pageBits
 	pg := sa.pages[p]
 	if pg == nil {
-		pg = &specPage{sa: sa, idx: p}
+		if n := len(s.free); n > 0 {
+			pg, s.free = s.free[n-1], s.free[:n-1]
+			*pg = specPage{sa: sa, idx: p}
+		} else {
+			pg = &specPage{sa: sa, idx: p}
+		}
 		sa.pages[p] = pg
 		s.run.bytes.Add(specPageSize)
 	}
@@ -205,6 +211,10 @@ func (s *specWorker) endCTA() bool {
 }
 
 // commit copies the worker's stores and their write records into memory.
+// The records of a page no other worker committed in this launch are
+// adopted whole (the worker's records are 0 where it did not write, as a
+// page fresh in this launch is); the page's old records, left to the
+// worker, are cleared when it next takes the page (cow).
 func (s *specWorker) commit(launch uint32) {
 	for _, sa := range s.allocs {
 		a := sa.a
@@ -213,13 +223,19 @@ func (s *specWorker) commit(launch uint32) {
 				continue
 			}
 			base := pg.idx << pageBits
-			recs := a.page(base, launch)
+			var recs []uint64
+			if old, ok := a.adoptPage(pg.idx, pg.rec, launch); ok {
+				pg.rec = old
+			} else {
+				recs = a.page(base, launch)
+			}
 			for i, word := range pg.wrote {
 				if word == ^uint64(0) {
 					o := i * 64
 					copy(a.data[base+o:base+o+64], pg.data[o:o+64])
-					copy(recs[o:o+64], pg.rec[o:o+64])
-					clear(pg.rec[o : o+64])
+					if recs != nil {
+						copy(recs[o:o+64], pg.rec[o:o+64])
+					}
 					if a.init != nil {
 						a.init[(base+o)>>6] = ^uint64(0)
 					}
@@ -228,12 +244,30 @@ func (s *specWorker) commit(launch uint32) {
 				for ; word != 0; word &= word - 1 {
 					o := i*64 + bits.TrailingZeros64(word)
 					a.data[base+o] = pg.data[o]
-					recs[o], pg.rec[o] = pg.rec[o], 0
+					if recs != nil {
+						recs[o] = pg.rec[o]
+					}
 					a.markInit(base+o, 1)
 				}
 			}
 		}
 	}
+}
+
+// adoptPage makes recs the write records of page p of a when no records
+// were written there in this launch, and returns the page's old records
+// (nil if it had none).
+func (a *allocation) adoptPage(p int, recs []uint64, launch uint32) ([]uint64, bool) {
+	if a.shadow == nil {
+		n := (len(a.data) + pageSize - 1) >> pageBits
+		a.shadow, a.epochs = make([][]uint64, n), make([]uint32, n)
+	}
+	old := a.shadow[p]
+	if old != nil && a.epochs[p] == launch {
+		return nil, false
+	}
+	a.shadow[p], a.epochs[p] = recs, launch
+	return old, true
 }
 
 // mayCommunicate reports whether k has an atomic, a fence or a strong
@@ -271,18 +305,29 @@ func (l *launch) workers() int {
 // whether it did; false leaves the launch as it was, to run serially.
 func (l *launch) runParallel(n int) bool {
 	sr := &specRun{sum: map[*allocation][]*specSum{}, pool: l.b.specPool}
+	free := l.b.specPages
 	defer func() {
-		// Keep the private pages for the next launch.
+		// Keep the private pages and their structures for the next launch
+		// (in a new list: the workers' lists share free's array).
+		var kept []*specPage
 		for _, f := range sr.forks {
+			kept = append(kept, f.spec.free...)
 			for _, sa := range f.spec.allocs {
 				for _, pg := range sa.pages {
-					if pg != nil && pg.data != nil && len(sr.pool) < specPoolMax {
+					if pg == nil {
+						continue
+					}
+					if pg.data != nil && len(sr.pool) < specPoolMax {
 						sr.pool = append(sr.pool, specBuf{pg.data, pg.rec})
+					}
+					if len(kept) < specPagesMax {
+						*pg = specPage{}
+						kept = append(kept, pg)
 					}
 				}
 			}
 		}
-		l.b.specPool = sr.pool
+		l.b.specPool, l.b.specPages = sr.pool, kept
 	}()
 	forks := make([]*launch, n)
 	ctxs := make([]*cta, n)
@@ -292,6 +337,8 @@ func (l *launch) runParallel(n int) bool {
 		*f = *l
 		f.resident, f.free = nil, nil
 		f.spec = &specWorker{run: sr}
+		k := len(free) / (n - i)
+		f.spec.free, free = free[len(free)-k:], free[:len(free)-k]
 		f.instAlloc = nil // each worker keeps its own
 		for _, w := range c.warps {
 			w.l = f
@@ -327,15 +374,6 @@ func (l *launch) runParallel(n int) bool {
 		}
 	}
 	if sr.stop.Load() || ctas != l.ncta || l.budget > 0 && ti > l.budget {
-		for _, f := range forks {
-			for _, sa := range f.spec.allocs {
-				for _, pg := range sa.pages {
-					if pg != nil && pg.rec != nil {
-						clear(pg.rec)
-					}
-				}
-			}
-		}
 		return false
 	}
 	l.b.parallelRuns++
@@ -485,6 +523,11 @@ func (s *specWorker) cow(pg *specPage) {
 		pg.data, pg.rec = r.pool[n-1].data, r.pool[n-1].rec
 		r.pool = r.pool[:n-1]
 		r.mu.Unlock()
+		if pg.rec == nil {
+			pg.rec = make([]uint64, pageSize)
+		} else {
+			clear(pg.rec)
+		}
 	} else {
 		r.mu.Unlock()
 		pg.data, pg.rec = make([]byte, pageSize), make([]uint64, pageSize)
@@ -493,12 +536,14 @@ func (s *specWorker) cow(pg *specPage) {
 	r.bytes.Add(9 * pageSize)
 }
 
-// specBuf is the private copy of a page and its write records (all 0),
-// kept by the Backend for later launches.
+// specBuf is the private copy of a page and its write records (any
+// values: cow clears them; nil: cow makes them), kept by the Backend for
+// later launches.
 type specBuf struct {
 	data []byte
 	rec  []uint64
 }
 
-// specPoolMax bounds the private pages a Backend keeps.
-const specPoolMax = 256
+// specPoolMax bounds the private pages a Backend keeps, specPagesMax
+// the page structures.
+const specPoolMax, specPagesMax = 256, 1024

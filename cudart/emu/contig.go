@@ -18,10 +18,13 @@ import (
 // contigAddrs reports whether every lane's address base[l]+off is
 // base[0]+off + l·n.
 func contigAddrs(base *[32]uint64, n uint64) bool {
-	b0 := base[0]
+	// Four lanes a step, each against its own expected address.
+	e0, n4 := base[0], 4*n
+	e1, e2, e3 := e0+n, e0+2*n, e0+3*n
 	var diff uint64
-	for l, x := range base {
-		diff |= x - b0 - uint64(l)*n
+	for l := 0; l < 32; l += 4 {
+		diff |= (base[l] - e0) | (base[l+1] - e1) | (base[l+2] - e2) | (base[l+3] - e3)
+		e0, e1, e2, e3 = e0+n4, e1+n4, e2+n4, e3+n4
 	}
 	return diff == 0
 }

@@ -180,6 +180,9 @@ func fastFloat(op string, t dtype, mode rmode, ftz, sat bool) func(*warp, *inst,
 	if ftz {
 		return fs[1]
 	}
+	if le := map[string]func(*warp, *inst, uint32){"add": execAddF32LE, "sub": execSubF32LE, "mul": execMulF32LE}[op]; le != nil && littleEndian {
+		return le
+	}
 	return fs[0]
 }
 

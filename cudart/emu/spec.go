@@ -52,6 +52,8 @@ type specRun struct {
 	sum   map[*allocation][]*specSum // bytes read and written by ended CTAs
 	pool  []specBuf                  // private pages to reuse
 	arena []specSum                  // summaries to hand out
+	spare [][]specSum                // arenas of earlier launches (cleared when taken)
+	taken [][]specSum                // arenas this launch took
 	forks []*launch
 }
 
@@ -189,7 +191,13 @@ func (s *specWorker) endCTA() bool {
 		sm := sums[pg.idx]
 		if sm == nil {
 			if len(r.arena) == 0 {
-				r.arena = make([]specSum, 64)
+				if n := len(r.spare); n > 0 {
+					r.arena, r.spare = r.spare[n-1], r.spare[:n-1]
+					clear(r.arena)
+				} else {
+					r.arena = make([]specSum, specArena)
+				}
+				r.taken = append(r.taken, r.arena)
 				r.bytes.Add(int64(len(r.arena)) * int64(unsafe.Sizeof(specSum{})))
 			}
 			sm, r.arena = &r.arena[0], r.arena[1:]
@@ -304,7 +312,7 @@ func (l *launch) workers() int {
 // runParallel runs every CTA of the launch on n workers and reports
 // whether it did; false leaves the launch as it was, to run serially.
 func (l *launch) runParallel(n int) bool {
-	sr := &specRun{sum: map[*allocation][]*specSum{}, pool: l.b.specPool}
+	sr := &specRun{sum: map[*allocation][]*specSum{}, pool: l.b.specPool, spare: l.b.specSums}
 	free := l.b.specPages
 	defer func() {
 		// Keep the private pages and their structures for the next launch
@@ -328,6 +336,10 @@ func (l *launch) runParallel(n int) bool {
 			}
 		}
 		l.b.specPool, l.b.specPages = sr.pool, kept
+		l.b.specSums = append(sr.spare, sr.taken...)
+		if len(l.b.specSums) > specArenasMax {
+			l.b.specSums = l.b.specSums[:specArenasMax]
+		}
 	}()
 	forks := make([]*launch, n)
 	ctxs := make([]*cta, n)
@@ -547,3 +559,7 @@ type specBuf struct {
 // specPoolMax bounds the private pages a Backend keeps, specPagesMax
 // the page structures.
 const specPoolMax, specPagesMax = 256, 1024
+
+// specArena is the number of page summaries allocated at once;
+// specArenasMax bounds the arenas a Backend keeps.
+const specArena, specArenasMax = 64, 32

@@ -69,6 +69,8 @@ type specWorker struct {
 	lastSA  *specAlloc
 	touched []*specPage // pages the running CTA accessed
 	free    []*specPage // page structures to reuse (from earlier launches)
+
+	instPage []*specPage // by pc: the page onePage last returned for the instruction
 }
 
 type specAlloc struct {
@@ -435,13 +437,23 @@ func (w *warp) specAbandon() bool {
 }
 
 // onePage returns the worker's page holding global addresses [lo, end) of
-// a, when they lie on one page.
-func (s *specWorker) onePage(a *allocation, lo, end uint64) *specPage {
+// a, accessed by in, when they lie on one page.
+func (s *specWorker) onePage(w *warp, in *inst, a *allocation, lo, end uint64) *specPage {
 	o := int(lo - a.base)
 	if o>>pageBits != int(end-1-a.base)>>pageBits {
 		return nil
 	}
-	return s.page(a, o)
+	// The page the instruction used last, when it is this one and the
+	// running CTA already noted it, saves page's search.
+	if s.instPage == nil {
+		s.instPage = make([]*specPage, len(w.l.k.insts))
+	}
+	if pg := s.instPage[in.pc]; pg != nil && pg.sa.a == a && pg.idx == o>>pageBits && pg.inCTA {
+		return pg
+	}
+	pg := s.page(a, o)
+	s.instPage[in.pc] = pg
+	return pg
 }
 
 // load1 is execLd1 for the lanes m of a warp whose addresses, [lo, hi]
@@ -452,7 +464,7 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 	if a.init != nil {
 		return false
 	}
-	pg := s.onePage(a, lo, hi+n)
+	pg := s.onePage(w, in, a, lo, hi+n)
 	if pg == nil {
 		return false
 	}
@@ -490,7 +502,7 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 // in allocation a, lie on one page; false leaves the lanes to store.
 func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32, run bool) bool {
 	n := uint64(in.t.n)
-	pg := s.onePage(a, lo, hi+n)
+	pg := s.onePage(w, in, a, lo, hi+n)
 	if pg == nil {
 		return false
 	}

@@ -147,3 +147,54 @@ func broadcast(d *[32]uint64, m uint32, x uint64) {
 		d[bits.TrailingZeros32(m)] = x
 	}
 }
+
+// stampRun records one store by me (warp and clock) of bytes [o, o+n) of
+// a, on one page, in launch, as recordGlobalWrite does for a store that
+// no other CTA's store precedes; it returns false, having changed
+// nothing, when another CTA (a warp outside [gbase, gbase+nw)) wrote one
+// of the bytes in this launch.
+//
+// A page's records are cleared lazily, by 64-byte chunk: when the page
+// is first written in a launch its chunks are marked stale (a.valid)
+// instead of cleared, a chunk the store covers whole is written without
+// being read, and page clears what is still stale for every other user.
+func (a *allocation) stampRun(o, n int, launch uint32, me uint64, gbase, nw uint32) bool {
+	p := o >> pageBits
+	a.initShadow()
+	pg := a.shadow[p]
+	if pg == nil {
+		pg = make([]uint64, pageSize)
+		a.shadow[p] = pg
+	}
+	if a.epochs[p] != launch {
+		a.epochs[p], a.valid[p] = launch, 0
+	}
+	po := o & (pageSize - 1)
+	v := a.valid[p]
+	for c := po >> 6; c <= (po+n-1)>>6; c++ {
+		if v>>c&1 == 0 {
+			continue // no record of this launch yet
+		}
+		for _, rec := range pg[max(po, 64*c):min(po+n, 64*c+64)] {
+			if prev := uint32(rec >> wcWarpShft); prev != 0 && prev-1-gbase >= nw {
+				return false
+			}
+		}
+	}
+	for c := po >> 6; c <= (po+n-1)>>6; c++ {
+		lo, hi := max(po, 64*c), min(po+n, 64*c+64)
+		if v>>c&1 == 0 {
+			if hi-lo == 64 {
+				for i := range pg[lo:hi] {
+					pg[lo+i] = me | 1
+				}
+				a.valid[p] |= 1 << c
+				continue
+			}
+			clear(pg[64*c : 64*c+64])
+			a.valid[p] |= 1 << c
+		}
+		stampRecs(pg[lo:hi], me)
+	}
+	return true
+}

@@ -159,3 +159,49 @@ func TestUniformParamLoads(t *testing.T) {
 		t.Fatalf("param_oob: %v, want a fault beyond the parameters at lane 3", err)
 	}
 }
+
+// TestStampRun checks stampRun's lazily cleared record chunks against
+// the records page and writeCount give.
+func TestStampRun(t *testing.T) {
+	a := &allocation{data: make([]byte, 2*pageSize)}
+	// Launch 1 leaves records everywhere on page 0.
+	recs := a.page(0, 1)
+	for i := range recs {
+		recs[i] = 99<<wcWarpShft | 3
+	}
+	me := uint64(5)<<wcWarpShft | 7<<wcClkShft
+	// Launch 2: warps 4..11 are the running CTA's (gbase 4, 8 warps).
+	if !a.stampRun(128, 128, 2, me, 4, 8) { // two whole chunks
+		t.Fatal("stampRun on a stale page refused")
+	}
+	if !a.stampRun(300, 8, 2, me, 4, 8) { // part of chunk 4
+		t.Fatal("stampRun of part of a chunk refused")
+	}
+	if !a.stampRun(128, 4, 2, me, 4, 8) { // again, a valid chunk
+		t.Fatal("stampRun over the CTA's own records refused")
+	}
+	for _, c := range []struct{ off, want int }{{0, 0}, {127, 0}, {128, 2}, {131, 2}, {132, 1}, {255, 1}, {256, 0},
+		{299, 0}, {300, 1}, {307, 1}, {308, 0}, {4095, 0}, {4096, 0}} {
+		if got := a.writeCount(c.off, 2); got != uint32(c.want) {
+			t.Errorf("byte %d: %d stores counted, want %d", c.off, got, c.want)
+		}
+	}
+	recs = a.page(0, 2)
+	for i, rec := range recs {
+		inRun := i >= 128 && i < 256 || i >= 300 && i < 308
+		if !inRun && rec != 0 {
+			t.Fatalf("byte %d: record %#x left from launch 1", i, rec)
+		}
+		if inRun && rec&^wcMask != me {
+			t.Fatalf("byte %d: record %#x, want writer %#x", i, rec, me)
+		}
+	}
+	// Another CTA's record in a chunk refuses the whole store.
+	recs[200] = 20<<wcWarpShft | 1
+	if a.stampRun(192, 64, 2, me, 4, 8) {
+		t.Fatal("stampRun over another CTA's record accepted")
+	}
+	if got := a.writeCount(192, 2); got != 1 {
+		t.Errorf("a refused stampRun changed byte 192's count to %d", got)
+	}
+}

@@ -723,6 +723,18 @@ func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, run bool
 		return false
 	}
 	l := w.l
+	if run {
+		me := uint64(l.cta.gbase+uint32(w.idx)+1)<<wcWarpShft | uint64(w.clock)<<wcClkShft
+		size := int(n)
+		if !a.stampRun(lo0, 32*size, launch, me, l.cta.gbase, uint32(l.nwarp)) {
+			return false
+		}
+		storeRun(a.data[lo0:lo0+32*size], w.ra(in.vec[0]), in.t)
+		if a.init != nil {
+			setBits(a.init, lo0, 32*size)
+		}
+		return true
+	}
 	pbase := lo0 &^ (pageSize - 1)
 	recs := a.page(lo0, launch)
 	span := recs[lo0-pbase : int(hi+n-a.base)-pbase]
@@ -736,14 +748,6 @@ func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, run bool
 	off := uint64(in.off) - a.base
 	size := int(n)
 	me := uint64(gbase+uint32(w.idx)+1)<<wcWarpShft | uint64(w.clock)<<wcClkShft
-	if run {
-		stampRecs(span, me)
-		storeRun(a.data[lo0:lo0+32*size], v, in.t)
-		if a.init != nil {
-			setBits(a.init, lo0, 32*size)
-		}
-		return true
-	}
 	for ; m != 0; m &= m - 1 {
 		lane := bits.TrailingZeros32(m)
 		o := int(base[lane] + off)

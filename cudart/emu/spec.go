@@ -268,15 +268,12 @@ func (s *specWorker) commit(launch uint32) {
 // were written there in this launch, and returns the page's old records
 // (nil if it had none).
 func (a *allocation) adoptPage(p int, recs []uint64, launch uint32) ([]uint64, bool) {
-	if a.shadow == nil {
-		n := (len(a.data) + pageSize - 1) >> pageBits
-		a.shadow, a.epochs = make([][]uint64, n), make([]uint32, n)
-	}
+	a.initShadow()
 	old := a.shadow[p]
 	if old != nil && a.epochs[p] == launch {
 		return nil, false
 	}
-	a.shadow[p], a.epochs[p] = recs, launch
+	a.shadow[p], a.epochs[p], a.valid[p] = recs, launch, ^uint64(0)
 	return old, true
 }
 

@@ -18,7 +18,10 @@ import (
 // exactly those it implements; everything else keeps its closure.
 
 // ra returns the 32 lanes of register slot s as an array.
-func (w *warp) ra(s int32) *[32]uint64 { return (*[32]uint64)(w.regs[s*32 : s*32+32]) }
+func (w *warp) ra(s int32) *[32]uint64 {
+	// One bounds check: the conversion checks the 32 lanes.
+	return (*[32]uint64)(w.regs[uint(s)*32:])
+}
 
 // Floating-point add, sub, mul and fma (f32, round to nearest even, no
 // .sat); the ftz variants flush subnormal inputs and results.

@@ -181,20 +181,38 @@ func (a *allocation) stampRun(o, n int, launch uint32, me uint64, gbase, nw uint
 			}
 		}
 	}
+	stampChunks(pg, &a.valid[p], po, n, me)
+	return true
+}
+
+// stampChunks records one store by me of bytes [po, po+n) of a page of
+// records whose chunks in valid (a bit per 64 bytes) hold current
+// records: a stale chunk the store covers whole is written without being
+// read, a partly covered one is cleared first.
+func stampChunks(pg []uint64, valid *uint64, po, n int, me uint64) {
 	for c := po >> 6; c <= (po+n-1)>>6; c++ {
 		lo, hi := max(po, 64*c), min(po+n, 64*c+64)
-		if v>>c&1 == 0 {
+		if *valid>>c&1 == 0 {
+			*valid |= 1 << c
 			if hi-lo == 64 {
 				for i := range pg[lo:hi] {
 					pg[lo+i] = me | 1
 				}
-				a.valid[p] |= 1 << c
 				continue
 			}
 			clear(pg[64*c : 64*c+64])
-			a.valid[p] |= 1 << c
 		}
 		stampRecs(pg[lo:hi], me)
 	}
-	return true
+}
+
+// freshChunks clears the stale chunks of pg that hold bytes [po, po+n)
+// and marks them valid.
+func freshChunks(pg []uint64, valid *uint64, po, n int) {
+	for c := po >> 6; c <= (po+n-1)>>6; c++ {
+		if *valid>>c&1 == 0 {
+			*valid |= 1 << c
+			clear(pg[64*c : 64*c+64])
+		}
+	}
 }

@@ -86,7 +86,11 @@ type specPage struct {
 	r, w  [pageSize / 64]uint64 // bytes the running CTA read, wrote
 	wrote [pageSize / 64]uint64 // bytes any CTA of the worker wrote
 	data  []byte                // the page with the worker's stores; nil until one
-	rec   []uint64              // write records of the bytes in wrote, 0 elsewhere
+	rec   []uint64              // write records of the bytes in wrote, 0 elsewhere in recValid's chunks
+	// recValid has a bit per 64-byte chunk of rec that holds this launch's
+	// records; the others are stale, cleared when first written (see
+	// stampChunks) and adopted as stale (allocation.valid).
+	recValid uint64
 }
 
 var specPageSize = int64(unsafe.Sizeof(specPage{}))
@@ -166,6 +170,7 @@ func (s *specWorker) store(w *warp, a *allocation, off, size int, v uint64) {
 	markBytes(&pg.w, po, size)
 	markBytes(&pg.wrote, po, size)
 	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	freshChunks(pg.rec, &pg.recValid, po, size)
 	for i := po; i < po+size; i++ {
 		cnt := pg.rec[i] & wcMask
 		if cnt < wcMask {
@@ -222,9 +227,10 @@ func (s *specWorker) endCTA() bool {
 
 // commit copies the worker's stores and their write records into memory.
 // The records of a page no other worker committed in this launch are
-// adopted whole (the worker's records are 0 where it did not write, as a
-// page fresh in this launch is); the page's old records, left to the
-// worker, are cleared when it next takes the page (cow).
+// adopted whole, with their stale chunks (in the worker's current chunks
+// the records are 0 where it did not write, as on a page fresh in this
+// launch); the page's old records go to the worker, stale for whichever
+// page it next takes (cow).
 func (s *specWorker) commit(launch uint32) {
 	for _, sa := range s.allocs {
 		a := sa.a
@@ -234,7 +240,7 @@ func (s *specWorker) commit(launch uint32) {
 			}
 			base := pg.idx << pageBits
 			var recs []uint64
-			if old, ok := a.adoptPage(pg.idx, pg.rec, launch); ok {
+			if old, ok := a.adoptPage(pg.idx, pg.rec, pg.recValid, launch); ok {
 				pg.rec = old
 			} else {
 				recs = a.page(base, launch)
@@ -264,16 +270,16 @@ func (s *specWorker) commit(launch uint32) {
 	}
 }
 
-// adoptPage makes recs the write records of page p of a when no records
-// were written there in this launch, and returns the page's old records
-// (nil if it had none).
-func (a *allocation) adoptPage(p int, recs []uint64, launch uint32) ([]uint64, bool) {
+// adoptPage makes recs, whose chunks valid are current, the write records
+// of page p of a when no records were written there in this launch, and
+// returns the page's old records (nil if it had none).
+func (a *allocation) adoptPage(p int, recs []uint64, valid uint64, launch uint32) ([]uint64, bool) {
 	a.initShadow()
 	old := a.shadow[p]
 	if old != nil && a.epochs[p] == launch {
 		return nil, false
 	}
-	a.shadow[p], a.epochs[p], a.valid[p] = recs, launch, ^uint64(0)
+	a.shadow[p], a.epochs[p], a.valid[p] = recs, launch, valid
 	return old, true
 }
 
@@ -515,7 +521,7 @@ func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m u
 		o := int(lo - a.base - uint64(pg.idx<<pageBits))
 		markBytes(&pg.w, o, 32*size)
 		markBytes(&pg.wrote, o, 32*size)
-		stampRecs(pg.rec[o:o+32*size], me)
+		stampChunks(pg.rec, &pg.recValid, o, 32*size, me)
 		storeRun(pg.data[o:o+32*size], v, in.t)
 		return true
 	}
@@ -524,6 +530,7 @@ func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m u
 		o := base[lane] + off
 		pg.w[o>>6] |= want << (o & 63)
 		pg.wrote[o>>6] |= want << (o & 63)
+		freshChunks(pg.rec, &pg.recValid, int(o), int(n))
 		for i := o; i < o+n; i++ {
 			cnt := pg.rec[i] & wcMask
 			if cnt < wcMask {
@@ -546,19 +553,18 @@ func (s *specWorker) cow(pg *specPage) {
 		r.mu.Unlock()
 		if pg.rec == nil {
 			pg.rec = make([]uint64, pageSize)
-		} else {
-			clear(pg.rec)
 		}
 	} else {
 		r.mu.Unlock()
 		pg.data, pg.rec = make([]byte, pageSize), make([]uint64, pageSize)
 	}
+	pg.recValid = 0 // whatever rec holds is stale
 	copy(pg.data, pg.sa.a.data[pg.idx<<pageBits:])
 	r.bytes.Add(9 * pageSize)
 }
 
 // specBuf is the private copy of a page and its write records (any
-// values: cow clears them; nil: cow makes them), kept by the Backend for
+// values, all stale to cow; nil: cow makes them), kept by the Backend for
 // later launches.
 type specBuf struct {
 	data []byte

@@ -138,6 +138,10 @@ type Backend struct {
 	workers  int
 	ref      bool
 	specPool []specBuf // private pages of parallel runs (spec.go)
+	// specPages and specSums are page structures and summaries of
+	// parallel runs, kept for reuse.
+	specPages []*specPage
+	specSums  [][]specSum
 	// parallelRuns counts the launches that ran their CTAs in parallel.
 	parallelRuns int
 	// taint is the dependence tracking (taint.go), nil while off.

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 
 	"github.com/ptxprop/ptxprop/ptx"
@@ -17,7 +18,10 @@ import (
 // exactly those it implements; everything else keeps its closure.
 
 // ra returns the 32 lanes of register slot s as an array.
-func (w *warp) ra(s int32) *[32]uint64 { return (*[32]uint64)(w.regs[s*32 : s*32+32]) }
+func (w *warp) ra(s int32) *[32]uint64 {
+	// One bounds check: the conversion checks the 32 lanes.
+	return (*[32]uint64)(w.regs[uint(s)*32:])
+}
 
 // Floating-point add, sub, mul and fma (f32, round to nearest even, no
 // .sat); the ftz variants flush subnormal inputs and results.
@@ -25,8 +29,14 @@ func (w *warp) ra(s int32) *[32]uint64 { return (*[32]uint64)(w.regs[s*32 : s*32
 func execAddF32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	if m == fullMask {
+		var nan uint32
 		for l := range d {
-			d[l] = uint64(canon32(f32(a[l]) + f32(b[l])))
+			r := math.Float32bits(f32(a[l]) + f32(b[l]))
+			nan |= nanBit32(r)
+			d[l] = uint64(r)
+		}
+		if nan != 0 {
+			canonRun32(d)
 		}
 		return
 	}
@@ -38,6 +48,18 @@ func execAddF32(w *warp, in *inst, m uint32) {
 
 func execSubF32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		var nan uint32
+		for l := range d {
+			r := math.Float32bits(f32(a[l]) - f32(b[l]))
+			nan |= nanBit32(r)
+			d[l] = uint64(r)
+		}
+		if nan != 0 {
+			canonRun32(d)
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(canon32(f32(a[l]) - f32(b[l])))
@@ -47,8 +69,14 @@ func execSubF32(w *warp, in *inst, m uint32) {
 func execMulF32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	if m == fullMask {
+		var nan uint32
 		for l := range d {
-			d[l] = uint64(canon32(f32(a[l]) * f32(b[l])))
+			r := math.Float32bits(f32(a[l]) * f32(b[l]))
+			nan |= nanBit32(r)
+			d[l] = uint64(r)
+		}
+		if nan != 0 {
+			canonRun32(d)
 		}
 		return
 	}
@@ -60,6 +88,12 @@ func execMulF32(w *warp, in *inst, m uint32) {
 
 func execFmaF32(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(fma32(f32(a[l]), f32(b[l]), f32(c[l]), rn))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(fma32(f32(a[l]), f32(b[l]), f32(c[l]), rn))
@@ -68,6 +102,12 @@ func execFmaF32(w *warp, in *inst, m uint32) {
 
 func execAddF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) + ftz32(f32(b[l])))))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) + ftz32(f32(b[l])))))
@@ -76,6 +116,12 @@ func execAddF32Ftz(w *warp, in *inst, m uint32) {
 
 func execSubF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) - ftz32(f32(b[l])))))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) - ftz32(f32(b[l])))))
@@ -84,6 +130,12 @@ func execSubF32Ftz(w *warp, in *inst, m uint32) {
 
 func execMulF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) * ftz32(f32(b[l])))))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(canon32(ftz32(f32(a[l])) * ftz32(f32(b[l])))))
@@ -92,9 +144,29 @@ func execMulF32Ftz(w *warp, in *inst, m uint32) {
 
 func execFmaF32Ftz(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(ftzBits32(fma32(ftz32(f32(a[l])), ftz32(f32(b[l])), ftz32(f32(c[l])), rn)))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(ftzBits32(fma32(ftz32(f32(a[l])), ftz32(f32(b[l])), ftz32(f32(c[l])), rn)))
+	}
+}
+
+// nanBit32 returns 1<<31 when the f32 bits r are a NaN, 0 otherwise,
+// without a branch: |r| − (+Inf) is negative exactly for NaNs.
+func nanBit32(r uint32) uint32 { return (0x7F800000 - r&0x7FFFFFFF) & 0x80000000 }
+
+// canonRun32 replaces every NaN among the f32 lanes d by the canonical
+// NaN, as canon32 does lane by lane.
+func canonRun32(d *[32]uint64) {
+	for l, r := range d {
+		if nanBit32(uint32(r)) != 0 {
+			d[l] = uint64(nan32)
+		}
 	}
 }
 
@@ -111,6 +183,9 @@ func fastFloat(op string, t dtype, mode rmode, ftz, sat bool) func(*warp, *inst,
 	if ftz {
 		return fs[1]
 	}
+	if le := map[string]func(*warp, *inst, uint32){"add": execAddF32LE, "sub": execSubF32LE, "mul": execMulF32LE}[op]; le != nil && littleEndian {
+		return le
+	}
 	return fs[0]
 }
 
@@ -120,6 +195,12 @@ func fastFloat(op string, t dtype, mode rmode, ftz, sat bool) func(*warp, *inst,
 func execAddInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] + b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] + b[l]) & mask
@@ -129,6 +210,12 @@ func execAddInt(w *warp, in *inst, m uint32) {
 func execSubInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] - b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] - b[l]) & mask
@@ -138,6 +225,12 @@ func execSubInt(w *warp, in *inst, m uint32) {
 func execMulLo(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] * b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] * b[l]) & mask
@@ -147,6 +240,12 @@ func execMulLo(w *warp, in *inst, m uint32) {
 func execMadLo(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l]*b[l] + c[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l]*b[l] + c[l]) & mask
@@ -156,6 +255,12 @@ func execMadLo(w *warp, in *inst, m uint32) {
 // execMulWide and execMadWide: mul.wide and mad.wide of 32-bit operands.
 func execMulWideS32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(int64(int32(a[l])) * int64(int32(b[l])))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(int64(int32(a[l])) * int64(int32(b[l])))
@@ -164,6 +269,12 @@ func execMulWideS32(w *warp, in *inst, m uint32) {
 
 func execMulWideU32(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(uint32(a[l])) * uint64(uint32(b[l]))
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(uint32(a[l])) * uint64(uint32(b[l]))
@@ -172,6 +283,12 @@ func execMulWideU32(w *warp, in *inst, m uint32) {
 
 func execMadWideS32(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(int64(int32(a[l]))*int64(int32(b[l]))) + c[l]
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(int64(int32(a[l]))*int64(int32(b[l]))) + c[l]
@@ -180,6 +297,12 @@ func execMadWideS32(w *warp, in *inst, m uint32) {
 
 func execMadWideU32(w *warp, in *inst, m uint32) {
 	d, a, b, c := w.ra(in.d), w.ra(in.a), w.ra(in.b), w.ra(in.c)
+	if m == fullMask {
+		for l := range d {
+			d[l] = uint64(uint32(a[l]))*uint64(uint32(b[l])) + c[l]
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = uint64(uint32(a[l]))*uint64(uint32(b[l])) + c[l]
@@ -189,6 +312,12 @@ func execMadWideU32(w *warp, in *inst, m uint32) {
 func execAndInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = a[l] & b[l] & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = a[l] & b[l] & mask
@@ -198,6 +327,12 @@ func execAndInt(w *warp, in *inst, m uint32) {
 func execOrInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] | b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] | b[l]) & mask
@@ -207,6 +342,12 @@ func execOrInt(w *warp, in *inst, m uint32) {
 func execXorInt(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask := in.t.mask()
+	if m == fullMask {
+		for l := range d {
+			d[l] = (a[l] ^ b[l]) & mask
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		d[l] = (a[l] ^ b[l]) & mask
@@ -217,6 +358,16 @@ func execXorInt(w *warp, in *inst, m uint32) {
 func execShl(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask, nb := in.t.mask(), uint32(in.t.bits())
+	if m == fullMask {
+		for l := range d {
+			if s := uint32(b[l]); s < nb {
+				d[l] = a[l] << s & mask
+			} else {
+				d[l] = 0
+			}
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		if s := uint32(b[l]); s < nb {
@@ -231,6 +382,16 @@ func execShl(w *warp, in *inst, m uint32) {
 func execShrU(w *warp, in *inst, m uint32) {
 	d, a, b := w.ra(in.d), w.ra(in.a), w.ra(in.b)
 	mask, nb := in.t.mask(), uint32(in.t.bits())
+	if m == fullMask {
+		for l := range d {
+			if s := uint32(b[l]); s < nb {
+				d[l] = a[l] & mask >> s
+			} else {
+				d[l] = 0
+			}
+		}
+		return
+	}
 	for ; m != 0; m &= m - 1 {
 		l := bits.TrailingZeros32(m)
 		if s := uint32(b[l]); s < nb {
@@ -315,11 +476,11 @@ func execLd1(w *warp, in *inst, m uint32) {
 	l := w.l
 	base, d := w.ra(in.a), w.ra(in.vec[0])
 	size, t, off := int(in.t.n), in.t, uint64(in.off)
-	if a, lo, hi := w.warpGlobal(in, m); a != nil {
+	if a, lo, hi, run := w.warpGlobal(in, m, true); a != nil {
 		l.gbytes[accRead] += int64(bits.OnesCount32(m) * size) // LaunchStats, as globalAt counts
 		off -= a.base
 		if s := l.spec; s != nil {
-			if s.load1(w, a, lo, hi, in, m) {
+			if s.load1(w, a, lo, hi, in, m, run) {
 				return
 			}
 			for ; m != 0; m &= m - 1 {
@@ -334,6 +495,11 @@ func execLd1(w *warp, in *inst, m uint32) {
 			}
 			return
 		}
+		if run {
+			o := lo - a.base
+			loadRun(d, a.data[o:o+32*uint64(size)], t)
+			return
+		}
 		if size == 4 && t.k != 's' {
 			for ; m != 0; m &= m - 1 {
 				lane := bits.TrailingZeros32(m)
@@ -344,6 +510,16 @@ func execLd1(w *warp, in *inst, m uint32) {
 		for ; m != 0; m &= m - 1 {
 			lane := bits.TrailingZeros32(m)
 			d[lane] = t.ext(getBits(a.data[base[lane]+off:], size))
+		}
+		return
+	}
+	if (in.space == spParam || in.space == spConst) && uniformLanes(base, m) {
+		// Every lane reads the same bytes of a read-only bank: read them
+		// once, as the lowest lane, which also reports any fault.
+		lane := bits.TrailingZeros32(m)
+		v, ok, _ := w.load(in, lane, in.space, base[lane]+off, size)
+		if ok {
+			broadcast(d, m, t.ext(v))
 		}
 		return
 	}
@@ -394,10 +570,10 @@ func (w *warp) fastGlobal(space uint8, addr, n uint64) *allocation {
 func execSt1(w *warp, in *inst, m uint32) {
 	base, s := w.ra(in.a), w.ra(in.vec[0])
 	size, t, off := int(in.t.n), in.t, uint64(in.off)
-	if a, lo, hi := w.warpGlobal(in, m); a != nil {
+	if a, lo, hi, run := w.warpGlobal(in, m, false); a != nil {
 		w.l.gbytes[accWrite] += int64(bits.OnesCount32(m) * size) // LaunchStats, as globalAt counts
 		if sp := w.l.spec; sp != nil {
-			if sp.store1(w, a, lo, hi, in, m) {
+			if sp.store1(w, a, lo, hi, in, m, run) {
 				return
 			}
 			for ; m != 0; m &= m - 1 {
@@ -407,7 +583,7 @@ func execSt1(w *warp, in *inst, m uint32) {
 			return
 		}
 		launch := w.l.b.mem.launch
-		if w.store1(a, lo, hi, in, m, launch) {
+		if w.store1(a, lo, hi, in, m, run, launch) {
 			return
 		}
 		for ; m != 0; m &= m - 1 {
@@ -451,14 +627,19 @@ func execSt1(w *warp, in *inst, m uint32) {
 // of m, and the lowest and highest address, when fastGlobal would take
 // each of them and, for a load, their bytes were written; nil leaves the
 // lanes to the per-lane path.
-func (w *warp) warpGlobal(in *inst, m uint32) (*allocation, uint64, uint64) {
+func (w *warp) warpGlobal(in *inst, m uint32, load bool) (a *allocation, lo, hi uint64, run bool) {
 	n := uint64(in.t.n)
 	if in.space != spGlobal || n > 8 || m == 0 || w.l.b.ref {
-		return nil, 0, 0
+		return nil, 0, 0, false
 	}
 	base, off := w.ra(in.a), uint64(in.off)
 	lo, hi, or := ^uint64(0), uint64(0), uint64(0)
-	if m == fullMask {
+	if m == fullMask && contigAddrs(base, n) {
+		// Lane l at lo + l·n: every lane is aligned when lane 0 is.
+		run = true
+		lo, or = base[0]+off, base[0]+off
+		hi = lo + 31*n
+	} else if m == fullMask {
 		for _, x := range base {
 			addr := x + off
 			lo, hi, or = min(lo, addr), max(hi, addr), or|addr
@@ -470,32 +651,44 @@ func (w *warp) warpGlobal(in *inst, m uint32) (*allocation, uint64, uint64) {
 		}
 	}
 	l := w.l
-	a := l.lastGlobal
-	if a == nil || lo < a.base || lo >= a.end {
-		// Instructions alternate between buffers: find this one's.
-		if a = l.b.mem.find(lo); a == nil {
-			return nil, 0, 0
-		}
-		l.lastGlobal = a
+	if l.instAlloc == nil {
+		l.instAlloc = make([]*allocation, len(l.k.insts))
 	}
+	a = l.instAlloc[in.pc]
+	if a == nil || lo < a.base || lo >= a.end {
+		// A new buffer for this instruction: find it, and keep it for
+		// the instruction's next access (instructions alternate between
+		// buffers, an instruction seldom does).
+		if a = l.b.mem.find(lo); a == nil {
+			return nil, 0, 0, false
+		}
+		l.instAlloc[in.pc] = a
+	}
+	l.lastGlobal = a
 	if or&(n-1) != 0 || lo < a.lo || hi+n > a.hi || hi+n < hi {
-		return nil, 0, 0
+		return nil, 0, 0, false
 	}
 	for _, g := range a.guards {
 		if lo < g.hi && hi+n > g.lo {
-			return nil, 0, 0
+			return nil, 0, 0, false
 		}
 	}
-	if a.init != nil && in.src != nil && in.src.Op == "ld" {
+	if a.init != nil && load {
+		if run {
+			if !bitsSet(a.init, int(lo-a.base), int(32*n)) {
+				return nil, 0, 0, false
+			}
+			return a, lo, hi, run
+		}
 		want := uint64(1)<<n - 1
 		for mm := m; mm != 0; mm &= mm - 1 {
 			o := base[bits.TrailingZeros32(mm)] + off - a.base
 			if a.init[o>>6]>>(o&63)&want != want {
-				return nil, 0, 0
+				return nil, 0, 0, false
 			}
 		}
 	}
-	return a, lo, hi
+	return a, lo, hi, run
 }
 
 // recordWrite1 is recordGlobalWrite for a weak aligned store of at most 8
@@ -526,13 +719,25 @@ func (w *warp) recordWrite1(in *inst, lane int, a *allocation, off, size int, la
 // in allocation a, lie on one page of write records, none of whose bytes
 // another CTA wrote in this launch; false leaves the lanes to the
 // per-lane path, having changed nothing.
-func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, launch uint32) bool {
+func (w *warp) store1(a *allocation, lo, hi uint64, in *inst, m uint32, run bool, launch uint32) bool {
 	n := uint64(in.t.n)
 	lo0 := int(lo - a.base)
 	if lo0>>pageBits != int(hi+n-1-a.base)>>pageBits {
 		return false
 	}
 	l := w.l
+	if run {
+		me := uint64(l.cta.gbase+uint32(w.idx)+1)<<wcWarpShft | uint64(w.clock)<<wcClkShft
+		size := int(n)
+		if !a.stampRun(lo0, 32*size, launch, me, l.cta.gbase, uint32(l.nwarp)) {
+			return false
+		}
+		storeRun(a.data[lo0:lo0+32*size], w.ra(in.vec[0]), in.t)
+		if a.init != nil {
+			setBits(a.init, lo0, 32*size)
+		}
+		return true
+	}
 	pbase := lo0 &^ (pageSize - 1)
 	recs := a.page(lo0, launch)
 	span := recs[lo0-pbase : int(hi+n-a.base)-pbase]

@@ -17,7 +17,7 @@ import (
 func TestFastExecutors(t *testing.T) {
 	fast := map[uintptr]bool{}
 	for _, f := range []func(*warp, *inst, uint32){execAddF32, execSubF32, execMulF32, execFmaF32, execAddF32Ftz,
-		execSubF32Ftz, execMulF32Ftz, execFmaF32Ftz, execAddInt, execSubInt, execMulLo, execMadLo, execMulWideS32,
+		execSubF32Ftz, execMulF32Ftz, execFmaF32Ftz, execAddF32LE, execSubF32LE, execMulF32LE, execAddInt, execSubInt, execMulLo, execMadLo, execMulWideS32,
 		execMulWideU32, execMadWideS32, execMadWideU32, execAndInt, execOrInt, execXorInt, execShl, execShrU, execSetpInt} {
 		fast[reflect.ValueOf(f).Pointer()] = true
 	}

@@ -58,8 +58,9 @@ type launch struct {
 	ctasRun                int
 	budget                 int64
 	lastGlobal             *allocation
-	cov                    []uint8     // per PC, what Config.Coverage records (cover.go); nil when off
-	spec                   *specWorker // a worker of a parallel run (see spec.go), or nil
+	cov                    []uint8       // per PC, what Config.Coverage records (cover.go); nil when off
+	instAlloc              []*allocation // by pc: the allocation warpGlobal last found for the instruction
+	spec                   *specWorker   // a worker of a parallel run (see spec.go), or nil
 	perm                   [32]int
 	scratch                [32]uint64
 	srcs                   [32]*inst

@@ -37,6 +37,7 @@ type allocation struct {
 	init         []uint64   // written-byte bitmap; nil unless CheckUninitGlobal
 	shadow       [][]uint64 // per-page per-byte write records
 	epochs       []uint32   // launch number each shadow page belongs to
+	valid        []uint64   // per page: its 64-byte chunks whose records are the epoch's (see stampRun)
 	moduleGlobal string     // name of the module variable it holds, if any
 	watchedIn    uint32     // launch in which a strong read read it (spin detection)
 }
@@ -74,29 +75,41 @@ func (a *allocation) isInit(off, n int) bool {
 
 func (a *allocation) writeCount(off int, launch uint32) uint32 {
 	p := off >> pageBits
-	if p >= len(a.shadow) || a.shadow[p] == nil || a.epochs[p] != launch {
+	po := off & (pageSize - 1)
+	if p >= len(a.shadow) || a.shadow[p] == nil || a.epochs[p] != launch || a.valid[p]>>(po>>6)&1 == 0 {
 		return 0
 	}
-	return uint32(a.shadow[p][off&(pageSize-1)] & wcMask)
+	return uint32(a.shadow[p][po] & wcMask)
 }
 
 // page returns the write-record page for byte off in launch, allocating it
 // on first use and clearing records left by an earlier launch.
 func (a *allocation) page(off int, launch uint32) []uint64 {
 	p := off >> pageBits
-	if a.shadow == nil {
-		n := (len(a.data) + pageSize - 1) >> pageBits
-		a.shadow, a.epochs = make([][]uint64, n), make([]uint32, n)
-	}
+	a.initShadow()
 	pg := a.shadow[p]
 	if pg == nil {
 		pg = make([]uint64, pageSize)
 		a.shadow[p] = pg
 	} else if a.epochs[p] != launch {
 		clear(pg)
+	} else if v := a.valid[p]; v != ^uint64(0) {
+		for c := range pageSize / 64 {
+			if v>>c&1 == 0 {
+				clear(pg[64*c : 64*c+64])
+			}
+		}
 	}
-	a.epochs[p] = launch
+	a.epochs[p], a.valid[p] = launch, ^uint64(0)
 	return pg
+}
+
+// initShadow makes the per-page record slices on first use.
+func (a *allocation) initShadow() {
+	if a.shadow == nil {
+		n := (len(a.data) + pageSize - 1) >> pageBits
+		a.shadow, a.epochs, a.valid = make([][]uint64, n), make([]uint32, n), make([]uint64, n)
+	}
 }
 
 // describe names the byte at addr for diagnostics.

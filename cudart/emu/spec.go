@@ -52,6 +52,8 @@ type specRun struct {
 	sum   map[*allocation][]*specSum // bytes read and written by ended CTAs
 	pool  []specBuf                  // private pages to reuse
 	arena []specSum                  // summaries to hand out
+	spare [][]specSum                // arenas of earlier launches (cleared when taken)
+	taken [][]specSum                // arenas this launch took
 	forks []*launch
 }
 
@@ -66,6 +68,9 @@ type specWorker struct {
 	lastA   *allocation
 	lastSA  *specAlloc
 	touched []*specPage // pages the running CTA accessed
+	free    []*specPage // page structures to reuse (from earlier launches)
+
+	instPage []*specPage // by pc: the page onePage last returned for the instruction
 }
 
 type specAlloc struct {
@@ -81,7 +86,11 @@ type specPage struct {
 	r, w  [pageSize / 64]uint64 // bytes the running CTA read, wrote
 	wrote [pageSize / 64]uint64 // bytes any CTA of the worker wrote
 	data  []byte                // the page with the worker's stores; nil until one
-	rec   []uint64              // write records of the bytes in wrote, 0 elsewhere
+	rec   []uint64              // write records of the bytes in wrote, 0 elsewhere in recValid's chunks
+	// recValid has a bit per 64-byte chunk of rec that holds this launch's
+	// records; the others are stale, cleared when first written (see
+	// stampChunks) and adopted as stale (allocation.valid).
+	recValid uint64
 }
 
 var specPageSize = int64(unsafe.Sizeof(specPage{}))
@@ -107,7 +116,12 @@ func (s *specWorker) page(a *allocation, off int) *specPage {
 	p := off >> pageBits
 	pg := sa.pages[p]
 	if pg == nil {
-		pg = &specPage{sa: sa, idx: p}
+		if n := len(s.free); n > 0 {
+			pg, s.free = s.free[n-1], s.free[:n-1]
+			*pg = specPage{sa: sa, idx: p}
+		} else {
+			pg = &specPage{sa: sa, idx: p}
+		}
 		sa.pages[p] = pg
 		s.run.bytes.Add(specPageSize)
 	}
@@ -156,6 +170,7 @@ func (s *specWorker) store(w *warp, a *allocation, off, size int, v uint64) {
 	markBytes(&pg.w, po, size)
 	markBytes(&pg.wrote, po, size)
 	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	freshChunks(pg.rec, &pg.recValid, po, size)
 	for i := po; i < po+size; i++ {
 		cnt := pg.rec[i] & wcMask
 		if cnt < wcMask {
@@ -183,7 +198,13 @@ func (s *specWorker) endCTA() bool {
 		sm := sums[pg.idx]
 		if sm == nil {
 			if len(r.arena) == 0 {
-				r.arena = make([]specSum, 64)
+				if n := len(r.spare); n > 0 {
+					r.arena, r.spare = r.spare[n-1], r.spare[:n-1]
+					clear(r.arena)
+				} else {
+					r.arena = make([]specSum, specArena)
+				}
+				r.taken = append(r.taken, r.arena)
 				r.bytes.Add(int64(len(r.arena)) * int64(unsafe.Sizeof(specSum{})))
 			}
 			sm, r.arena = &r.arena[0], r.arena[1:]
@@ -205,6 +226,11 @@ func (s *specWorker) endCTA() bool {
 }
 
 // commit copies the worker's stores and their write records into memory.
+// The records of a page no other worker committed in this launch are
+// adopted whole, with their stale chunks (in the worker's current chunks
+// the records are 0 where it did not write, as on a page fresh in this
+// launch); the page's old records go to the worker, stale for whichever
+// page it next takes (cow).
 func (s *specWorker) commit(launch uint32) {
 	for _, sa := range s.allocs {
 		a := sa.a
@@ -213,13 +239,19 @@ func (s *specWorker) commit(launch uint32) {
 				continue
 			}
 			base := pg.idx << pageBits
-			recs := a.page(base, launch)
+			var recs []uint64
+			if old, ok := a.adoptPage(pg.idx, pg.rec, pg.recValid, launch); ok {
+				pg.rec = old
+			} else {
+				recs = a.page(base, launch)
+			}
 			for i, word := range pg.wrote {
 				if word == ^uint64(0) {
 					o := i * 64
 					copy(a.data[base+o:base+o+64], pg.data[o:o+64])
-					copy(recs[o:o+64], pg.rec[o:o+64])
-					clear(pg.rec[o : o+64])
+					if recs != nil {
+						copy(recs[o:o+64], pg.rec[o:o+64])
+					}
 					if a.init != nil {
 						a.init[(base+o)>>6] = ^uint64(0)
 					}
@@ -228,12 +260,27 @@ func (s *specWorker) commit(launch uint32) {
 				for ; word != 0; word &= word - 1 {
 					o := i*64 + bits.TrailingZeros64(word)
 					a.data[base+o] = pg.data[o]
-					recs[o], pg.rec[o] = pg.rec[o], 0
+					if recs != nil {
+						recs[o] = pg.rec[o]
+					}
 					a.markInit(base+o, 1)
 				}
 			}
 		}
 	}
+}
+
+// adoptPage makes recs, whose chunks valid are current, the write records
+// of page p of a when no records were written there in this launch, and
+// returns the page's old records (nil if it had none).
+func (a *allocation) adoptPage(p int, recs []uint64, valid uint64, launch uint32) ([]uint64, bool) {
+	a.initShadow()
+	old := a.shadow[p]
+	if old != nil && a.epochs[p] == launch {
+		return nil, false
+	}
+	a.shadow[p], a.epochs[p], a.valid[p] = recs, launch, valid
+	return old, true
 }
 
 // mayCommunicate reports whether k has an atomic, a fence or a strong
@@ -270,19 +317,34 @@ func (l *launch) workers() int {
 // runParallel runs every CTA of the launch on n workers and reports
 // whether it did; false leaves the launch as it was, to run serially.
 func (l *launch) runParallel(n int) bool {
-	sr := &specRun{sum: map[*allocation][]*specSum{}, pool: l.b.specPool}
+	sr := &specRun{sum: map[*allocation][]*specSum{}, pool: l.b.specPool, spare: l.b.specSums}
+	free := l.b.specPages
 	defer func() {
-		// Keep the private pages for the next launch.
+		// Keep the private pages and their structures for the next launch
+		// (in a new list: the workers' lists share free's array).
+		var kept []*specPage
 		for _, f := range sr.forks {
+			kept = append(kept, f.spec.free...)
 			for _, sa := range f.spec.allocs {
 				for _, pg := range sa.pages {
-					if pg != nil && pg.data != nil && len(sr.pool) < specPoolMax {
+					if pg == nil {
+						continue
+					}
+					if pg.data != nil && len(sr.pool) < specPoolMax {
 						sr.pool = append(sr.pool, specBuf{pg.data, pg.rec})
+					}
+					if len(kept) < specPagesMax {
+						*pg = specPage{}
+						kept = append(kept, pg)
 					}
 				}
 			}
 		}
-		l.b.specPool = sr.pool
+		l.b.specPool, l.b.specPages = sr.pool, kept
+		l.b.specSums = append(sr.spare, sr.taken...)
+		if len(l.b.specSums) > specArenasMax {
+			l.b.specSums = l.b.specSums[:specArenasMax]
+		}
 	}()
 	forks := make([]*launch, n)
 	ctxs := make([]*cta, n)
@@ -293,6 +355,9 @@ func (l *launch) runParallel(n int) bool {
 		f.resident, f.free = nil, nil
 		f.spec = &specWorker{run: sr}
 		l.forkCoverage(f)
+		k := len(free) / (n - i)
+		f.spec.free, free = free[len(free)-k:], free[:len(free)-k]
+		f.instAlloc = nil // each worker keeps its own
 		for _, w := range c.warps {
 			w.l = f
 		}
@@ -327,15 +392,6 @@ func (l *launch) runParallel(n int) bool {
 		}
 	}
 	if sr.stop.Load() || ctas != l.ncta || l.budget > 0 && ti > l.budget {
-		for _, f := range forks {
-			for _, sa := range f.spec.allocs {
-				for _, pg := range sa.pages {
-					if pg != nil && pg.rec != nil {
-						clear(pg.rec)
-					}
-				}
-			}
-		}
 		return false
 	}
 	l.b.parallelRuns++
@@ -386,24 +442,34 @@ func (w *warp) specAbandon() bool {
 }
 
 // onePage returns the worker's page holding global addresses [lo, end) of
-// a, when they lie on one page.
-func (s *specWorker) onePage(a *allocation, lo, end uint64) *specPage {
+// a, accessed by in, when they lie on one page.
+func (s *specWorker) onePage(w *warp, in *inst, a *allocation, lo, end uint64) *specPage {
 	o := int(lo - a.base)
 	if o>>pageBits != int(end-1-a.base)>>pageBits {
 		return nil
 	}
-	return s.page(a, o)
+	// The page the instruction used last, when it is this one and the
+	// running CTA already noted it, saves page's search.
+	if s.instPage == nil {
+		s.instPage = make([]*specPage, len(w.l.k.insts))
+	}
+	if pg := s.instPage[in.pc]; pg != nil && pg.sa.a == a && pg.idx == o>>pageBits && pg.inCTA {
+		return pg
+	}
+	pg := s.page(a, o)
+	s.instPage[in.pc] = pg
+	return pg
 }
 
 // load1 is execLd1 for the lanes m of a warp whose addresses, [lo, hi]
 // in allocation a, lie on one page, without uninitialised-byte tracking;
 // false leaves the lanes to load.
-func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32) bool {
+func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32, run bool) bool {
 	n := uint64(in.t.n)
 	if a.init != nil {
 		return false
 	}
-	pg := s.onePage(a, lo, hi+n)
+	pg := s.onePage(w, in, a, lo, hi+n)
 	if pg == nil {
 		return false
 	}
@@ -419,6 +485,10 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 	markBytes(&pg.r, int(lo-pbase), int(hi+n-lo))
 	off := uint64(in.off) - pbase
 	size, t := int(n), in.t
+	if run {
+		loadRun(d, src[lo-pbase:lo-pbase+32*n], t)
+		return true
+	}
 	if size == 4 && t.k != 's' {
 		for ; m != 0; m &= m - 1 {
 			lane := bits.TrailingZeros32(m)
@@ -435,9 +505,9 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 
 // store1 is execSt1 for the lanes m of a warp whose addresses, [lo, hi]
 // in allocation a, lie on one page; false leaves the lanes to store.
-func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32) bool {
+func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32, run bool) bool {
 	n := uint64(in.t.n)
-	pg := s.onePage(a, lo, hi+n)
+	pg := s.onePage(w, in, a, lo, hi+n)
 	if pg == nil {
 		return false
 	}
@@ -449,11 +519,20 @@ func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m u
 	size := int(n)
 	want := uint64(1)<<n - 1
 	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
+	if run {
+		o := int(lo - a.base - uint64(pg.idx<<pageBits))
+		markBytes(&pg.w, o, 32*size)
+		markBytes(&pg.wrote, o, 32*size)
+		stampChunks(pg.rec, &pg.recValid, o, 32*size, me)
+		storeRun(pg.data[o:o+32*size], v, in.t)
+		return true
+	}
 	for ; m != 0; m &= m - 1 {
 		lane := bits.TrailingZeros32(m)
 		o := base[lane] + off
 		pg.w[o>>6] |= want << (o & 63)
 		pg.wrote[o>>6] |= want << (o & 63)
+		freshChunks(pg.rec, &pg.recValid, int(o), int(n))
 		for i := o; i < o+n; i++ {
 			cnt := pg.rec[i] & wcMask
 			if cnt < wcMask {
@@ -474,20 +553,30 @@ func (s *specWorker) cow(pg *specPage) {
 		pg.data, pg.rec = r.pool[n-1].data, r.pool[n-1].rec
 		r.pool = r.pool[:n-1]
 		r.mu.Unlock()
+		if pg.rec == nil {
+			pg.rec = make([]uint64, pageSize)
+		}
 	} else {
 		r.mu.Unlock()
 		pg.data, pg.rec = make([]byte, pageSize), make([]uint64, pageSize)
 	}
+	pg.recValid = 0 // whatever rec holds is stale
 	copy(pg.data, pg.sa.a.data[pg.idx<<pageBits:])
 	r.bytes.Add(9 * pageSize)
 }
 
-// specBuf is the private copy of a page and its write records (all 0),
-// kept by the Backend for later launches.
+// specBuf is the private copy of a page and its write records (any
+// values, all stale to cow; nil: cow makes them), kept by the Backend for
+// later launches.
 type specBuf struct {
 	data []byte
 	rec  []uint64
 }
 
-// specPoolMax bounds the private pages a Backend keeps.
-const specPoolMax = 256
+// specPoolMax bounds the private pages a Backend keeps, specPagesMax
+// the page structures.
+const specPoolMax, specPagesMax = 256, 1024
+
+// specArena is the number of page summaries allocated at once;
+// specArenasMax bounds the arenas a Backend keeps.
+const specArena, specArenasMax = 64, 32

@@ -110,7 +110,7 @@ func init() {
 			Title:     "LayerNorm backward matches the analytic gradient",
 			Statement: "dx, dγ and dβ agree with the float64 analytic gradient within the derived bound",
 			Kernels:   []string{"layernorm_bwd_chunk", "colsum_f32"}, Tolerance: lnBwdNote, Device: true,
-			Regimes: rowSumRegimes},
+			Regimes: lnBwdRegimes},
 		{ID: LNShift, Ops: ops(op.LayerNormForward), Contract: On(LayerNormShiftContract),
 			Title:     "LayerNorm is shift invariant",
 			Statement: "LN(x + c) = LN(x) for a constant c (x + c exact in float32), within the two inputs' bounds",

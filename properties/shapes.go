@@ -92,6 +92,19 @@ var RegimeWideChunk = gen.Regime{Name: "wide rows share a chunk", MinRows: 2, Ma
 // weight gradient over the rows.
 var rowSumRegimes = []gen.Regime{RegimeChunkGrowth, RegimeLockGroups, RegimeWideChunk}
 
+// RegimeSharedFloat4: rows of 1028 to kernels.AccSharedMax/2 (4096)
+// floats, where a 256-thread block of LayerNorm's chunked backward loops
+// over more than one float4 group a thread with both accumulators in
+// shared memory. Its lengths are multiples of 4 in 0.625 of its draws
+// (its ends 1028 and 4096 half of the time), which uniform lengths up to
+// 16384 reach in about 1 check of 60. At most 2¹⁵ elements, drawn in one
+// check of 4.
+var RegimeSharedFloat4 = gen.Regime{Name: "float4 rows past a block, shared accumulators",
+	MinHidden: 4*kernels.BlockThreads + 4, MaxHidden: kernels.AccSharedMax / 2, MaxElements: 1 << 15, Odds: 4}
+
+// lnBwdRegimes are LN-BWD-001's regimes.
+var lnBwdRegimes = []gen.Regime{RegimeChunkGrowth, RegimeLockGroups, RegimeWideChunk, RegimeSharedFloat4}
+
 // wideChunkRegimes are the regimes of the backwards' predictions whose
 // everyday cap is their only reason to stay below RegimeWideChunk.
 var wideChunkRegimes = []gen.Regime{RegimeWideChunk}

@@ -7,6 +7,7 @@ import (
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/properties"
+	"github.com/ptxprop/ptxprop/properties/gen"
 	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
@@ -72,7 +73,7 @@ func TestLaunchBudget(t *testing.T) {
 		return x
 	}
 	for _, sh := range []op.Shape{{Rows: 4096, Hidden: properties.RegimeElements / 4096}, {Rows: 2049, Hidden: properties.RegimeElements / 2049},
-		{Rows: 257, Hidden: properties.RegimeElements / 257}} {
+		{Rows: 257, Hidden: properties.RegimeElements / 257}, {Rows: properties.RegimeWideChunk.MaxRows, Hidden: gen.EmuLimits.MaxHidden}} {
 		n := sh.Rows * sh.Hidden
 		t.Run(sh.String(), func(t *testing.T) {
 			b := &op.RMSNormBackwardArgs{Rows: sh.Rows, Hidden: sh.Hidden, X: fill(n), Gamma: ones(sh.Hidden), RMS: ones(sh.Rows),

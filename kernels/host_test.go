@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -294,10 +295,19 @@ func TestHostValidation(t *testing.T) {
 			return RoPEFwd.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 3, X: f32s(3), Y: f32s(3)})
 		}},
 		{"positions on single", "Positions is set", func(d cudart.Device) error {
-			return RoPEFwd.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, Positions: []uint32{1}, X: f32s(2), Y: f32s(2)})
+			return RoPEFwd.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, Theta: 1e4, Positions: []uint32{1}, X: f32s(2), Y: f32s(2)})
 		}},
 		{"no positions on batched", "len(Positions)=0", func(d cudart.Device) error {
-			return RoPEFwdBatched.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, X: f32s(2), Y: f32s(2)})
+			return RoPEFwdBatched.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, Theta: 1e4, X: f32s(2), Y: f32s(2)})
+		}},
+		{"rope theta below 1", "theta=0.5", func(d cudart.Device) error {
+			return RoPEFwd.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, Theta: 0.5, X: f32s(2), Y: f32s(2)})
+		}},
+		{"rope theta NaN", "theta=NaN", func(d cudart.Device) error {
+			return RoPEFwdBatched.RoPEForward(d, &op.RoPEForwardArgs{Rows: 1, Heads: 1, HeadDim: 2, Theta: float32(math.NaN()), Positions: []uint32{1}, X: f32s(2), Y: f32s(2)})
+		}},
+		{"rope theta +Inf", "theta=+Inf", func(d cudart.Device) error {
+			return RoPEBwd.RoPEBackward(d, &op.RoPEBackwardArgs{Rows: 1, Heads: 1, HeadDim: 2, Theta: float32(math.Inf(1)), Positions: []uint32{1}, DY: f32s(2), DX: f32s(2)})
 		}},
 		{"per-head gamma", "len(Gamma)=8", func(d cudart.Device) error {
 			return PerHeadRMSNormFwd.PerHeadRMSNorm(d, &op.PerHeadRMSNormArgs{Rows: 1, Heads: 2, HeadDim: 4, X: f32s(8), Gamma: f32s(8), Y: f32s(8)})

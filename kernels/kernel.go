@@ -68,10 +68,9 @@ type Kernel struct {
 	Reductions func(op.Shape) []op.Reduction
 	// Unreachable lists the branch directions of the committed PTX that
 	// no launch through our launchers and contracts takes, each with the
-	// reason; CoverageGaps those the property suite does not reach yet.
-	// The suite on the emulator must cover every other one
+	// reason. The suite on the emulator must cover every other one
 	// (unreachable.go).
-	Unreachable, CoverageGaps []Unreachable
+	Unreachable []Unreachable
 
 	// loaded remembers the module of the last device k was launched on, so
 	// that a launch loop (a benchmark) does not re-hash the PTX text every

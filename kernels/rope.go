@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"math"
+
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/op"
 )
@@ -34,7 +36,7 @@ type RoPEBuffers struct {
 	X, Y                 cudart.Buffer
 }
 
-func checkRoPE(c *argCheck, rows, heads, headDim int) bool {
+func checkRoPE(c *argCheck, rows, heads, headDim int, theta float32) bool {
 	if !checkHeads(c, rows, heads, headDim) {
 		return false
 	}
@@ -42,12 +44,18 @@ func checkRoPE(c *argCheck, rows, heads, headDim int) bool {
 		c.addf("head_dim=%d is odd; RoPE NeoX rotates pairs (i, i+head_dim/2)", headDim)
 		return false
 	}
+	// A RoPE base: θ ≥ 1 makes every frequency θ^(−2i/head_dim) at most 1,
+	// so every angle is at most the position (below 2³²) and finite.
+	if !(theta >= 1) || math.IsInf(float64(theta), 1) {
+		c.addf("theta=%g, want a finite RoPE base of at least 1", theta)
+		return false
+	}
 	return true
 }
 
 func ropeLaunch(k *Kernel, dev cudart.Device, b RoPEBuffers, batched bool) error {
 	var c argCheck
-	checkRoPE(&c, b.Rows, b.Heads, b.HeadDim)
+	checkRoPE(&c, b.Rows, b.Heads, b.HeadDim, b.Theta)
 	if batched && !b.Positions.Valid() {
 		c.addf("Positions buffer is required")
 	}
@@ -65,9 +73,9 @@ func ropeLaunch(k *Kernel, dev cudart.Device, b RoPEBuffers, batched bool) error
 // ropeCheck returns the argument check of a RoPE forward kernel: the
 // batched one needs Positions, the single-position one takes Pos and no
 // Positions. (The backward's table row makes Positions required.)
-func ropeCheck(k *Kernel, rows, heads, headDim int, positions []uint32, batched bool) func(c *argCheck) bool {
+func ropeCheck(k *Kernel, rows, heads, headDim int, theta float32, positions []uint32, batched bool) func(c *argCheck) bool {
 	return func(c *argCheck) bool {
-		if !checkRoPE(c, rows, heads, headDim) {
+		if !checkRoPE(c, rows, heads, headDim, theta) {
 			return false
 		}
 		switch {
@@ -86,7 +94,7 @@ func ropeForward(k *Kernel, dev cudart.Device, a *op.RoPEForwardArgs, batched bo
 	if batched {
 		pos = 0
 	}
-	return call(dev, op.RoPEForward, k.Name, a, ropeCheck(k, a.Rows, a.Heads, a.HeadDim, a.Positions, batched), nil,
+	return call(dev, op.RoPEForward, k.Name, a, ropeCheck(k, a.Rows, a.Heads, a.HeadDim, a.Theta, a.Positions, batched), nil,
 		func(b buffers, _ *scratch) error {
 			return ropeLaunch(k, dev, RoPEBuffers{Rows: a.Rows, Heads: a.Heads, HeadDim: a.HeadDim, Theta: a.Theta, Pos: pos,
 				Positions: b["positions"], X: b["x"], Y: b["y"]}, batched)
@@ -120,7 +128,7 @@ func (f RoPEBackward) Launch(dev cudart.Device, b RoPEBuffers) error {
 
 // RoPEBackward validates a, runs the kernel on dev and fills a.DX.
 func (f RoPEBackward) RoPEBackward(dev cudart.Device, a *op.RoPEBackwardArgs) error {
-	return call(dev, op.RoPEBackward, f.K.Name, a, func(c *argCheck) bool { return checkRoPE(c, a.Rows, a.Heads, a.HeadDim) }, nil,
+	return call(dev, op.RoPEBackward, f.K.Name, a, func(c *argCheck) bool { return checkRoPE(c, a.Rows, a.Heads, a.HeadDim, a.Theta) }, nil,
 		func(b buffers, _ *scratch) error {
 			return ropeLaunch(f.K, dev, RoPEBuffers{Rows: a.Rows, Heads: a.Heads, HeadDim: a.HeadDim, Theta: a.Theta,
 				Positions: b["positions"], X: b["dy"], Y: b["dx"]}, true)

@@ -1,39 +1,135 @@
 package kernels
 
-// The branch directions of the committed PTX that the property suite on
-// the emulator leaves uncovered (see Unreachable). unreachable holds those
-// no launch through our launchers and contracts can take, with the reason;
-// coverageGaps those not shown unreachable that the suite does not reach
-// yet, listed so that the suite fails on any other uncovered direction
-// while they are worked off (issue 21, item 3: guided generation).
+import "fmt"
+
+// The branch directions of the committed PTX that no launch through our
+// launchers and contracts takes, with the reason (see Unreachable). The
+// property suite on the emulator covers every other direction, and fails
+// on any it leaves uncovered that this file does not explain.
 //
-// Both lists follow the committed PTX's line numbers: recompiling a kernel
-// (make ptx) moves them, and the suite's coverage check names each entry
-// that no longer matches an uncovered direction.
+// The lines follow the committed PTX: recompiling a kernel (make ptx)
+// moves them, and the suite's coverage check names each entry that no
+// longer matches an uncovered direction. Every direction is listed, even
+// where one reason covers many, so that a shifted line is caught.
 
 const (
-	whyGrid    = "the launcher's grid has exactly one block per row (or row group), so blockIdx.x never reaches the row count"
-	whyAligned = "every buffer a contract passes starts 16-byte aligned (cudart allocations are 256-byte aligned and no contract passes a view at an offset), so the vector path's pointer-alignment test never fails; a size that is not a multiple of 4 reaches the scalar path instead"
-	whyGap     = "not shown unreachable: the suite does not reach it yet"
+	whyGrid      = "the launcher's grid has exactly one block per row (or row group), so blockIdx.x never reaches the row count"
+	whyChunkGrid = "the launcher's grid has ceil(rows/chunk) blocks (kernels.ChunkBlocks), so block b's first row b·chunk is below rows and its rows [r0, r1) are never empty"
+	whyAligned   = "reachable only through a buffer at an offset: every buffer a contract passes starts 16-byte aligned (cudart allocations are 256-byte aligned) and no contract passes a view at an offset yet (issue 21, item 3), so the vector path's pointer-alignment test never fails; a size that is not a multiple of 4 reaches the scalar path instead"
+	// rmsnorm_bwd_chunk: the body for hidden > ACC_SMEM_MAX = 8192 (line
+	// 355 not taken) and the launcher's blocks of at most 256 threads.
+	whyBwdWideScalar   = "in the body for hidden > 8192 (line 355) no thread index (below blockDim.x ≤ 256) reaches hidden"
+	whyBwdWideVector   = "in the float4 body for hidden > 8192 (line 355) n4 = hidden/4 ≥ 2049 exceeds every thread index (below blockDim.x ≤ 256)"
+	whyBwdWideCached   = "blockDim.x == 256 && hidden < 8196 (the register-cached path) cannot hold where line 355 decided hidden > 8192 and line 321 hidden % 4 == 0, so hidden ≥ 8196"
+	whyBwdWideInCached = "in the register-cached path of the body for hidden > 8192, which no launch enters (line 1304 is never taken)"
+	whyBwdWideOne      = "n4 ≤ blockDim.x cannot hold where line 355 decided hidden > 8192: n4 ≥ 2049 > 256"
+	whyBwdWideInOne    = "in the one-group path of the body for hidden > 8192, which no launch enters (line 2042 is always taken)"
+	whyBwdReread       = "n4 > blockDim.x cannot hold outside the 256-thread register-cached path: the launcher's block (kernels.ChunkThreads) has min(256, max(32, roundup32(n4))) threads, at least n4 below 256, and at 256 threads every hidden ≤ 8192 took line 716"
+	whyBwdInReread     = "in the re-reading float4 loop of the shared-memory body, which no launch enters (line 1868 is never taken)"
+	// layernorm_bwd_chunk: the body for 2·hidden > ACC_SMEM_MAX = 8192
+	// (line 814 not taken).
+	whyLNWideScalar = "in the body for 2·hidden > 8192 (line 814) no thread index (below blockDim.x ≤ 256) reaches hidden ≥ 4097"
+	whyLNWideVector = "in the float4 body for 2·hidden > 8192 (line 814) n4 = hidden/4 ≥ 1025 exceeds every thread index (below blockDim.x ≤ 256)"
+	// rope: checkRoPE refuses heads < 1 and θ that is not a finite base ≥ 1.
+	whyRoPEHeads  = "checkRoPE refuses heads < 1, so the loop over the heads runs at least once"
+	whyRoPETheta  = "log2f's path for an input whose bits are at least those of +∞ (θ negative, −0, +∞ or NaN): checkRoPE refuses θ that is not a finite base ≥ 1"
+	whyRoPEInf    = "sincosf's infinite-angle path: checkRoPE refuses θ < 1, so every frequency θ^(−2i/head_dim) is at most 1 and the angle pos·freq at most 2³²"
+	whyRoPEShift0 = "sincosf's Payne–Hanek reduction with a bit offset that is a multiple of 32 needs |angle| in [2³³, 2³⁴) (biased exponent 160): checkRoPE refuses θ < 1, so the angle is at most the position, below 2³² (exponent ≤ 159); the reduction runs from 105615 (exponent 143)"
 )
 
+// firstSlot is the reason of an unrolled loop's first slot, where the
+// compiler re-tests the loop condition: the slot's index is the loop's
+// own i0, which the entry test and the back edge just compared with n.
+func firstSlot(entry, back int) string {
+	return fmt.Sprintf("the compiler re-tests the unrolled loop's first slot, i0 < n, which its entry test (line %d) and back edge (line %d) decided", entry, back)
+}
+
+// slots lists the taken direction of the first-slot tests at lines of one
+// unrolled loop (firstSlot).
+func slots(entry, back int, lines ...int) []Unreachable {
+	why := firstSlot(entry, back)
+	out := make([]Unreachable, len(lines))
+	for i, l := range lines {
+		out[i] = Unreachable{l, "taken", why}
+	}
+	return out
+}
+
+// both lists both directions of the branches at lines, for a block no
+// launch enters.
+func both(why string, lines ...int) []Unreachable {
+	var out []Unreachable
+	for _, l := range lines {
+		out = append(out, Unreachable{l, "taken", why}, Unreachable{l, "not taken", why})
+	}
+	return out
+}
+
+// taken lists the taken direction of the branches at lines.
+func taken(why string, lines ...int) []Unreachable {
+	out := make([]Unreachable, len(lines))
+	for i, l := range lines {
+		out[i] = Unreachable{l, "taken", why}
+	}
+	return out
+}
+
+// join concatenates lists of Unreachable.
+func join(ls ...[]Unreachable) []Unreachable {
+	var out []Unreachable
+	for _, l := range ls {
+		out = append(out, l...)
+	}
+	return out
+}
+
 var unreachable = map[string][]Unreachable{
-	"rmsnorm_fwd": {
+	"rmsnorm_fwd": join([]Unreachable{
 		{42, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r44;
 		{53, "taken", whyAligned}, // setp.ne.s64 %p7, %rd7, 0;
 		{57, "taken", whyAligned}, // setp.ne.s64 %p9, %rd8, 0;
 	},
-	"rmsnorm_fwd_rms": {
+		slots(79, 174, 90, 124),   // pass 1, float4, row in shared memory
+		slots(179, 262, 190, 224), // pass 1, scalar, row in shared memory
+		slots(79, 337, 269, 303),  // pass 1, float4
+		slots(179, 400, 344, 378), // pass 1, scalar
+		slots(489, 562, 506, 528), // pass 2, float4, row in shared memory
+		slots(567, 628, 584, 606), // pass 2, scalar, row in shared memory
+		slots(489, 693, 639, 659), // pass 2, float4
+		slots(567, 746, 704, 724), // pass 2, scalar
+	),
+	"rmsnorm_fwd_rms": join([]Unreachable{
 		{778, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r44;
 		{788, "taken", whyAligned}, // setp.ne.s64 %p7, %rd8, 0;
 		{792, "taken", whyAligned}, // setp.ne.s64 %p9, %rd9, 0;
 	},
-	"rmsnorm_bwd_chunk": {
-		{325, "taken", whyAligned}, // setp.ne.s64 %p6, %rd73, 0;
-		{329, "taken", whyAligned}, // setp.ne.s64 %p8, %rd74, 0;
-		{333, "taken", whyAligned}, // setp.ne.s64 %p10, %rd75, 0;
-		{337, "taken", whyAligned}, // setp.ne.s64 %p12, %rd76, 0;
+		slots(815, 913, 827, 862),     // pass 1, float4, row in shared memory
+		slots(919, 1003, 931, 965),    // pass 1, scalar, row in shared memory
+		slots(815, 1080, 1012, 1046),  // pass 1, float4
+		slots(919, 1145, 1089, 1123),  // pass 1, scalar
+		slots(1245, 1317, 1261, 1283), // pass 2, float4, row in shared memory
+		slots(1322, 1382, 1338, 1360), // pass 2, scalar, row in shared memory
+		slots(1245, 1446, 1392, 1412), // pass 2, float4
+		slots(1322, 1498, 1456, 1476), // pass 2, scalar
+	),
+	"rmsnorm_bwd_chunk": join([]Unreachable{
+		{325, "taken", whyAligned},         // setp.ne.s64 %p6, %rd73, 0;
+		{329, "taken", whyAligned},         // setp.ne.s64 %p8, %rd74, 0;
+		{333, "taken", whyAligned},         // setp.ne.s64 %p10, %rd75, 0;
+		{337, "taken", whyAligned},         // setp.ne.s64 %p12, %rd76, 0;
+		{1304, "taken", whyBwdWideCached},  // and.pred %p18, %p16, %p17;
+		{2042, "not taken", whyBwdWideOne}, // setp.gt.u32 %p19, %r6, %r3;
+		{1868, "taken", whyBwdReread},      // setp.gt.u32 %p118, %r30, %r3;
 	},
+		taken(whyChunkGrid, 380, 557, 721, 2047, 2212), // setp.ge.u32 r0, r1
+		taken(whyBwdWideScalar, 542, 569, 658),         // setp.ge.u32 %p91, %r4, %r62;
+		taken(whyBwdWideVector, 1286, 2062, 2157),      // setp.ge.u32 %p14, %r4, %r6;
+		both(whyBwdWideInCached, 1309, 1328, 1335, 1343, 1351, 1359, 1367, 1375, 1383,
+			1392, 1424, 1456, 1488, 1520, 1552, 1584, 1616, 1675,
+			1704, 1722, 1741, 1760, 1779, 1798, 1817, 1836, 1863),
+		both(whyBwdWideInOne, 2382, 2400, 2407, 2463, 2501, 2525),
+		both(whyBwdInReread, 1873, 1888, 1914, 1945, 1983, 2030, 2035),
+	),
 	"fused_residual_rmsnorm": {
 		{46, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r17;
 		{55, "taken", whyAligned}, // setp.ne.s64 %p7, %rd12, 0;
@@ -53,196 +149,43 @@ var unreachable = map[string][]Unreachable{
 		{414, "taken", whyAligned}, // setp.ne.s64 %p9, %rd14, 0;
 		{418, "taken", whyAligned}, // setp.ne.s64 %p11, %rd15, 0;
 	},
-	"layernorm_bwd_chunk": {
+	"layernorm_bwd_chunk": join([]Unreachable{
 		{776, "taken", whyAligned}, // setp.ne.s64 %p6, %rd28, 0;
 		{780, "taken", whyAligned}, // setp.ne.s64 %p8, %rd29, 0;
 		{784, "taken", whyAligned}, // setp.ne.s64 %p10, %rd30, 0;
 		{788, "taken", whyAligned}, // setp.ne.s64 %p12, %rd31, 0;
 		{792, "taken", whyAligned}, // setp.ne.s64 %p14, %rd32, 0;
 	},
+		taken(whyChunkGrid, 842, 1082, 1298, 1569), // setp.ge.u32 r0, r1
+		taken(whyLNWideScalar, 1065, 1096, 1231),   // setp.ge.u32 %p43, %r226, %r50;
+		taken(whyLNWideVector, 1552, 1586, 1733),   // setp.ge.u32 %p16, %r226, %r7;
+	),
 	"per_head_rmsnorm": {
 		{58, "taken", whyAligned}, // setp.ne.s64 %p7, %rd32, 0;
 		{62, "taken", whyAligned}, // setp.ne.s64 %p9, %rd33, 0;
+	},
+	"rope_neox_fwd": {
+		{96, "not taken", whyRoPETheta}, // setp.lt.u32 %p3, %r34, 2139095040;
+		{127, "taken", whyRoPEInf},      // setp.eq.f32 %p6, %f7, 0f7F800000;
+		{172, "taken", whyRoPEShift0},   // setp.eq.s32 %p8, %r45, 0;
+		{254, "taken", whyRoPEHeads},    // setp.eq.s32 %p15, %r25, 0;
+	},
+	"rope_neox_fwd_batched": {
+		{464, "not taken", whyRoPETheta}, // setp.lt.u32 %p3, %r34, 2139095040;
+		{495, "taken", whyRoPEInf},       // setp.eq.f32 %p6, %f7, 0f7F800000;
+		{540, "taken", whyRoPEShift0},    // setp.eq.s32 %p8, %r45, 0;
+		{621, "taken", whyRoPEHeads},     // setp.eq.s32 %p15, %r25, 0;
+	},
+	"rope_neox_bwd_batched": {
+		{831, "not taken", whyRoPETheta}, // setp.lt.u32 %p3, %r34, 2139095040;
+		{862, "taken", whyRoPEInf},       // setp.eq.f32 %p6, %f7, 0f7F800000;
+		{907, "taken", whyRoPEShift0},    // setp.eq.s32 %p8, %r45, 0;
+		{988, "taken", whyRoPEHeads},     // setp.eq.s32 %p15, %r25, 0;
 	},
 	"softmax_fwd": {
 		{39, "taken", whyGrid}, // setp.ge.u32 %p1, %r1, %r14;
 	},
 	"softmax_bwd": {
 		{269, "taken", whyGrid}, // setp.ge.u32 %p1, %r1, %r9;
-	},
-}
-
-var coverageGaps = map[string][]Unreachable{
-	"rmsnorm_fwd": {
-		{90, "taken", whyGap},  // setp.ge.u32 %p41, %r3, %r59;
-		{124, "taken", whyGap}, // setp.ge.u32 %p41, %r3, %r59;
-		{190, "taken", whyGap}, // setp.ge.u32 %p21, %r3, %r43;
-		{224, "taken", whyGap}, // setp.ge.u32 %p21, %r3, %r43;
-		{269, "taken", whyGap}, // setp.ge.u32 %p32, %r3, %r59;
-		{303, "taken", whyGap}, // setp.ge.u32 %p32, %r3, %r59;
-		{344, "taken", whyGap}, // setp.ge.u32 %p12, %r3, %r43;
-		{378, "taken", whyGap}, // setp.ge.u32 %p12, %r3, %r43;
-		{506, "taken", whyGap}, // setp.ge.u32 %p83, %r147, %r34;
-		{528, "taken", whyGap}, // setp.ge.u32 %p83, %r147, %r34;
-		{584, "taken", whyGap}, // setp.ge.u32 %p71, %r145, %r43;
-		{606, "taken", whyGap}, // setp.ge.u32 %p71, %r145, %r43;
-		{639, "taken", whyGap}, // setp.ge.u32 %p78, %r146, %r34;
-		{659, "taken", whyGap}, // setp.ge.u32 %p78, %r146, %r34;
-		{704, "taken", whyGap}, // setp.ge.u32 %p66, %r144, %r43;
-		{724, "taken", whyGap}, // setp.ge.u32 %p66, %r144, %r43;
-	},
-	"rmsnorm_fwd_rms": {
-		{827, "taken", whyGap},  // setp.ge.u32 %p41, %r153, %r59;
-		{862, "taken", whyGap},  // setp.ge.u32 %p89, %r153, %r59;
-		{931, "taken", whyGap},  // setp.ge.u32 %p21, %r151, %r43;
-		{965, "taken", whyGap},  // setp.ge.u32 %p21, %r151, %r43;
-		{1012, "taken", whyGap}, // setp.ge.u32 %p32, %r152, %r59;
-		{1046, "taken", whyGap}, // setp.ge.u32 %p32, %r152, %r59;
-		{1089, "taken", whyGap}, // setp.ge.u32 %p12, %r150, %r43;
-		{1123, "taken", whyGap}, // setp.ge.u32 %p12, %r150, %r43;
-		{1261, "taken", whyGap}, // setp.ge.u32 %p84, %r157, %r34;
-		{1283, "taken", whyGap}, // setp.ge.u32 %p84, %r157, %r34;
-		{1338, "taken", whyGap}, // setp.ge.u32 %p72, %r155, %r43;
-		{1360, "taken", whyGap}, // setp.ge.u32 %p72, %r155, %r43;
-		{1392, "taken", whyGap}, // setp.ge.u32 %p79, %r156, %r34;
-		{1412, "taken", whyGap}, // setp.ge.u32 %p79, %r156, %r34;
-		{1456, "taken", whyGap}, // setp.ge.u32 %p67, %r154, %r43;
-		{1476, "taken", whyGap}, // setp.ge.u32 %p67, %r154, %r43;
-	},
-	"rmsnorm_bwd_chunk": {
-		{380, "taken", whyGap},      // setp.ge.u32 %p194, %r1, %r2;
-		{542, "taken", whyGap},      // setp.ge.u32 %p91, %r4, %r62;
-		{557, "taken", whyGap},      // setp.ge.u32 %p93, %r1, %r2;
-		{569, "taken", whyGap},      // setp.ge.u32 %p91, %r4, %r62;
-		{658, "taken", whyGap},      // setp.ge.u32 %p91, %r4, %r62;
-		{692, "taken", whyGap},      // setp.lt.u32 %p112, %r1, %r2;
-		{721, "taken", whyGap},      // setp.ge.u32 %p158, %r1, %r2;
-		{739, "taken", whyGap},      // setp.ge.u32 %p159, %r252, %r30;
-		{803, "taken", whyGap},      // setp.ge.u32 %p224, %r252, %r30;
-		{1127, "taken", whyGap},     // setp.ge.u32 %p216, %r252, %r30;
-		{1286, "taken", whyGap},     // setp.ge.u32 %p14, %r4, %r6;
-		{1304, "taken", whyGap},     // and.pred %p18, %p16, %p17;
-		{1309, "taken", whyGap},     // setp.ge.u32 %p59, %r1, %r2;
-		{1309, "not taken", whyGap}, // setp.ge.u32 %p59, %r1, %r2;
-		{1328, "taken", whyGap},     // setp.ge.u32 %p60, %r104, %r6;
-		{1328, "not taken", whyGap}, // setp.ge.u32 %p60, %r104, %r6;
-		{1335, "taken", whyGap},     // setp.ge.u32 %p61, %r106, %r6;
-		{1335, "not taken", whyGap}, // setp.ge.u32 %p61, %r106, %r6;
-		{1343, "taken", whyGap},     // setp.ge.u32 %p62, %r108, %r6;
-		{1343, "not taken", whyGap}, // setp.ge.u32 %p62, %r108, %r6;
-		{1351, "taken", whyGap},     // setp.ge.u32 %p63, %r110, %r6;
-		{1351, "not taken", whyGap}, // setp.ge.u32 %p63, %r110, %r6;
-		{1359, "taken", whyGap},     // setp.ge.u32 %p64, %r112, %r6;
-		{1359, "not taken", whyGap}, // setp.ge.u32 %p64, %r112, %r6;
-		{1367, "taken", whyGap},     // setp.ge.u32 %p65, %r114, %r6;
-		{1367, "not taken", whyGap}, // setp.ge.u32 %p65, %r114, %r6;
-		{1375, "taken", whyGap},     // setp.ge.u32 %p66, %r116, %r6;
-		{1375, "not taken", whyGap}, // setp.ge.u32 %p66, %r116, %r6;
-		{1383, "taken", whyGap},     // setp.ge.u32 %p67, %r118, %r6;
-		{1383, "not taken", whyGap}, // setp.ge.u32 %p67, %r118, %r6;
-		{1392, "taken", whyGap},     // setp.ge.u32 %p240, %r104, %r6;
-		{1392, "not taken", whyGap}, // setp.ge.u32 %p240, %r104, %r6;
-		{1424, "taken", whyGap},     // setp.ge.u32 %p241, %r106, %r6;
-		{1424, "not taken", whyGap}, // setp.ge.u32 %p241, %r106, %r6;
-		{1456, "taken", whyGap},     // setp.ge.u32 %p242, %r418, %r6;
-		{1456, "not taken", whyGap}, // setp.ge.u32 %p242, %r418, %r6;
-		{1488, "taken", whyGap},     // setp.ge.u32 %p243, %r419, %r6;
-		{1488, "not taken", whyGap}, // setp.ge.u32 %p243, %r419, %r6;
-		{1520, "taken", whyGap},     // setp.ge.u32 %p244, %r420, %r6;
-		{1520, "not taken", whyGap}, // setp.ge.u32 %p244, %r420, %r6;
-		{1552, "taken", whyGap},     // setp.ge.u32 %p245, %r421, %r6;
-		{1552, "not taken", whyGap}, // setp.ge.u32 %p245, %r421, %r6;
-		{1584, "taken", whyGap},     // setp.ge.u32 %p246, %r422, %r6;
-		{1584, "not taken", whyGap}, // setp.ge.u32 %p246, %r422, %r6;
-		{1616, "taken", whyGap},     // setp.ge.u32 %p247, %r423, %r6;
-		{1616, "not taken", whyGap}, // setp.ge.u32 %p247, %r423, %r6;
-		{1675, "taken", whyGap},     // setp.ne.s32 %p76, %r151, 0;
-		{1675, "not taken", whyGap}, // setp.ne.s32 %p76, %r151, 0;
-		{1704, "taken", whyGap},     // setp.ge.u32 %p232, %r104, %r6;
-		{1704, "not taken", whyGap}, // setp.ge.u32 %p232, %r104, %r6;
-		{1722, "taken", whyGap},     // setp.ge.u32 %p233, %r106, %r6;
-		{1722, "not taken", whyGap}, // setp.ge.u32 %p233, %r106, %r6;
-		{1741, "taken", whyGap},     // setp.ge.u32 %p234, %r411, %r6;
-		{1741, "not taken", whyGap}, // setp.ge.u32 %p234, %r411, %r6;
-		{1760, "taken", whyGap},     // setp.ge.u32 %p235, %r412, %r6;
-		{1760, "not taken", whyGap}, // setp.ge.u32 %p235, %r412, %r6;
-		{1779, "taken", whyGap},     // setp.ge.u32 %p236, %r413, %r6;
-		{1779, "not taken", whyGap}, // setp.ge.u32 %p236, %r413, %r6;
-		{1798, "taken", whyGap},     // setp.ge.u32 %p237, %r414, %r6;
-		{1798, "not taken", whyGap}, // setp.ge.u32 %p237, %r414, %r6;
-		{1817, "taken", whyGap},     // setp.ge.u32 %p238, %r415, %r6;
-		{1817, "not taken", whyGap}, // setp.ge.u32 %p238, %r415, %r6;
-		{1836, "taken", whyGap},     // setp.ge.u32 %p239, %r416, %r6;
-		{1836, "not taken", whyGap}, // setp.ge.u32 %p239, %r416, %r6;
-		{1863, "taken", whyGap},     // setp.lt.u32 %p90, %r1, %r191;
-		{1863, "not taken", whyGap}, // setp.lt.u32 %p90, %r1, %r191;
-		{1868, "taken", whyGap},     // setp.gt.u32 %p118, %r30, %r3;
-		{1873, "taken", whyGap},     // setp.ge.u32 %p138, %r1, %r2;
-		{1873, "not taken", whyGap}, // setp.ge.u32 %p138, %r1, %r2;
-		{1888, "taken", whyGap},     // setp.ge.u32 %p113, %r4, %r30;
-		{1888, "not taken", whyGap}, // setp.ge.u32 %p113, %r4, %r30;
-		{1914, "taken", whyGap},     // setp.lt.u32 %p140, %r437, %r30;
-		{1914, "not taken", whyGap}, // setp.lt.u32 %p140, %r437, %r30;
-		{1945, "taken", whyGap},     // setp.ne.s32 %p146, %r37, 0;
-		{1945, "not taken", whyGap}, // setp.ne.s32 %p146, %r37, 0;
-		{1983, "taken", whyGap},     // setp.ge.u32 %p113, %r4, %r30;
-		{1983, "not taken", whyGap}, // setp.ge.u32 %p113, %r4, %r30;
-		{2030, "taken", whyGap},     // setp.lt.u32 %p156, %r438, %r30;
-		{2030, "not taken", whyGap}, // setp.lt.u32 %p156, %r438, %r30;
-		{2035, "taken", whyGap},     // setp.lt.u32 %p157, %r1, %r2;
-		{2035, "not taken", whyGap}, // setp.lt.u32 %p157, %r1, %r2;
-		{2042, "not taken", whyGap}, // setp.gt.u32 %p19, %r6, %r3;
-		{2047, "taken", whyGap},     // setp.ge.u32 %p39, %r1, %r2;
-		{2062, "taken", whyGap},     // setp.ge.u32 %p14, %r4, %r6;
-		{2157, "taken", whyGap},     // setp.ge.u32 %p14, %r4, %r6;
-		{2207, "taken", whyGap},     // setp.lt.u32 %p58, %r1, %r2;
-		{2212, "taken", whyGap},     // setp.ge.u32 %p119, %r1, %r2;
-		{2382, "taken", whyGap},     // setp.ge.u32 %p20, %r1, %r2;
-		{2382, "not taken", whyGap}, // setp.ge.u32 %p20, %r1, %r2;
-		{2400, "taken", whyGap},     // setp.ge.u32 %p14, %r4, %r6;
-		{2400, "not taken", whyGap}, // setp.ge.u32 %p14, %r4, %r6;
-		{2407, "taken", whyGap},     // setp.ge.u32 %p14, %r4, %r6;
-		{2407, "not taken", whyGap}, // setp.ge.u32 %p14, %r4, %r6;
-		{2463, "taken", whyGap},     // setp.ne.s32 %p28, %r9, 0;
-		{2463, "not taken", whyGap}, // setp.ne.s32 %p28, %r9, 0;
-		{2501, "taken", whyGap},     // setp.ge.u32 %p14, %r4, %r6;
-		{2501, "not taken", whyGap}, // setp.ge.u32 %p14, %r4, %r6;
-		{2525, "taken", whyGap},     // setp.lt.u32 %p38, %r1, %r2;
-		{2525, "not taken", whyGap}, // setp.lt.u32 %p38, %r1, %r2;
-	},
-	"layernorm_bwd_chunk": {
-		{1799, "taken", whyGap}, // setp.lt.u32 %p42, %r2, %r3; covered by 2 of 3 runs at 100 checks
-		{842, "taken", whyGap},  // setp.ge.u32 %p101, %r2, %r3;
-		{1065, "taken", whyGap}, // setp.ge.u32 %p43, %r226, %r50;
-		{1082, "taken", whyGap}, // setp.ge.u32 %p45, %r2, %r3;
-		{1096, "taken", whyGap}, // setp.ge.u32 %p43, %r226, %r50;
-		{1231, "taken", whyGap}, // setp.ge.u32 %p43, %r226, %r50;
-		{1298, "taken", whyGap}, // setp.ge.u32 %p72, %r2, %r3;
-		{1552, "taken", whyGap}, // setp.ge.u32 %p16, %r226, %r7;
-		{1569, "taken", whyGap}, // setp.ge.u32 %p18, %r2, %r3;
-		{1586, "taken", whyGap}, // setp.ge.u32 %p16, %r226, %r7;
-		{1733, "taken", whyGap}, // setp.ge.u32 %p16, %r226, %r7;
-	},
-	"per_head_rmsnorm": {
-		{143, "taken", whyGap}, // setp.lt.u32 %p16, %r80, %r42;
-		{309, "taken", whyGap}, // setp.lt.u32 %p28, %r85, %r20;
-	},
-	"rope_neox_fwd": {
-		{96, "not taken", whyGap}, // setp.lt.u32 %p3, %r34, 2139095040;
-		{127, "taken", whyGap},    // setp.eq.f32 %p6, %f7, 0f7F800000;
-		{172, "taken", whyGap},    // setp.eq.s32 %p8, %r45, 0;
-		{254, "taken", whyGap},    // setp.eq.s32 %p15, %r25, 0;
-	},
-	"rope_neox_fwd_batched": {
-		{464, "not taken", whyGap}, // setp.lt.u32 %p3, %r34, 2139095040;
-		{495, "taken", whyGap},     // setp.eq.f32 %p6, %f7, 0f7F800000;
-		{540, "taken", whyGap},     // setp.eq.s32 %p8, %r45, 0;
-		{621, "taken", whyGap},     // setp.eq.s32 %p15, %r25, 0;
-	},
-	"rope_neox_bwd_batched": {
-		{831, "not taken", whyGap}, // setp.lt.u32 %p3, %r34, 2139095040;
-		{862, "taken", whyGap},     // setp.eq.f32 %p6, %f7, 0f7F800000;
-		{907, "taken", whyGap},     // setp.eq.s32 %p8, %r45, 0;
-		{988, "taken", whyGap},     // setp.eq.s32 %p15, %r25, 0;
 	},
 }

@@ -201,7 +201,7 @@ type qknCase struct {
 }
 
 func drawQKN(rt *rapid.T, lim gen.Limits) qknCase {
-	headDim := rapid.OneOf(rapid.SampledFrom([]int{1, 31, 32, 33, 64, 128, 256}), rapid.IntRange(1, 512)).Draw(rt, "head_dim")
+	headDim := headDims().Draw(rt, "head_dim")
 	heads := rapid.IntRange(1, max(1, min(32, lim.MaxHidden/headDim))).Draw(rt, "heads")
 	rows := lim.DrawRows(rt, "rows", heads*headDim)
 	s := lim.Conform(rt, op.Shape{Rows: rows, Hidden: heads * headDim, Heads: heads, HeadDim: headDim}, nil)

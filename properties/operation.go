@@ -317,7 +317,7 @@ func drawProblem(rt *rapid.T, im Impls, lim gen.Limits) problem {
 func drawTable[A any](o *op.Op[A], rt *rapid.T, lim gen.Limits) drawn[A] {
 	var s op.Shape
 	if o.PerHead() {
-		s.HeadDim = rapid.OneOf(rapid.SampledFrom([]int{1, 31, 32, 33, 64, 128, 256}), rapid.IntRange(1, 512)).Draw(rt, "head_dim")
+		s.HeadDim = headDims().Draw(rt, "head_dim")
 		s.Heads = rapid.IntRange(1, max(1, min(32, lim.MaxHidden/s.HeadDim))).Draw(rt, "heads")
 		s.Hidden = s.Heads * s.HeadDim
 	} else {

@@ -3,6 +3,8 @@ package properties
 import (
 	"strings"
 
+	"pgregory.net/rapid"
+
 	"github.com/ptxprop/ptxprop/kernels"
 	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
@@ -76,6 +78,41 @@ var (
 	RegimeLockGroups = gen.Regime{Name: "rows share a lock group", MinRows: 257, MinHidden: 129, MaxElements: RegimeElements}
 )
 
+// RegimeWideChunk: 2 to 2·ChunkMinRows rows longer than
+// kernels.AccSharedMax, where a chunked backward keeps its weight-gradient
+// accumulators in global memory (LayerNorm's two from half that length)
+// and a block runs more than one such row; the emulator's everyday 2¹⁴
+// elements hold one. At most 2¹⁷ elements in two blocks, it is cheap
+// enough to draw in one check of 4, so that 100 checks reach both its
+// float4 (a length that is a multiple of 4) and its scalar path.
+var RegimeWideChunk = gen.Regime{Name: "wide rows share a chunk", MinRows: 2, MaxRows: 2 * kernels.ChunkMinRows,
+	MinHidden: kernels.AccSharedMax + 1, MaxElements: RegimeElements, Odds: 4}
+
 // rowSumRegimes are the regimes of the predictions on backwards that sum a
 // weight gradient over the rows.
-var rowSumRegimes = []gen.Regime{RegimeChunkGrowth, RegimeLockGroups}
+var rowSumRegimes = []gen.Regime{RegimeChunkGrowth, RegimeLockGroups, RegimeWideChunk}
+
+// RegimeSharedFloat4: rows of 1028 to kernels.AccSharedMax/2 (4096)
+// floats, where a 256-thread block of LayerNorm's chunked backward loops
+// over more than one float4 group a thread with both accumulators in
+// shared memory. Its lengths are multiples of 4 in 0.625 of its draws
+// (its ends 1028 and 4096 half of the time), which uniform lengths up to
+// 16384 reach in about 1 check of 60. At most 2¹⁵ elements, drawn in one
+// check of 4.
+var RegimeSharedFloat4 = gen.Regime{Name: "float4 rows past a block, shared accumulators",
+	MinHidden: 4*kernels.BlockThreads + 4, MaxHidden: kernels.AccSharedMax / 2, MaxElements: 1 << 15, Odds: 4}
+
+// lnBwdRegimes are LN-BWD-001's regimes.
+var lnBwdRegimes = []gen.Regime{RegimeChunkGrowth, RegimeLockGroups, RegimeWideChunk, RegimeSharedFloat4}
+
+// wideChunkRegimes are the regimes of the backwards' predictions whose
+// everyday cap is their only reason to stay below RegimeWideChunk.
+var wideChunkRegimes = []gen.Regime{RegimeWideChunk}
+
+// headDims draws a per-head row length: one of the head dims models use and
+// their edges, or uniform in 1..512. 1024 (256 float4 groups) makes a
+// warp-per-head kernel's lanes loop more than 4·32 groups, past a
+// four-way unrolled loop's first pass (per_head_rmsnorm from 900).
+func headDims() *rapid.Generator[int] {
+	return rapid.OneOf(rapid.SampledFrom([]int{1, 31, 32, 33, 64, 128, 256, 1024}), rapid.IntRange(1, 512))
+}

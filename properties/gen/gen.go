@@ -15,8 +15,13 @@ import (
 
 // EdgeHidden is the fixed grid of row lengths every shape generator starts
 // from: powers of two and their neighbours, where reductions and vector
-// loads change behaviour.
-var EdgeHidden = []int{1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 4097, 8192, 16384}
+// loads change behaviour; 1020, 255 float4 groups: one short of a full
+// block of 256 threads on a vector path, whose last thread idles; and
+// 8196, one float4 group past the kernels' 8192-float shared-memory
+// capacity, where a vector path that reads from global memory has a tail
+// of one group (the lengths past 8192 are otherwise 16384, whole blocks,
+// or random).
+var EdgeHidden = []int{1, 2, 31, 32, 33, 255, 256, 257, 1020, 1023, 1024, 4097, 8192, 8196, 16384}
 
 // EdgeRows are the row counts every row generator may pick outright, where
 // the kernels' launch shapes change: one row, a warp's worth, and 2048 and
@@ -127,7 +132,12 @@ type Regime struct {
 	MinRows, MaxRows     int
 	MinHidden, MaxHidden int
 	MaxElements          int // cap on rows·hidden inside the regime (0: the Limits' MaxElements)
-	multiple             int // the Limits' HiddenMultiple, set by Limits.bound
+	// Odds, from 2 up, draws the regime in about one check of Odds by
+	// itself, for a regime cheap enough to draw often whose code paths a
+	// check must reach reliably; 0: the regime shares one check in
+	// RegimeOdds with the other regimes without Odds.
+	Odds     int
+	multiple int // the Limits' HiddenMultiple, set by Limits.bound
 }
 
 // RegimeOdds: where a prediction declares regimes, one check in RegimeOdds
@@ -214,13 +224,8 @@ func Shape(t *rapid.T, lim Limits) (rows, hidden int) {
 	if rs := lim.Regimes(); len(rs) > 0 {
 		// The last of RegimeOdds values picks a regime, so that a failing
 		// case shrinks towards the everyday shapes where they fail too.
-		if rapid.IntRange(0, RegimeOdds-1).Draw(t, "regime.odds") == RegimeOdds-1 {
-			names := make([]string, len(rs))
-			for i, r := range rs {
-				names[i] = r.Name
-			}
-			i := rapid.IntRange(0, len(rs)-1).Draw(t, "regime.index")
-			rapid.Just(names[i]).Draw(t, "regime")
+		if i := pickRegime(t, rs, rapid.IntRange(0, RegimeOdds-1).Draw(t, "regime.odds")); i >= 0 {
+			rapid.Just(rs[i].Name).Draw(t, "regime")
 			rows, hidden = rs[i].draw(t)
 			if lim.domain != nil {
 				s := lim.Conform(t, op.Shape{Rows: rows, Hidden: hidden}, nil)
@@ -236,6 +241,42 @@ func Shape(t *rapid.T, lim Limits) (rows, hidden int) {
 		rows, hidden = s.Rows, s.Hidden
 	}
 	return rows, hidden
+}
+
+// pickRegime returns the index of the regime of rs that the value u of
+// "regime.odds" (0..RegimeOdds−1) draws, or −1 for the everyday shapes.
+// The values are handed out from the top: the last one to the regimes
+// without Odds (one of them drawn uniformly as "regime.index"), then
+// RegimeOdds/Odds values to each regime with Odds in turn, never more than
+// half of them in all, so that most checks stay everyday ones.
+func pickRegime(t *rapid.T, rs []Regime, u int) int {
+	next := RegimeOdds - 1
+	var shared []int
+	for i, r := range rs {
+		if r.Odds < 2 {
+			shared = append(shared, i)
+		}
+	}
+	if len(shared) > 0 {
+		if u == next {
+			return shared[rapid.IntRange(0, len(shared)-1).Draw(t, "regime.index")]
+		}
+		next--
+	}
+	for i, r := range rs {
+		if r.Odds < 2 {
+			continue
+		}
+		n := min(max(1, RegimeOdds/r.Odds), next-RegimeOdds/2+1)
+		if n <= 0 {
+			break
+		}
+		if u <= next && u > next-n {
+			return i
+		}
+		next -= n
+	}
+	return -1
 }
 
 // draw draws a shape of r, whose bounds are closed (Limits.bound): hidden

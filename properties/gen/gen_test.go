@@ -457,6 +457,36 @@ func TestShapeDrawsRegimes(t *testing.T) {
 	}
 }
 
+// A regime with Odds is drawn in about one check of Odds by itself, while
+// the regimes without Odds keep their one check in RegimeOdds together.
+func TestShapeRegimeOdds(t *testing.T) {
+	wide := Regime{Name: "wide", MinRows: 2, MaxRows: 8, MinHidden: 8193, MaxElements: 1 << 20, Odds: 4}
+	chunk := Regime{Name: "chunk>4", MinRows: 2049, MaxElements: 1 << 20}
+	lim := EmuLimits.WithRegimes(chunk, wide)
+	const draws = 4000
+	inWide, inChunk := 0, 0
+	g := shapeGen(lim)
+	for seed := range draws {
+		s := g.Example(seed)
+		rows, hidden := s[0], s[1]
+		switch {
+		case rows*hidden <= lim.MaxElements:
+		case rows >= chunk.MinRows:
+			inChunk++
+		case rows >= wide.MinRows && rows <= wide.MaxRows && hidden >= wide.MinHidden:
+			inWide++
+		default:
+			t.Fatalf("seed %d: %d×%d beyond the everyday elements but in no regime", seed, rows, hidden)
+		}
+	}
+	if f := float64(inWide) / draws * float64(wide.Odds); f < 0.5 || f > 1.5 {
+		t.Errorf("%d of %d shapes from the regime with Odds %d, want about 1 in %d", inWide, draws, wide.Odds, wide.Odds)
+	}
+	if f := float64(inChunk) / draws; f < 0.5/RegimeOdds || f > 2.0/RegimeOdds {
+		t.Errorf("%d of %d shapes from the shared regime, want about 1 in %d", inChunk, draws, RegimeOdds)
+	}
+}
+
 // Without regimes Shape draws what Hidden then Rows draw, so predictions
 // that declare none keep their draws (and their rapid seeds' cases).
 func TestShapeWithoutRegimes(t *testing.T) {

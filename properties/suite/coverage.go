@@ -82,20 +82,19 @@ func coverageOf(k reports.Kernel, kc emu.KernelCoverage, d *kernels.Kernel) repo
 
 // coverageGaps returns what is wrong with the coverage of ptxprop's own
 // kernels in rep, a complete run's report: a kernel no launch recorded, a
-// branch direction left uncovered that its descriptor neither explains
-// (Unreachable) nor lists as a known gap (CoverageGaps), and an
-// explanation of a direction that is no branch of the PTX or that the run
-// took. notes name known gaps the run covered. It returns nothing, and
-// why, for a run that cannot judge: not on the emulator with coverage
-// on, partial or sharded.
-func (r *runner) coverageGaps(rep *reports.Report) (gaps, notes []string, skip string) {
+// branch direction left uncovered that its descriptor does not explain
+// (Unreachable), and an explanation of a direction that is no branch of
+// the PTX or that the run took. It returns nothing, and why, for a run
+// that cannot judge: not on the emulator with coverage on, partial or
+// sharded.
+func (r *runner) coverageGaps(rep *reports.Report) (gaps []string, skip string) {
 	switch {
 	case r.cfg.cov == nil:
-		return nil, nil, "no coverage recorded (-ptxprop.coverage=false, or not on the emulator)"
+		return nil, "no coverage recorded (-ptxprop.coverage=false, or not on the emulator)"
 	case r.shard != nil:
-		return nil, nil, "a shard covers part of the work"
+		return nil, "a shard covers part of the work"
 	case rep.Partial():
-		return nil, nil, "the run is partial (some prediction did not run)"
+		return nil, "the run is partial (some prediction did not run)"
 	}
 	for _, k := range rep.Kernels {
 		d := descriptor(k)
@@ -108,9 +107,7 @@ func (r *runner) coverageGaps(rep *reports.Report) (gaps, notes []string, skip s
 			continue
 		}
 		for _, u := range c.Unexplained() {
-			if !d.KnownGap(u.Line, u.Direction) {
-				gaps = append(gaps, fmt.Sprintf("%s (%s): %s is uncovered and kernel %s's Unreachable does not explain it", k.Name, k.PTX, u, k.Name))
-			}
+			gaps = append(gaps, fmt.Sprintf("%s (%s): %s is uncovered and kernel %s's Unreachable does not explain it", k.Name, k.PTX, u, k.Name))
 		}
 		uncovered := map[string]bool{}
 		for _, u := range c.Uncovered {
@@ -121,11 +118,6 @@ func (r *runner) coverageGaps(rep *reports.Report) (gaps, notes []string, skip s
 				gaps = append(gaps, fmt.Sprintf("%s (%s): Unreachable names line %d %s, which the run took or which is no branch direction", k.Name, k.PTX, u.Line, u.Direction))
 			}
 		}
-		for _, u := range d.CoverageGaps {
-			if !uncovered[fmt.Sprint(u.Line, u.Direction)] {
-				notes = append(notes, fmt.Sprintf("%s: line %d %s of its CoverageGaps was covered (drop it when it is covered every run)", k.Name, u.Line, u.Direction))
-			}
-		}
 	}
-	return gaps, notes, ""
+	return gaps, ""
 }

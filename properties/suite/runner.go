@@ -571,12 +571,9 @@ func (r *runner) finish(code int) int {
 		fmt.Fprintf(r.out, "ptxprop: contract report written to %s\n", path)
 	}
 	if rep != nil && r.cfg.coverageCheck {
-		gaps, notes, skip := r.coverageGaps(rep)
+		gaps, skip := r.coverageGaps(rep)
 		if skip != "" {
 			fmt.Fprintf(r.out, "ptxprop: branch coverage not checked: %s\n", skip)
-		}
-		for _, n := range notes {
-			fmt.Fprintf(r.out, "ptxprop: branch coverage: %s\n", n)
 		}
 		for _, g := range gaps {
 			fmt.Fprintf(os.Stderr, "ptxprop: branch coverage: %s\n", g)

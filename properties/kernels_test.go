@@ -168,11 +168,6 @@ func TestRobustness(t *testing.T) {
 	properties.RobustnessContract(suite.T(t), kernels.RMSNormFwd, kernels.RMSNormBwdChunk)
 }
 
-func TestDependence(t *testing.T) {
-	t.Parallel()
-	properties.DependenceContract(suite.T(t), ours(properties.Dependence))
-}
-
 func TestParity(t *testing.T) {
 	t.Parallel()
 	properties.ParityContract(suite.T(t), ours(properties.Parity))

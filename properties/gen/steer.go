@@ -62,7 +62,8 @@ func (lim Limits) WithSteering(s *Steering) Limits {
 // Value is one steerable draw of a check: the Nth draw (from 0) of its
 // Key in the check. Key is the generator's name ("hidden", "rows", "eps",
 // "theta", "pos") or a tensor's label and a part ("x.dist", "x.log10scale",
-// "x.seed", "gamma.kind", "gamma.seed", and "x.poke": one element of the
+// "x.seed", "gamma.kind", "gamma.seed", "x.off": the tensor's view offset
+// (DrawOffset), and "x.poke": one element of the
 // Nth tensor labelled x multiplied by F, at U mod its length). Integers and
 // scales are F, seeds and indices U.
 type Value struct {
@@ -76,7 +77,7 @@ func (v Value) String() string {
 	switch {
 	case strings.HasSuffix(v.Key, ".poke"):
 		return fmt.Sprintf("%s[%d]: element %d ×%.3g", v.Key, v.N, v.U, v.F)
-	case strings.HasSuffix(v.Key, ".seed"), strings.HasSuffix(v.Key, ".dist"), strings.HasSuffix(v.Key, ".kind"):
+	case strings.HasSuffix(v.Key, ".seed"), strings.HasSuffix(v.Key, ".dist"), strings.HasSuffix(v.Key, ".kind"), strings.HasSuffix(v.Key, ".off"):
 		return fmt.Sprintf("%s[%d]=%d", v.Key, v.N, v.U)
 	}
 	return fmt.Sprintf("%s[%d]=%.6g", v.Key, v.N, v.F)
@@ -225,7 +226,7 @@ func clampInt(v, lo, hi int) int { return max(lo, min(v, hi)) }
 // Steer.Made), for a search that climbs from them: the same values with
 // one of them moved (a shape dimension ±1, ±a few, doubled or halved; ε
 // and θ scaled by up to 10^±0.5; a position moved; a tensor's scale by up
-// to ±1.5 decades or its seed replaced) or one more element of a tensor
+// to ±1.5 decades, its seed replaced or its view offset changed) or one more element of a tensor
 // multiplied by 10^U(−3, 3) with a random sign. r supplies the choices
 // (uniform 64-bit values); the generators bring the result back into their
 // ranges when it is drawn.
@@ -283,6 +284,8 @@ func Mutate(made []Value, r func() uint64) []Value {
 		v.F += -1.5 + 3*unif()
 	case strings.HasSuffix(v.Key, ".seed"):
 		v.U = r()
+	case strings.HasSuffix(v.Key, ".off"): // a tensor's view offset (DrawOffset)
+		v.U = moveOffset(v.U, r)
 	default: // eps, theta: a ratio
 		v.F *= math.Pow(10, -0.5+unif())
 	}

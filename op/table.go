@@ -317,13 +317,17 @@ func (o *Op[A]) Offset(a *A, i int) int { return o.Offsets(a)[o.tensors[i].Name]
 
 // CheckOffsets returns one line for every offset of a that names no
 // tensor of the operation or lies outside 0..MaxOffset.
-func (o *Op[A]) CheckOffsets(a *A) []string {
+func (o *Op[A]) CheckOffsets(a *A) []string { return CheckOffsets(o, o.Offsets(a)) }
+
+// CheckOffsets returns one line for every offset in off that names no
+// tensor of o or lies outside 0..MaxOffset.
+func CheckOffsets(o Operation, off Offsets) []string {
 	var bad []string
-	for _, name := range sortedNames(o.Offsets(a)) {
-		k := o.Offsets(a)[name]
-		switch {
-		case !slices.ContainsFunc(o.tensors, func(t Tensor) bool { return t.Name == name }):
-			bad = append(bad, fmt.Sprintf("offset of %q: %s has no such tensor", name, o.name))
+	ts := o.Tensors()
+	for _, name := range sortedNames(off) {
+		switch k := off[name]; {
+		case !slices.ContainsFunc(ts, func(t Tensor) bool { return t.Name == name }):
+			bad = append(bad, fmt.Sprintf("offset of %q: %s has no such tensor", name, o.Name()))
 		case k < 0 || k > MaxOffset:
 			bad = append(bad, fmt.Sprintf("offset of %s=%d, want 0..%d", name, k, MaxOffset))
 		}

@@ -26,20 +26,25 @@ func takesOffsets(impl any) bool {
 	return !ok || t.TakesOffsets()
 }
 
-// drawOffsets draws an element offset for every tensor of o
-// (gen.Limits.DrawOffset, steered as NAME.off): nil when impl takes none
-// or every offset is 0.
+// drawOffsets draws the offsets of o's tensors for one call
+// (gen.Limits.DrawOffsets, each steered as NAME.off): nil when impl takes
+// none or every tensor is aligned.
 func drawOffsets(rt *rapid.T, lim gen.Limits, impl any, o op.Operation) op.Offsets {
 	if !takesOffsets(impl) {
 		return nil
 	}
+	ts := o.Tensors()
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.Name
+	}
 	var off op.Offsets
-	for _, t := range o.Tensors() {
-		if k := lim.DrawOffset(rt, t.Name); k != 0 {
+	for i, k := range lim.DrawOffsets(rt, names) {
+		if k != 0 {
 			if off == nil {
 				off = op.Offsets{}
 			}
-			off[t.Name] = k
+			off[names[i]] = k
 		}
 	}
 	return off

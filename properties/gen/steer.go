@@ -63,7 +63,7 @@ func (lim Limits) WithSteering(s *Steering) Limits {
 // Key in the check. Key is the generator's name ("hidden", "rows", "eps",
 // "theta", "pos") or a tensor's label and a part ("x.dist", "x.log10scale",
 // "x.seed", "gamma.kind", "gamma.seed", "x.off": the tensor's view offset
-// (DrawOffset), and "x.poke": one element of the
+// (DrawOffsets), and "x.poke": one element of the
 // Nth tensor labelled x multiplied by F, at U mod its length). Integers and
 // scales are F, seeds and indices U.
 type Value struct {
@@ -284,7 +284,7 @@ func Mutate(made []Value, r func() uint64) []Value {
 		v.F += -1.5 + 3*unif()
 	case strings.HasSuffix(v.Key, ".seed"):
 		v.U = r()
-	case strings.HasSuffix(v.Key, ".off"): // a tensor's view offset (DrawOffset)
+	case strings.HasSuffix(v.Key, ".off"): // a tensor's view offset (DrawOffsets)
 		v.U = moveOffset(v.U, r)
 	default: // eps, theta: a ratio
 		v.F *= math.Pow(10, -0.5+unif())

@@ -6,20 +6,32 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 )
 
-// DrawOffset draws the element offset at which the tensor labelled label
-// is passed to the kernel (op.Offsets), steered as label.off within
-// 0..op.MaxOffset: 0, the aligned start, three times in four, so that the
-// everyday path stays the aligned one; otherwise 1..op.MaxOffset, which
-// misaligns a float32 row start for every 16-byte vector access. rapid
-// shrinks it towards 0.
-func (lim Limits) DrawOffset(t *rapid.T, label string) int {
-	const n = op.MaxOffset + 1
-	v := rapid.IntRange(0, 4*n-1).Draw(t, label+".off")
-	k := 0
-	if v >= 3*n {
-		k = 1 + (v-3*n)%op.MaxOffset
+// DrawOffsets draws the element offsets at which one call passes the
+// tensors labelled labels to the kernel (op.Offsets), each steered as
+// label.off within 0..op.MaxOffset. Three calls in four pass every tensor
+// aligned, so that the everyday path stays the vectorised one; the
+// fourth misaligns exactly one tensor, chosen uniformly, by 1..MaxOffset
+// elements (every misalignment of a 16-byte access to float32s). One
+// tensor at a time reaches each test of a kernel's chain of alignment
+// tests (x, then γ, then y, …) equally often, since the tests before it
+// pass; a steered search may misalign any number. rapid shrinks towards
+// all aligned.
+func (lim Limits) DrawOffsets(t *rapid.T, labels []string) []int {
+	n := len(labels)
+	out := make([]int, n)
+	if n == 0 {
+		return out
 	}
-	return int(lim.steerU(t, label+".off", uint64(k), n))
+	pick := rapid.IntRange(0, 4*n-1).Draw(t, "views") - 3*n // ≥ 0: the tensor misaligned
+	k := rapid.IntRange(1, op.MaxOffset).Draw(t, "views.off")
+	for i, l := range labels {
+		v := 0
+		if i == pick {
+			v = k
+		}
+		out[i] = int(lim.steerU(t, l+".off", uint64(v), op.MaxOffset+1))
+	}
+	return out
 }
 
 // moveOffset returns an offset other than k in 0..op.MaxOffset, chosen

@@ -9,39 +9,52 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 )
 
-// DrawOffset gives 0 about three times in four and every offset of
-// 1..op.MaxOffset otherwise; a Steer's wanted offset is drawn, an out of
-// range one is not.
-func TestDrawOffset(t *testing.T) {
-	counts := make([]int, op.MaxOffset+1)
-	rapid.Check(t, func(rt *rapid.T) { counts[EmuLimits.DrawOffset(rt, "x")]++ })
-	n := 0
-	for _, c := range counts {
-		n += c
-	}
-	if f := float64(counts[0]) / float64(n); f < 0.6 || f > 0.9 {
-		t.Errorf("offset 0 in %.2f of %d draws, want about 3/4 (counts %v)", f, n, counts)
-	}
-	for k := 1; k <= op.MaxOffset; k++ {
-		if counts[k] == 0 {
-			t.Errorf("offset %d never drawn in %d draws (counts %v)", k, n, counts)
+// DrawOffsets passes every tensor aligned about three calls in four, and
+// otherwise misaligns exactly one, each tensor and each offset of
+// 1..op.MaxOffset in turn; a Steer's wanted offsets are drawn, as many as
+// it names, and an out of range one is not.
+func TestDrawOffsets(t *testing.T) {
+	labels := []string{"x", "gamma", "y"}
+	var aligned, calls int
+	hit := map[[2]int]bool{}
+	rapid.Check(t, func(rt *rapid.T) {
+		off := EmuLimits.DrawOffsets(rt, labels)
+		calls++
+		nonzero := 0
+		for i, k := range off {
+			if k != 0 {
+				nonzero++
+				hit[[2]int{i, k}] = true
+			}
 		}
+		switch nonzero {
+		case 0:
+			aligned++
+		case 1:
+		default:
+			rt.Fatalf("offsets %v: more than one tensor misaligned", off)
+		}
+	})
+	if f := float64(aligned) / float64(calls); f < 0.6 || f > 0.9 {
+		t.Errorf("all aligned in %.2f of %d calls, want about 3/4", f, calls)
+	}
+	if len(hit) < len(labels)*op.MaxOffset*2/3 {
+		t.Errorf("only %d of the %d (tensor, offset) pairs drawn in %d calls: %v", len(hit), len(labels)*op.MaxOffset, calls, hit)
 	}
 	s := NewSteering()
 	lim := EmuLimits.WithSteering(s)
-	for _, tc := range []struct{ want, got uint64 }{{2, 2}, {op.MaxOffset + 1, 0}} {
-		rapid.Check(t, func(rt *rapid.T) {
-			st := &Steer{Want: []Value{{Key: "x.off", U: tc.want}}}
-			s.Begin(rt, st)
-			defer s.End(rt)
-			if k := lim.DrawOffset(rt, "x"); k != int(tc.got) && (tc.got != 0 || k > op.MaxOffset) {
-				rt.Fatalf("steered to %d: drew %d", tc.want, k)
-			}
-			if len(st.Made) != 1 || st.Made[0].Key != "x.off" {
-				rt.Fatalf("made %v, want one x.off", st.Made)
-			}
-		})
-	}
+	rapid.Check(t, func(rt *rapid.T) {
+		st := &Steer{Want: []Value{{Key: "x.off", U: 2}, {Key: "y.off", U: 3}, {Key: "gamma.off", U: op.MaxOffset + 1}}}
+		s.Begin(rt, st)
+		defer s.End(rt)
+		off := lim.DrawOffsets(rt, labels)
+		if off[0] != 2 || off[2] != 3 || off[1] > op.MaxOffset {
+			rt.Fatalf("steered to x=2 y=3 (gamma out of range): drew %v", off)
+		}
+		if len(st.Made) != len(labels) {
+			rt.Fatalf("made %v, want one .off per tensor", st.Made)
+		}
+	})
 }
 
 // Mutate moves an offset draw to another offset in range, never scaling it.

@@ -46,7 +46,7 @@
 //
 // With views: true, the contracts pass the kernel's tensors as views at
 // an element offset (op.Offsets: 1 to 3 32-bit words past an aligned
-// start, each tensor a quarter of the time), misaligning its row starts as a
+// start, one tensor in half the calls), misaligning its row starts as a
 // slice of a larger buffer does; the slack before a view belongs to its
 // guard band. Off by default, since a foreign kernel may assume the
 // alignment of a fresh allocation.

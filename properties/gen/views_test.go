@@ -9,7 +9,7 @@ import (
 	"github.com/ptxprop/ptxprop/op"
 )
 
-// DrawOffsets passes every tensor aligned about three calls in four, and
+// DrawOffsets passes every tensor aligned in about half the calls, and
 // otherwise misaligns exactly one, each tensor and each offset of
 // 1..op.MaxOffset in turn; a Steer's wanted offsets are drawn, as many as
 // it names, and an out of range one is not.
@@ -35,8 +35,8 @@ func TestDrawOffsets(t *testing.T) {
 			rt.Fatalf("offsets %v: more than one tensor misaligned", off)
 		}
 	})
-	if f := float64(aligned) / float64(calls); f < 0.6 || f > 0.9 {
-		t.Errorf("all aligned in %.2f of %d calls, want about 3/4", f, calls)
+	if f := float64(aligned) / float64(calls); f < 0.35 || f > 0.65 {
+		t.Errorf("all aligned in %.2f of %d calls, want about 1/2", f, calls)
 	}
 	if len(hit) < len(labels)*op.MaxOffset*2/3 {
 		t.Errorf("only %d of the %d (tensor, offset) pairs drawn in %d calls: %v", len(hit), len(labels)*op.MaxOffset, calls, hit)

@@ -1,5 +1,7 @@
 package kernels
 
+import "slices"
+
 // Unreachable is a branch direction of a kernel's committed PTX that no
 // valid launch takes: Line is the bra's line in the PTX file, Direction
 // "taken" or "not taken", Reason why no launch takes it. The property
@@ -14,7 +16,7 @@ type Unreachable struct {
 
 func init() {
 	for _, k := range registry {
-		k.Unreachable, k.CoverageGaps = unreachable[k.Name], coverageGaps[k.Name]
+		k.Unreachable, k.CoverageGaps = unreachable[k.Name], slices.Concat(coverageGaps[k.Name], viewGaps[k.Name])
 	}
 }
 

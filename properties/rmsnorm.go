@@ -42,6 +42,12 @@ type rmsForward struct {
 	want, tol []float64
 }
 
+// rmsForwardOffsets and rmsBackwardOffsets are the check's tensor
+// offsets (Obs.offsets) of the RMSNorm forward and backward, for the
+// contracts of other files, which name no operation.
+func rmsForwardOffsets(o *Obs, impl any) op.Offsets  { return o.offsets(impl, op.RMSNormForward) }
+func rmsBackwardOffsets(o *Obs, impl any) op.Offsets { return o.offsets(impl, op.RMSNormBackward) }
+
 // checkRMSForward runs impl on c and compares y and rms with the oracle.
 func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase) rmsForward {
 	o.rt.Helper()

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -59,5 +60,41 @@ func TestOffsetsChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to say %q", err, want)
 		}
+	}
+}
+
+// beforePTX stores one float just before its argument's first element.
+const beforePTX = `.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry before(.param .u64 y) {
+	.reg .b64 %rd<3>;
+	.reg .f32 %f<2>;
+	ld.param.u64 %rd1, [y];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.f32 %f1, 0f3F800000;
+	st.global.f32 [%rd2+-4], %f1;
+	ret;
+}
+`
+
+// On the device, as on cudart's test backends, a store into the slack
+// before a view is outside its buffer, not a write into the allocation.
+func TestStoreBeforeView(t *testing.T) {
+	dev := openDevice(t)
+	m, err := dev.Load("before", []byte(beforePTX))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 1; off <= op.MaxOffset; off++ {
+		y, err := dev.AllocAt(cudart.F32, 4, off)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = dev.Launch(m, "before", cudart.Geometry{Grid: cudart.D1(1), Block: cudart.D1(1)}, cudart.InOut(y))
+		if err == nil || !(errors.Is(err, cudart.ErrGuardBand) || strings.Contains(err.Error(), "guard band before")) {
+			t.Errorf("offset %d: store before the view: err = %v, want it caught in the guard band before the buffer", off, err)
+		}
+		dev.Free(y)
 	}
 }

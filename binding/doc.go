@@ -44,6 +44,13 @@
 // rows that far apart, the gaps filled with NaN: a kernel that ignores its
 // stride reads NaN, one that writes between rows is reported.
 //
+// With views: true, the contracts pass the kernel's tensors as views at
+// an element offset (op.Offsets: 1 to 3 32-bit words past an aligned
+// start, one tensor in half the calls), misaligning its row starts as a
+// slice of a larger buffer does; the slack before a view belongs to its
+// guard band. Off by default, since a foreign kernel may assume the
+// alignment of a fresh allocation.
+//
 // Tensors are stored as dtype says: float32, or bfloat16/float16 (rounded
 // to nearest even on upload, two to a 32-bit word, widened exactly on the
 // way back); compute is the kernel's, in float32. Saved statistics are

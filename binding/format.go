@@ -32,6 +32,7 @@ type file struct {
 	Claims      pos[claimsDecl]   `yaml:"claims"`
 	Inputs      yaml.Node         `yaml:"inputs"`
 	HostSums    []hostSumDecl     `yaml:"host_sums"`
+	Views       bool              `yaml:"views"`
 }
 
 // inputDecl is an extra read-only input (inputs: NAME: {shape, value}).

@@ -60,6 +60,12 @@ func (b *Binding) launch(dev cudart.Device, args any) error {
 	if f, ok := field("Pos"); ok {
 		c.pos = uint32(f.Uint())
 	}
+	if f, ok := field("Offsets"); ok && b.Views {
+		c.offsets = f.Interface().(op.Offsets)
+		if bad := op.CheckOffsets(o, c.offsets); len(bad) > 0 {
+			return fmt.Errorf("binding %s: %s: %w", b.Name, strings.Join(bad, "; "), ErrInvalid)
+		}
+	}
 	var asked []string
 	for _, t := range o.Tensors() {
 		f := v.FieldByName(t.Field)
@@ -115,6 +121,11 @@ func (b *Binding) Computes(name string) bool {
 	}
 	return false
 }
+
+// TakesOffsets reports whether the contracts may pass the bound kernels
+// views at an element offset (properties.OffsetTaker): only where the
+// file says views: true.
+func (b *Binding) TakesOffsets() bool { return b.Views }
 
 // AcceptShape reports whether the binding handles s (its constraints); the
 // error names the constraint s fails and its line. Generators that honour

@@ -88,6 +88,11 @@ type Binding struct {
 	// determinism (claims: {determinism: false}), and where: the
 	// determinism prediction is then reported not_claimed, not run.
 	NoDeterminism string
+	// Views: the kernels accept tensors at any 4-byte aligned address
+	// (views: true), so the contracts pass them misaligned views, as they
+	// do ours (op.Offsets). Off by default: a foreign kernel may assume
+	// the alignment of a fresh allocation.
+	Views bool
 
 	op          *opSpec
 	disclaimed  map[string]string // claim name → where the file says false
@@ -466,6 +471,7 @@ func (l *loader) compile(f *file) *Binding {
 		}
 	}
 	b.NoDeterminism = b.disclaimed["determinism"]
+	b.Views = f.Views
 	b.op = ops[f.Contract.V]
 	if b.op == nil { // the schema's enum catches this; keep the message if it is widened
 		l.errf(f.Contract.Line, "unknown contract %q (%s)", f.Contract.V, strings.Join(Contracts(), ", "))

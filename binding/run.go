@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
 )
 
@@ -25,6 +26,9 @@ type call struct {
 	// alias adds output → input aliases for this call (fused residual's
 	// in-place mode) to the binding's own.
 	alias map[string]string
+	// offsets are the contract's tensor offsets (op.Offsets), in 32-bit
+	// words of storage; nil unless the binding takes views.
+	offsets op.Offsets
 }
 
 // contractRole returns the role in the contract's argument types that a
@@ -155,8 +159,8 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 			err = fmt.Errorf("binding %s: %w", b.Name, ferr)
 		}
 	}()
-	alloc := func(kind cudart.Kind, n int) (cudart.Buffer, error) {
-		x, err := dev.Alloc(kind, max(n, 1))
+	alloc := func(kind cudart.Kind, n, off int) (cudart.Buffer, error) {
+		x, err := dev.AllocAt(kind, max(n, 1), off)
 		if err == nil {
 			bufs = append(bufs, x)
 		}
@@ -210,7 +214,7 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 		if b.hostOut[role] {
 			continue // ptxprop's sum writes it, after the launches
 		}
-		if t.buf, err = alloc(kind, words); err != nil {
+		if t.buf, err = alloc(kind, words, c.offsets[role]); err != nil {
 			return fmt.Errorf("binding %s: alloc %s: %w", b.Name, role, err)
 		}
 		tensors[role] = t
@@ -262,7 +266,7 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 
 	scratch := map[string]cudart.Buffer{}
 	for i, sc := range b.scratch {
-		x, err := alloc(sc.kind, p.scratch[i])
+		x, err := alloc(sc.kind, p.scratch[i], 0)
 		if err != nil {
 			return fmt.Errorf("binding %s: alloc scratch %s: %w", b.Name, sc.name, err)
 		}
@@ -293,7 +297,7 @@ func (b *Binding) run(dev cudart.Device, c *call) (err error) {
 		scratch[sc.name] = x
 	}
 
-	inputs, err := b.uploadInputs(dev, c, p, alloc)
+	inputs, err := b.uploadInputs(dev, c, p, func(kind cudart.Kind, n int) (cudart.Buffer, error) { return alloc(kind, n, 0) })
 	if err != nil {
 		return err
 	}

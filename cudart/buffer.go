@@ -17,8 +17,12 @@ type buffer struct {
 	base  uint64 // start of the allocation (guard band included)
 	addr  uint64 // first element
 	bytes int    // element bytes
-	guard int
-	class int // allocation size (alloc.SizeClass of bytes + 2·guard); 0: damaged, never pooled
+	guard int    // guard band after the elements (Options.GuardBytes)
+	// pre is the guard band before the first element: guard, and the
+	// slack of a view at an element offset (AllocAt), so a write into the
+	// slack is a write outside the buffer.
+	pre   int
+	class int // allocation size (alloc.SizeClass of pre + bytes + guard); 0: damaged, never pooled
 	// shadowOK: mirror holds the contents the host last wrote in full,
 	// until a launch may have written the buffer; a RoleIn buffer with it
 	// needs no snapshot before a launch: what comes back is compared with
@@ -36,7 +40,13 @@ type buffer struct {
 	busy bool
 }
 
-func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
+func (d *device) Alloc(kind Kind, n int) (Buffer, error) { return d.AllocAt(kind, n, 0) }
+
+// MaxViewBytes bounds the misalignment AllocAt gives: off·size < MaxViewBytes
+// (allocations start 256-byte aligned).
+const MaxViewBytes = 256
+
+func (d *device) AllocAt(kind Kind, n, off int) (Buffer, error) {
 	d.lock()
 	defer d.unlock()
 	if err := d.usable("alloc", ""); err != nil {
@@ -45,9 +55,13 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 	if kind.Size() == 0 || n <= 0 {
 		return Buffer{}, &Error{Op: "alloc", Err: Errorf(ErrInvalid, "%d elements of %v", n, kind)}
 	}
+	if off < 0 || off*kind.Size() >= MaxViewBytes {
+		return Buffer{}, &Error{Op: "alloc", Err: Errorf(ErrInvalid, "view at element %d of %v: want 0 ≤ offset·%d < %d bytes", off, kind, kind.Size(), MaxViewBytes)}
+	}
 	nb := n * kind.Size()
 	g := d.opts.GuardBytes
-	class := alloc.SizeClass(nb + 2*g)
+	pre := g + off*kind.Size()
+	class := alloc.SizeClass(pre + nb + g)
 	base, ok := d.pool.Get(class)
 	if !ok {
 		err := d.exec(func(b Backend) error {
@@ -60,16 +74,16 @@ func (d *device) Alloc(kind Kind, n int) (Buffer, error) {
 		}
 	}
 	d.nextID++
-	buf := &buffer{Buffer: Buffer{id: d.nextID, kind: kind, n: n, owner: d}, base: base, addr: base + uint64(g), bytes: nb, guard: g, class: class}
+	buf := &buffer{Buffer: Buffer{id: d.nextID, kind: kind, n: n, owner: d}, base: base, addr: base + uint64(pre), bytes: nb, guard: g, pre: pre, class: class}
 	// The canaries and the poison are written by the next call that reaches
 	// the backend, before anything else it does.
-	d.fill(base, base, nb+2*g, kind, true)
+	d.fill(base, base, pre+nb+g, kind, true)
 	d.fill(base, buf.addr, nb, kind, false)
 	if d.caps.Has(CapProtect) {
 		p := d.b.(Protector)
 		p.Label(buf.addr, nb, buf.Buffer.String())
 		if g > 0 {
-			p.Protect(base, g, "guard band before "+buf.Buffer.String())
+			p.Protect(base, pre, "guard band before "+buf.Buffer.String())
 			p.Protect(buf.addr+uint64(nb), g, "guard band after "+buf.Buffer.String())
 		}
 	}

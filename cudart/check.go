@@ -129,8 +129,8 @@ func readGuarded(b Backend, buf *buffer, whole bool) (body []byte, gerr, err err
 	if buf.guard == 0 {
 		return nil, nil, nil
 	}
-	if !whole && buf.bytes+2*buf.guard > smallBuffer {
-		before, after := make([]byte, buf.guard), make([]byte, buf.guard)
+	if !whole && buf.pre+buf.bytes+buf.guard > smallBuffer {
+		before, after := make([]byte, buf.pre), make([]byte, buf.guard)
 		if err := b.CopyDtoH(before, buf.base); err != nil {
 			return nil, nil, err
 		}
@@ -139,11 +139,11 @@ func readGuarded(b Backend, buf *buffer, whole bool) (body []byte, gerr, err err
 		}
 		return nil, guardError(buf, before, after), nil
 	}
-	all := make([]byte, buf.bytes+2*buf.guard)
+	all := make([]byte, buf.pre+buf.bytes+buf.guard)
 	if err := b.CopyDtoH(all, buf.base); err != nil {
 		return nil, nil, err
 	}
-	return all[buf.guard : buf.guard+buf.bytes], guardError(buf, all[:buf.guard], all[buf.guard+buf.bytes:]), nil
+	return all[buf.pre : buf.pre+buf.bytes], guardError(buf, all[:buf.pre], all[buf.pre+buf.bytes:]), nil
 }
 
 // checkGuards reads buf's guard bands and reports the first damage.
@@ -158,11 +158,11 @@ func checkGuards(b Backend, buf *buffer) error {
 // guardError reports the first overwritten element of buf's guard bands,
 // given their contents.
 func guardError(buf *buffer, before, after []byte) error {
-	want := make([]byte, buf.guard)
+	want := make([]byte, max(buf.pre, buf.guard))
 	pattern(want, buf.kind, true)
 	for j := len(before) - 1; j >= 0; j-- { // the byte nearest the start first
 		if before[j] != want[j] {
-			return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start", buf.Buffer, (buf.guard-j+buf.kind.Size()-1)/buf.kind.Size())
+			return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start", buf.Buffer, (buf.pre-j+buf.kind.Size()-1)/buf.kind.Size())
 		}
 	}
 	if i := firstDiff(after, want); i >= 0 {

@@ -121,12 +121,12 @@ func (pl *verifyPlan) compare(l *launch) {
 	var gathers []comparison
 	guards := func(lb *launchBuf) {
 		p := canary64(lb.kind)
-		pl.post = append(pl.post, comparison{addr: lb.base, words: lb.guard / 4, pattern: p, lb: lb, what: guardBefore},
+		pl.post = append(pl.post, comparison{addr: lb.base, words: lb.pre / 4, pattern: p, lb: lb, what: guardBefore},
 			comparison{addr: lb.addr + uint64(lb.bytes), words: lb.guard / 4, pattern: p, lb: lb, what: guardAfter})
 	}
 	for _, lb := range l.bufs {
 		lb.devInput = pl.c.onDevice(lb, opts)
-		large := lb.bytes+2*lb.guard > smallBuffer
+		large := lb.pre+lb.bytes+lb.guard > smallBuffer
 		if lb.role != RoleIn {
 			large = lb.bytes > mirrorMax
 		}
@@ -145,7 +145,7 @@ func (pl *verifyPlan) compare(l *launch) {
 				continue // read before and after from the host
 			}
 			lb.gathered = true
-			gathers = append(gathers, comparison{addr: lb.base, words: (lb.bytes + 2*lb.guard) / 4, lb: lb, what: gather})
+			gathers = append(gathers, comparison{addr: lb.base, words: (lb.pre + lb.bytes + lb.guard) / 4, lb: lb, what: gather})
 		}
 	}
 	for _, buf := range pl.freed {
@@ -413,13 +413,13 @@ func (pl *verifyPlan) parse() {
 		lb := c.lb
 		if c.what == gather {
 			all := out[c.at : c.at+4*c.words]
-			lb.now = all[lb.guard : lb.guard+lb.bytes]
+			lb.now = all[lb.pre : lb.pre+lb.bytes]
 			if pl.backPinned { // kept (as a mirror) after Unpin
 				lb.nowCopy = staging.New(lb.now)
 				lb.now = lb.nowCopy.Bytes()
 			}
 			if lb.guard > 0 {
-				lb.gerr = guardError(lb.buffer, all[:lb.guard], all[lb.guard+lb.bytes:])
+				lb.gerr = guardError(lb.buffer, all[:lb.pre], all[lb.pre+lb.bytes:])
 			}
 			continue
 		}

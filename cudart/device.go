@@ -33,6 +33,13 @@ type Device interface {
 	Load(name string, ptx []byte) (Module, error)
 	// Alloc allocates n elements of kind, guarded and poisoned.
 	Alloc(kind Kind, n int) (Buffer, error)
+	// AllocAt is Alloc with the first element off elements past the
+	// allocation's aligned start (0 ≤ off·size < MaxViewBytes): a view at
+	// an offset, as a kernel gets for a tensor that starts inside a larger
+	// one. Its address is misaligned by off·size bytes modulo 256; the
+	// slack before it is part of the guard band before the buffer, so a
+	// write there is out of bounds. AllocAt(kind, n, 0) is Alloc.
+	AllocAt(kind Kind, n, off int) (Buffer, error)
 	// Free releases b, checking its guard bands one last time.
 	Free(b Buffer) error
 	// Write copies a host slice ([]float32, []float64, []int32, []uint32,

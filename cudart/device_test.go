@@ -196,6 +196,7 @@ var deviceTests = map[string]func(*testing.T){
 	"GuardBand": TestGuardBandOverrun, "GuardBandLarge": TestGuardBandOverrunLarge,
 	"InputModified": TestInputModified, "InputModifiedWithoutShadow": TestInputModifiedWithoutShadow,
 	"Params": TestParamsMarshalledAtRealSize, "Watchdog": TestWatchdog, "BadArguments": TestBadArguments,
+	"View": TestViewAtOffset,
 }
 
 // rerun runs the Device tests over backends declaring caps, and checks

@@ -205,7 +205,7 @@ func (c comparison) verdict(first, lastPlus1 uint32) error {
 	case guardBefore:
 		// The byte nearest the buffer's start, as guardError reports it.
 		j := 4*int(lastPlus1) - 1
-		return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start%s", buf.Buffer, (buf.guard-j+size-1)/size, where)
+		return Errorf(ErrGuardBand, "%v: guard band before the buffer overwritten, %d element(s) before its start%s", buf.Buffer, (buf.pre-j+size-1)/size, where)
 	case guardAfter:
 		i := 4 * int(first)
 		return Errorf(ErrGuardBand, "%v: guard band after the buffer overwritten at element %d (%d past its end)%s", buf.Buffer, buf.n+i/size, i/size+1, where)

@@ -45,10 +45,12 @@ const (
 	reassocChange = "none may: a prediction that pinned the order of a warp sum would refute every correct kernel with another reduction tree (block size, GPU, compiler)"
 	scalarReason  = "f32 buffers are 4-byte aligned, so ptr & 15 is 0, 4, 8 or 12 and never equals the mutated constant: the test gives the original's answer for a misaligned pointer on every input, " +
 		"and the kernel runs its scalar path, which computes the same terms as the float4 path (each row's sums in another order; the elementwise arithmetic is the same), the path of every hidden % 4 ≠ 0 shape"
-	scalarChange   = "none may on values: the mutant only loses the float4 loads; a cost prediction (instructions or transactions per element on aligned rows) would see it"
-	misalignReason = "negating the branch sends an aligned pointer to the scalar path (rounding-level) and lets a misaligned one fall through to the float4 path, a misaligned access; " +
-		"every contract allocates its buffers 16-byte aligned, so no check reaches it"
-	misalignChange = "generation must draw row starts and pointers at an element offset (buffer views, issue 21 item 3): a misaligned pointer here faults on the float4 path"
+	scalarChange = "none may on values: the mutant only loses the float4 loads; a cost prediction (instructions or transactions per element on aligned rows) would see it"
+	sparseReason = "negating the branch sends an aligned γ to the scalar path (rounding-level) and lets a misaligned one fall through to the float4 path, a misaligned access that faults: " +
+		"the contracts now pass views at an offset (op.Offsets) and kill it when a call of layernorm_fwd (the entry without statistics) has hidden % 4 == 0 and γ alone misaligned, " +
+		"but such calls are rare on the emulator (5 to 14 of the 400 differential calls reach the test at all), so 1 full run in 4 kills it (mutant seeds 1 to 4)"
+	sparseChange = "none on values: the prediction that kills it exists (a misaligned view faults); the LayerNorm forward predictions would need more calls of the entry without statistics at hidden % 4 == 0, " +
+		"e.g. a shape regime or guided search moving γ.off"
 )
 
 // verdicts holds the verdicts of the generic mutants that survive the full
@@ -62,8 +64,7 @@ var verdicts = []Verdict{
 	{Mutant: "fused_residual_rmsnorm/imm-dec@pc26.2", Instruction: "setp.ne.s64\t%p13, %rd15, 0;", Proof: constantAlignment, Reason: scalarReason, Change: scalarChange},
 	{Mutant: "layernorm_fwd/imm-inc@pc19.2", Instruction: "setp.ne.s64\t%p7, %rd10, 0;", Proof: constantAlignment, Reason: scalarReason, Change: scalarChange},
 	{Mutant: "layernorm_fwd/imm-inc@pc28.2", Instruction: "setp.eq.s64\t%p52, %rd13, 0;", Proof: constantAlignment, Reason: scalarReason, Change: scalarChange},
-	{Mutant: "layernorm_fwd/pred-neg@pc23", Instruction: "@%p9 bra\t$L__BB0_6;", Reason: misalignReason, Change: misalignChange},
-	{Mutant: "layernorm_bwd_chunk/pred-neg@pc31", Instruction: "@%p8 bra\t$L__BB2_7;", Reason: misalignReason, Change: misalignChange},
+	{Mutant: "layernorm_fwd/pred-neg@pc23", Instruction: "@%p9 bra\t$L__BB0_6;", Reason: sparseReason, Change: sparseChange},
 	{Mutant: "rope_neox_fwd/imm-dec@pc175.1", Instruction: "mov.f32\t%f76, 0fB94D4153;", Reason: "the r⁷ coefficient of sincosf's sine polynomial is 2⁻¹⁰ smaller: " +
 		"its sine on [−π/4, π/4] errs by up to 1.41 ulp instead of 0.92 (the polynomial in float32 against float64 sin, every 7th float32 from 10⁻³ to π/4), " +
 		"within the 2 ulp CUDA documents for sinf, which the RoPE forward's bound (oracle.RoPETol: sincosf at 2 ulp) allows",

@@ -60,7 +60,13 @@ type scratch struct {
 func newScratch(dev cudart.Device, op string) *scratch { return &scratch{dev: dev, op: op} }
 
 func (s *scratch) alloc(name string, kind cudart.Kind, n int) (cudart.Buffer, error) {
-	b, err := s.dev.Alloc(kind, n)
+	return s.allocAt(name, kind, n, 0)
+}
+
+// allocAt allocates n elements of kind as a view off elements into its
+// allocation (cudart.Device.AllocAt).
+func (s *scratch) allocAt(name string, kind cudart.Kind, n, off int) (cudart.Buffer, error) {
+	b, err := s.dev.AllocAt(kind, n, off)
 	if err != nil {
 		return cudart.Buffer{}, fmt.Errorf("kernels: %s: alloc %s: %w", s.op, name, err)
 	}
@@ -71,6 +77,11 @@ func (s *scratch) alloc(name string, kind cudart.Kind, n int) (cudart.Buffer, er
 // upload allocates a buffer for a host slice ([]float32 or []uint32) and
 // copies it in.
 func (s *scratch) upload(name string, data any) (cudart.Buffer, error) {
+	return s.uploadAt(name, data, 0)
+}
+
+// uploadAt is upload into a view off elements into its allocation.
+func (s *scratch) uploadAt(name string, data any, off int) (cudart.Buffer, error) {
 	var kind cudart.Kind
 	var n int
 	switch v := data.(type) {
@@ -81,7 +92,7 @@ func (s *scratch) upload(name string, data any) (cudart.Buffer, error) {
 	default:
 		return cudart.Buffer{}, fmt.Errorf("kernels: %s: upload %s: %w", s.op, name, invalid("unsupported slice %T", data))
 	}
-	b, err := s.alloc(name, kind, n)
+	b, err := s.allocAt(name, kind, n, off)
 	if err != nil {
 		return cudart.Buffer{}, err
 	}

@@ -68,9 +68,10 @@ type Kernel struct {
 	Reductions func(op.Shape) []op.Reduction
 	// Unreachable lists the branch directions of the committed PTX that
 	// no launch through our launchers and contracts takes, each with the
-	// reason. The suite on the emulator must cover every other one
-	// (unreachable.go).
-	Unreachable []Unreachable
+	// reason; CoverageGaps those a run reaches only by chance (the float4
+	// paths' alignment tests, reached through misaligned views). The suite
+	// on the emulator must cover every other one (unreachable.go).
+	Unreachable, CoverageGaps []Unreachable
 
 	// loaded remembers the module of the last device k was launched on, so
 	// that a launch loop (a benchmark) does not re-hash the PTX text every

@@ -14,7 +14,7 @@ type Unreachable struct {
 
 func init() {
 	for _, k := range registry {
-		k.Unreachable = unreachable[k.Name]
+		k.Unreachable, k.CoverageGaps = unreachable[k.Name], viewGaps[k.Name]
 	}
 }
 
@@ -27,4 +27,15 @@ func (k *Kernel) UnreachableReason(line int, dir string) string {
 		}
 	}
 	return ""
+}
+
+// KnownGap reports whether direction dir of the branch at PTX line is one
+// of k's CoverageGaps.
+func (k *Kernel) KnownGap(line int, dir string) bool {
+	for _, u := range k.CoverageGaps {
+		if u.Line == line && u.Direction == dir {
+			return true
+		}
+	}
+	return false
 }

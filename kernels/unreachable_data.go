@@ -15,7 +15,7 @@ import "fmt"
 const (
 	whyGrid      = "the launcher's grid has exactly one block per row (or row group), so blockIdx.x never reaches the row count"
 	whyChunkGrid = "the launcher's grid has ceil(rows/chunk) blocks (kernels.ChunkBlocks), so block b's first row b·chunk is below rows and its rows [r0, r1) are never empty"
-	whyAligned   = "reachable only through a buffer at an offset: every buffer a contract passes starts 16-byte aligned (cudart allocations are 256-byte aligned) and no contract passes a view at an offset yet (issue 21, item 3), so the vector path's pointer-alignment test never fails; a size that is not a multiple of 4 reaches the scalar path instead"
+	whyAligned = "the pointer tested is the launcher's own scratch (the per-block partial sums), a fresh allocation and so 16-byte aligned: the contracts misalign the operation's tensors (op.Offsets), never the scratch, so this alignment test never fails"
 	// rmsnorm_bwd_chunk: the body for hidden > ACC_SMEM_MAX = 8192 (line
 	// 355 not taken) and the launcher's blocks of at most 256 threads.
 	whyBwdWideScalar   = "in the body for hidden > 8192 (line 355) no thread index (below blockDim.x ≤ 256) reaches hidden"
@@ -86,8 +86,6 @@ func join(ls ...[]Unreachable) []Unreachable {
 var unreachable = map[string][]Unreachable{
 	"rmsnorm_fwd": join([]Unreachable{
 		{42, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r44;
-		{53, "taken", whyAligned}, // setp.ne.s64 %p7, %rd7, 0;
-		{57, "taken", whyAligned}, // setp.ne.s64 %p9, %rd8, 0;
 	},
 		slots(79, 174, 90, 124),   // pass 1, float4, row in shared memory
 		slots(179, 262, 190, 224), // pass 1, scalar, row in shared memory
@@ -100,8 +98,6 @@ var unreachable = map[string][]Unreachable{
 	),
 	"rmsnorm_fwd_rms": join([]Unreachable{
 		{778, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r44;
-		{788, "taken", whyAligned}, // setp.ne.s64 %p7, %rd8, 0;
-		{792, "taken", whyAligned}, // setp.ne.s64 %p9, %rd9, 0;
 	},
 		slots(815, 913, 827, 862),     // pass 1, float4, row in shared memory
 		slots(919, 1003, 931, 965),    // pass 1, scalar, row in shared memory
@@ -113,10 +109,6 @@ var unreachable = map[string][]Unreachable{
 		slots(1322, 1498, 1456, 1476), // pass 2, scalar
 	),
 	"rmsnorm_bwd_chunk": join([]Unreachable{
-		{325, "taken", whyAligned},         // setp.ne.s64 %p6, %rd73, 0;
-		{329, "taken", whyAligned},         // setp.ne.s64 %p8, %rd74, 0;
-		{333, "taken", whyAligned},         // setp.ne.s64 %p10, %rd75, 0;
-		{337, "taken", whyAligned},         // setp.ne.s64 %p12, %rd76, 0;
 		{1304, "taken", whyBwdWideCached},  // and.pred %p18, %p16, %p17;
 		{2042, "not taken", whyBwdWideOne}, // setp.gt.u32 %p19, %r6, %r3;
 		{1868, "taken", whyBwdReread},      // setp.gt.u32 %p118, %r30, %r3;
@@ -132,38 +124,20 @@ var unreachable = map[string][]Unreachable{
 	),
 	"fused_residual_rmsnorm": {
 		{46, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r17;
-		{55, "taken", whyAligned}, // setp.ne.s64 %p7, %rd12, 0;
-		{59, "taken", whyAligned}, // setp.ne.s64 %p9, %rd13, 0;
-		{63, "taken", whyAligned}, // setp.ne.s64 %p11, %rd14, 0;
-		{67, "taken", whyAligned}, // setp.ne.s64 %p13, %rd15, 0;
 	},
 	"layernorm_fwd": {
 		{48, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r20;
-		{59, "taken", whyAligned}, // setp.ne.s64 %p7, %rd10, 0;
-		{63, "taken", whyAligned}, // setp.ne.s64 %p9, %rd11, 0;
-		{67, "taken", whyAligned}, // setp.ne.s64 %p11, %rd12, 0;
 	},
 	"layernorm_fwd_stats": {
 		{398, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r20;
-		{410, "taken", whyAligned}, // setp.ne.s64 %p7, %rd13, 0;
-		{414, "taken", whyAligned}, // setp.ne.s64 %p9, %rd14, 0;
-		{418, "taken", whyAligned}, // setp.ne.s64 %p11, %rd15, 0;
 	},
 	"layernorm_bwd_chunk": join([]Unreachable{
-		{776, "taken", whyAligned}, // setp.ne.s64 %p6, %rd28, 0;
-		{780, "taken", whyAligned}, // setp.ne.s64 %p8, %rd29, 0;
-		{784, "taken", whyAligned}, // setp.ne.s64 %p10, %rd30, 0;
-		{788, "taken", whyAligned}, // setp.ne.s64 %p12, %rd31, 0;
 		{792, "taken", whyAligned}, // setp.ne.s64 %p14, %rd32, 0;
 	},
 		taken(whyChunkGrid, 842, 1082, 1298, 1569), // setp.ge.u32 r0, r1
 		taken(whyLNWideScalar, 1065, 1096, 1231),   // setp.ge.u32 %p43, %r226, %r50;
 		taken(whyLNWideVector, 1552, 1586, 1733),   // setp.ge.u32 %p16, %r226, %r7;
 	),
-	"per_head_rmsnorm": {
-		{58, "taken", whyAligned}, // setp.ne.s64 %p7, %rd32, 0;
-		{62, "taken", whyAligned}, // setp.ne.s64 %p9, %rd33, 0;
-	},
 	"rope_neox_fwd": {
 		{96, "not taken", whyRoPETheta}, // setp.lt.u32 %p3, %r34, 2139095040;
 		{127, "taken", whyRoPEInf},      // setp.eq.f32 %p6, %f7, 0f7F800000;

@@ -1,5 +1,18 @@
 package op
 
+// Offsets places tensors of a call at an element offset: Offsets[name] = k
+// passes the tensor called name (Tensor.Name) to the kernel k elements past
+// an aligned start, as a view into a larger buffer would (a row slice, a
+// column block of a packed QKV tensor), so its first element is misaligned
+// by 4·k bytes. A name it does not hold, or a nil Offsets, passes that
+// tensor aligned. Implementations that allocate device buffers honour it;
+// Op.Offset reads it, Op.CheckOffsets names its problems.
+type Offsets map[string]int
+
+// MaxOffset is the largest element offset the contracts draw: with 4-byte
+// elements, 0..3 covers every misalignment of a 16-byte vector access.
+const MaxOffset = 3
+
 // RMSNormForwardArgs are the arguments of rmsnorm.forward:
 // y = x/rms·γ per row with rms = sqrt(mean(x²)+eps).
 type RMSNormForwardArgs struct {
@@ -9,6 +22,7 @@ type RMSNormForwardArgs struct {
 	Gamma        []float32 // [Hidden]
 	Y            []float32 // output [Rows·Hidden]
 	RMS          []float32 // optional output [Rows]: sqrt(mean(x²)+eps), eps included; nil: not computed
+	Offsets      Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // RMSNormBackwardArgs are the arguments of rmsnorm.backward. RMS is the
@@ -22,6 +36,7 @@ type RMSNormBackwardArgs struct {
 	DY           []float32 // [Rows·Hidden] upstream gradient ∂L/∂y
 	DX           []float32 // output [Rows·Hidden]: ∂L/∂x
 	DGamma       []float32 // output [Hidden]: ∂L/∂γ = Σ_rows dy·x/rms
+	Offsets      Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // FusedResidualRMSNormArgs are the arguments of fused_residual_rmsnorm:
@@ -38,6 +53,7 @@ type FusedResidualRMSNormArgs struct {
 	Alias       bool
 	ResidualOut []float32 // output [Rows·Hidden]: residual + x
 	Y           []float32 // output [Rows·Hidden]
+	Offsets     Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // LayerNormForwardArgs are the arguments of layernorm.forward:
@@ -50,6 +66,7 @@ type LayerNormForwardArgs struct {
 	Gamma, Beta  []float32 // [Hidden]
 	Y            []float32 // output [Rows·Hidden]
 	Mean, Rstd   []float32 // optional outputs [Rows]; rstd = 1/sqrt(var+eps)
+	Offsets      Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // LayerNormBackwardArgs are the arguments of layernorm.backward. Mean and
@@ -62,6 +79,7 @@ type LayerNormBackwardArgs struct {
 	Mean, Rstd    []float32 // [Rows]
 	DX            []float32 // output [Rows·Hidden]
 	DGamma, DBeta []float32 // outputs [Hidden]
+	Offsets       Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // PerHeadRMSNormArgs are the arguments of per_head_rmsnorm (QK-norm): every
@@ -72,6 +90,7 @@ type PerHeadRMSNormArgs struct {
 	X                    []float32 // [Rows·Heads·HeadDim]
 	Gamma                []float32 // [HeadDim]
 	Y                    []float32 // output [Rows·Heads·HeadDim]
+	Offsets              Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // RoPEForwardArgs are the arguments of rope.neox.forward. Layout
@@ -86,6 +105,7 @@ type RoPEForwardArgs struct {
 	Positions            []uint32
 	X                    []float32 // [Rows·Heads·HeadDim]
 	Y                    []float32 // output [Rows·Heads·HeadDim]
+	Offsets              Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // RoPEBackwardArgs are the arguments of rope.neox.backward, the transpose
@@ -96,6 +116,7 @@ type RoPEBackwardArgs struct {
 	Positions            []uint32  // [Rows]
 	DY                   []float32 // [Rows·Heads·HeadDim] gradient w.r.t. the forward's output
 	DX                   []float32 // output [Rows·Heads·HeadDim]: R(angle)ᵀ·dy
+	Offsets              Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // SoftmaxForwardArgs are the arguments of softmax.forward: for every row,
@@ -104,6 +125,7 @@ type SoftmaxForwardArgs struct {
 	Rows, Hidden int
 	X            []float32 // [Rows·Hidden] logits
 	Y            []float32 // output [Rows·Hidden]
+	Offsets      Offsets   // element offset of each tensor's device view; nil: all aligned
 }
 
 // SoftmaxBackwardArgs are the arguments of softmax.backward: for every row,
@@ -113,4 +135,5 @@ type SoftmaxBackwardArgs struct {
 	Y            []float32 // [Rows·Hidden] the forward's output
 	DY           []float32 // [Rows·Hidden] upstream gradient ∂L/∂y
 	DX           []float32 // output [Rows·Hidden]: ∂L/∂x
+	Offsets      Offsets   // element offset of each tensor's device view; nil: all aligned
 }

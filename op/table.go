@@ -3,6 +3,7 @@ package op
 import (
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // Role says whether an operation reads or writes a tensor.
@@ -115,6 +116,7 @@ type Op[A any] struct {
 	tensors                      []Tensor
 	field                        []int // index of each tensor's field in A
 	rows, hidden, heads, headDim int   // field indices in A; -1 when absent
+	offsets                      int   // index of A's Offsets field
 }
 
 // Operation is what every Op has, whatever its argument type.
@@ -194,6 +196,11 @@ func define[A any](name string, tensors ...Tensor) *Op[A] {
 		return sf.Index[0]
 	}
 	o.rows, o.hidden, o.heads, o.headDim = index("Rows"), index("Hidden"), index("Heads"), index("HeadDim")
+	if sf, ok := t.FieldByName("Offsets"); !ok || sf.Type != reflect.TypeFor[Offsets]() {
+		panic(fmt.Sprintf("op: %s: %s needs an Offsets field of type op.Offsets", name, t.Name()))
+	} else {
+		o.offsets = sf.Index[0]
+	}
 	if o.rows < 0 || (o.hidden < 0) == (o.heads < 0 || o.headDim < 0) {
 		panic(fmt.Sprintf("op: %s: %s needs Rows and either Hidden or Heads and HeadDim", name, t.Name()))
 	}
@@ -293,6 +300,48 @@ func (o *Op[A]) Len(a *A, i int) int {
 // IsNil reports whether tensor i's slice in a is nil.
 func (o *Op[A]) IsNil(a *A, i int) bool {
 	return reflect.ValueOf(a).Elem().Field(o.field[i]).IsNil()
+}
+
+// Offsets returns a's tensor offsets (nil: all aligned).
+func (o *Op[A]) Offsets(a *A) Offsets {
+	return reflect.ValueOf(a).Elem().Field(o.offsets).Interface().(Offsets)
+}
+
+// SetOffsets sets a's tensor offsets.
+func (o *Op[A]) SetOffsets(a *A, off Offsets) {
+	reflect.ValueOf(a).Elem().Field(o.offsets).Set(reflect.ValueOf(off))
+}
+
+// Offset returns the element offset of tensor i (table order) in a.
+func (o *Op[A]) Offset(a *A, i int) int { return o.Offsets(a)[o.tensors[i].Name] }
+
+// CheckOffsets returns one line for every offset of a that names no
+// tensor of the operation or lies outside 0..MaxOffset.
+func (o *Op[A]) CheckOffsets(a *A) []string { return CheckOffsets(o, o.Offsets(a)) }
+
+// CheckOffsets returns one line for every offset in off that names no
+// tensor of o or lies outside 0..MaxOffset.
+func CheckOffsets(o Operation, off Offsets) []string {
+	var bad []string
+	ts := o.Tensors()
+	for _, name := range sortedNames(off) {
+		switch k := off[name]; {
+		case !slices.ContainsFunc(ts, func(t Tensor) bool { return t.Name == name }):
+			bad = append(bad, fmt.Sprintf("offset of %q: %s has no such tensor", name, o.Name()))
+		case k < 0 || k > MaxOffset:
+			bad = append(bad, fmt.Sprintf("offset of %s=%d, want 0..%d", name, k, MaxOffset))
+		}
+	}
+	return bad
+}
+
+func sortedNames(m Offsets) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Lengths returns one line for every tensor of a whose length does not

@@ -71,6 +71,7 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 	}
 	cfg := t.Config()
 	rec := cfg.Recorder
+	lim := cfg.LimitsFor(id) // the checks' tensor offsets (Obs.offsets)
 	if err := cfg.stopped(); err != nil {
 		rec.Record(outcome.Outcome{ID: id, Status: outcome.NotRun, Reason: "not started: " + err.Error(), Runs: []string{t.Name()}, Impls: impls})
 		t.Skipf("%s not started: %v", id, err)
@@ -278,7 +279,7 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 		if halt {
 			runtime.Goexit() // another loop failed: its outcome is the run's
 		}
-		o := &Obs{rt: rt, storage: cfg.Storage, loop: k}
+		o := &Obs{rt: rt, storage: cfg.Storage, loop: k, lim: lim}
 		o.refused = func(why string) {
 			mu.Lock()
 			refusal = why

@@ -31,6 +31,7 @@ func runLN(o *Obs, dev cudart.Device, impl LayerNormForwarder, c lnCase, x []flo
 	if stats {
 		a.Mean, a.Rstd = make([]float32, c.rows), make([]float32, c.rows)
 	}
+	a.Offsets = o.offsets(impl, op.LayerNormForward)
 	o.Check("layernorm forward", impl.LayerNormForward(dev, a))
 	return a
 }
@@ -180,6 +181,7 @@ func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 		}
 		a := &op.LayerNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, DY: dyT.Data,
 			Mean: m32, Rstd: r32, DX: make([]float32, n), DGamma: make([]float32, c.hidden), DBeta: make([]float32, c.hidden)}
+		a.Offsets = o.offsets(impl, op.LayerNormBackward)
 		o.Check("layernorm backward", impl.LayerNormBackward(dev, a))
 		dx, dg, db := make([]float64, n), make([]float64, c.hidden), make([]float64, c.hidden)
 		oracle.LayerNormBackward(dx, dg, db, x, g, dy, c.rows, c.hidden, float64(c.eps))
@@ -218,6 +220,7 @@ func runQKN(o *Obs, dev cudart.Device, impl PerHeadRMSNormer, c qknCase, x []flo
 	o.rt.Helper()
 	a := &op.PerHeadRMSNormArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Eps: c.eps, X: x, Gamma: c.gamma,
 		Y: make([]float32, len(x))}
+	a.Offsets = o.offsets(impl, op.PerHeadRMSNorm)
 	o.Check("per-head rmsnorm", impl.PerHeadRMSNorm(dev, a))
 	return a.Y
 }

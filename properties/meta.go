@@ -433,6 +433,7 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 		o.Context(c.hidden, "%v", c)
 		a := &op.RMSNormForwardArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, X: c.x.Data, Gamma: c.gamma,
 			Y: make([]float32, c.rows*c.hidden), RMS: make([]float32, c.rows)}
+		a.Offsets = rmsForwardOffsets(o, fwd)
 		o.Check("rmsnorm forward", fwd.RMSNormForward(dev, a))
 		x, g := gen.F64(c.x.Data), gen.F64(c.gamma)
 		want, rms := make([]float64, len(x)), make([]float64, c.rows)
@@ -455,6 +456,7 @@ func RobustnessContract(t TB, fwd RMSNormForwarder, bwd RMSNormBackwarder) {
 			}
 			b := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: rms32,
 				DY: dy.Data, DX: make([]float32, len(x)), DGamma: make([]float32, c.hidden)}
+			b.Offsets = rmsBackwardOffsets(o, bwd)
 			o.Check("rmsnorm backward", bwd.RMSNormBackward(dev, b))
 			for i, v := range b.DX {
 				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

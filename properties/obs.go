@@ -8,7 +8,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ptxprop/ptxprop/cudart"
+	"github.com/ptxprop/ptxprop/op"
 	"github.com/ptxprop/ptxprop/oracle"
+	"github.com/ptxprop/ptxprop/properties/gen"
 	"github.com/ptxprop/ptxprop/properties/outcome"
 )
 
@@ -37,6 +39,10 @@ type Obs struct {
 	// appended to the message (what may explain it). It is called only
 	// then: a note can cost more to compute than the check.
 	note func() string
+	// lim draws the check's tensor offsets (offsets), which offs keeps
+	// by operation name.
+	lim  gen.Limits
+	offs map[string]op.Offsets
 }
 
 // Context sets the description printed with every failure of this check, e.g.

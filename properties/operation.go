@@ -115,6 +115,10 @@ func (f fn[A]) describedBy() (describe, run any) { return f.describe, f.run }
 // name (OptionalOutputs); true when it does not say.
 func (f fn[A]) Computes(name string) bool { return computes(f.describe, name) }
 
+// TakesOffsets reports whether describe takes op.Offsets (OffsetTaker);
+// true when it does not say.
+func (f fn[A]) TakesOffsets() bool { return takesOffsets(f.describe) }
+
 // EntrySources returns describe's entries and their PTX, if it names
 // them (for messages alone; see entrySources).
 func (f fn[A]) EntrySources() (entries []string, ptx [][]byte) {
@@ -186,6 +190,10 @@ func (o *Operation[A, I]) family(impl any, lim gen.Limits) (func(rt *rapid.T) pr
 	}
 	return func(rt *rapid.T) problem {
 		d := o.draw(rt, lim)
+		if off := drawOffsets(rt, lim, impl, o.Op); off != nil {
+			o.Op.SetOffsets(d.args, off)
+			d.desc += fmt.Sprintf(" offsets=%v", off)
+		}
 		for k, t := range o.Op.Tensors() {
 			if t.Role == op.Out && t.Optional && !computes(impl, t.Name) {
 				*o.Op.F32(d.args, k) = nil

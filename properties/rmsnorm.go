@@ -42,6 +42,12 @@ type rmsForward struct {
 	want, tol []float64
 }
 
+// rmsForwardOffsets and rmsBackwardOffsets are the check's tensor
+// offsets (Obs.offsets) of the RMSNorm forward and backward, for the
+// contracts of other files, which name no operation.
+func rmsForwardOffsets(o *Obs, impl any) op.Offsets  { return o.offsets(impl, op.RMSNormForward) }
+func rmsBackwardOffsets(o *Obs, impl any) op.Offsets { return o.offsets(impl, op.RMSNormBackward) }
+
 // checkRMSForward runs impl on c and compares y and rms with the oracle.
 func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase) rmsForward {
 	o.rt.Helper()
@@ -59,6 +65,7 @@ func checkRMSForward(o *Obs, dev cudart.Device, impl RMSNormForwarder, c rmsCase
 	if computes(impl, "rms") && rapid.Bool().Draw(o.rt, "with_rms") {
 		a.RMS = make([]float32, c.rows)
 	}
+	a.Offsets = o.offsets(impl, op.RMSNormForward)
 	o.Check("rmsnorm forward", impl.RMSNormForward(dev, a))
 	if len(a.Y) != n {
 		o.Fatalf("y: length mismatch: got %d, want %d, tol %d", len(a.Y), n, n)
@@ -240,6 +247,7 @@ func checkRMSBackward(o *Obs, dev cudart.Device, impl RMSNormBackwarder, c bwdCa
 	} else {
 		a.DX = make([]float32, n)
 	}
+	a.Offsets = o.offsets(impl, op.RMSNormBackward)
 	o.Check("rmsnorm backward", impl.RMSNormBackward(dev, a))
 	wantDX, wantDG := scratch64.get(n), scratch64.get(c.hidden)
 	tolDX, tolDG := scratch64.get(n), scratch64.get(c.hidden)
@@ -369,6 +377,7 @@ func RMSNormBackwardFDContract(t TB, impl RMSNormBackwarder) {
 		n := c.rows * c.hidden
 		a := &op.RMSNormBackwardArgs{Rows: c.rows, Hidden: c.hidden, X: c.x.Data, Gamma: c.gamma, RMS: c.rms32,
 			DY: c.dy.Data, DX: make([]float32, n), DGamma: make([]float32, c.hidden)}
+		a.Offsets = o.offsets(impl, op.RMSNormBackward)
 		o.Check("rmsnorm backward", impl.RMSNormBackward(dev, a))
 		checkDirectional(rt, o, c, a.DX)
 	})
@@ -386,6 +395,7 @@ func FusedResidualRMSNormContract(t TB, impl FusedResidualRMSNormer) {
 		n := c.rows * c.hidden
 		a := &op.FusedResidualRMSNormArgs{Rows: c.rows, Hidden: c.hidden, Eps: c.eps, Residual: res.Data, X: c.x.Data,
 			Gamma: c.gamma, Alias: alias, ResidualOut: make([]float32, n), Y: make([]float32, n)}
+		a.Offsets = o.offsets(impl, op.FusedResidualRMSNorm)
 		err := cudart.Watch(t.Config().WatchdogLimit(), "fused residual rmsnorm", func() error { return impl.FusedResidualRMSNorm(dev, a) })
 		o.Check("fused residual rmsnorm", err)
 		sum := make([]float32, n)

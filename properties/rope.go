@@ -92,6 +92,7 @@ func runRoPE(o *Obs, dev cudart.Device, impl RoPEForwarder, mode Positions, c ro
 	} else {
 		a.Positions = c.pos
 	}
+	a.Offsets = o.offsets(impl, op.RoPEForward)
 	o.Check(fmt.Sprintf("rope forward θ=%g", theta), impl.RoPEForward(dev, a))
 	return a.Y
 }
@@ -246,6 +247,7 @@ func runRoPEBackward(o *Obs, dev cudart.Device, bwd RoPEBackwarder, c ropeCase, 
 	o.rt.Helper()
 	a := &op.RoPEBackwardArgs{Rows: c.rows, Heads: c.heads, HeadDim: c.headDim, Theta: c.theta, Positions: c.pos,
 		DY: dy, DX: make([]float32, len(dy))}
+	a.Offsets = o.offsets(bwd, op.RoPEBackward)
 	o.Check("rope backward", bwd.RoPEBackward(dev, a))
 	return a.DX
 }

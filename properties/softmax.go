@@ -69,6 +69,7 @@ func drawSoftmaxBwdCase(rt *rapid.T, lim gen.Limits) softmaxBwdCase {
 func runSoftmax(o *Obs, dev cudart.Device, impl SoftmaxForwarder, rows, hidden int, x []float32) []float32 {
 	o.rt.Helper()
 	a := &op.SoftmaxForwardArgs{Rows: rows, Hidden: hidden, X: x, Y: poisoned(rows * hidden)}
+	a.Offsets = o.offsets(impl, op.SoftmaxForward)
 	o.Check("softmax forward", impl.SoftmaxForward(dev, a))
 	return a.Y
 }
@@ -174,6 +175,7 @@ func SoftmaxBackwardContract(t TB, impl SoftmaxBackwarder) {
 		o.Context(c.hidden, "%v dy", c.softmaxCase)
 		n := c.rows * c.hidden
 		a := &op.SoftmaxBackwardArgs{Rows: c.rows, Hidden: c.hidden, Y: c.y, DY: c.dy, DX: poisoned(n)}
+		a.Offsets = o.offsets(impl, op.SoftmaxBackward)
 		o.Check("softmax backward", impl.SoftmaxBackward(dev, a))
 		row, _ := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
 		y, dy := gen.F64(c.y), gen.F64(c.dy)

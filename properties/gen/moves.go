@@ -32,8 +32,8 @@ const (
 	MoveSeed
 	// MovePoke multiplies one more element of a tensor by ±10^U(−3, 3).
 	MovePoke
-	// MoveKind replaces one tensor's distribution or γ's kind: a jump to
-	// another region, which no continuous move reaches (subnormal inputs,
+	// MoveKind replaces one tensor's distribution, γ's kind or a tensor's
+	// view offset: a jump to another region, which no continuous move reaches (subnormal inputs,
 	// say, where the bound is tight whatever the kernel does).
 	MoveKind
 	// NumMoves is the number of classes.
@@ -68,7 +68,7 @@ func movablesOf(made []Value) movable {
 			m.scale = append(m.scale, i)
 		case strings.HasSuffix(v.Key, ".seed"):
 			m.seed = append(m.seed, i)
-		case strings.HasSuffix(v.Key, ".dist"), strings.HasSuffix(v.Key, ".kind"):
+		case strings.HasSuffix(v.Key, ".dist"), strings.HasSuffix(v.Key, ".kind"), strings.HasSuffix(v.Key, ".off"):
 			m.kind = append(m.kind, i)
 		}
 	}
@@ -180,6 +180,10 @@ func Neighbour(made []Value, c Move, r func() uint64) ([]Value, bool) {
 		// Another of the first eight indices; the generator keeps its own
 		// draw for one beyond its list.
 		v := pick(m.kind)
+		if strings.HasSuffix(v.Key, ".off") { // a tensor's view offset (DrawOffsets)
+			v.U = moveOffset(v.U, r)
+			break
+		}
 		v.U = (v.U + 1 + r()%7) % 8
 	default:
 		return out, false

@@ -62,7 +62,8 @@ func (lim Limits) WithSteering(s *Steering) Limits {
 // Value is one steerable draw of a check: the Nth draw (from 0) of its
 // Key in the check. Key is the generator's name ("hidden", "rows", "eps",
 // "theta", "pos") or a tensor's label and a part ("x.dist", "x.log10scale",
-// "x.seed", "gamma.kind", "gamma.seed", and "x.poke": one element of the
+// "x.seed", "gamma.kind", "gamma.seed", "x.off": the tensor's view offset
+// (DrawOffsets), and "x.poke": one element of the
 // Nth tensor labelled x multiplied by F, at U mod its length). Integers and
 // scales are F, seeds and indices U.
 type Value struct {
@@ -76,7 +77,7 @@ func (v Value) String() string {
 	switch {
 	case strings.HasSuffix(v.Key, ".poke"):
 		return fmt.Sprintf("%s[%d]: element %d ×%.3g", v.Key, v.N, v.U, v.F)
-	case strings.HasSuffix(v.Key, ".seed"), strings.HasSuffix(v.Key, ".dist"), strings.HasSuffix(v.Key, ".kind"):
+	case strings.HasSuffix(v.Key, ".seed"), strings.HasSuffix(v.Key, ".dist"), strings.HasSuffix(v.Key, ".kind"), strings.HasSuffix(v.Key, ".off"):
 		return fmt.Sprintf("%s[%d]=%d", v.Key, v.N, v.U)
 	}
 	return fmt.Sprintf("%s[%d]=%.6g", v.Key, v.N, v.F)

@@ -166,8 +166,9 @@ environment() { # what the run depended on, for the report's run.environment
 }
 
 echo "== nightly $(date -u +%FT%TZ): stages: $stages; backend $NIGHTLY_BACKEND; output $OUTABS${DRY_RUN:+ (dry run)}"
-if [[ " $stages " == *" merge "* && -z "$DRY_RUN" ]]; then
-  # A fresh night: nothing a former one left is merged into this one.
+if [[ " $stages " == *" merge "* && "$stages" != merge && -z "$DRY_RUN" ]]; then
+  # A fresh night: nothing a former one left is merged into this one. merge
+  # alone joins what the stages already left (a night cut short).
   rm -rf "$OUTABS/stages.tsv" "$OUTABS/sanitizer" "$OUTABS"/{contract,mutants,foreign,emu,emu-foreign,nightly}-report.json \
     "$OUTABS/bench.log" "$OUTABS/torch-kernels.jsonl" "$OUTABS/nightly.html"
 fi

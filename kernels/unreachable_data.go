@@ -15,7 +15,7 @@ import "fmt"
 const (
 	whyGrid      = "the launcher's grid has exactly one block per row (or row group), so blockIdx.x never reaches the row count"
 	whyChunkGrid = "the launcher's grid has ceil(rows/chunk) blocks (kernels.ChunkBlocks), so block b's first row b·chunk is below rows and its rows [r0, r1) are never empty"
-	whyAligned = "the pointer tested is the launcher's own scratch (the per-block partial sums), a fresh allocation and so 16-byte aligned: the contracts misalign the operation's tensors (op.Offsets), never the scratch, so this alignment test never fails"
+	whyAligned   = "the pointer tested is the launcher's own scratch (the per-block partial sums), a fresh allocation and so 16-byte aligned: the contracts misalign the operation's tensors (op.Offsets), never the scratch, so this alignment test never fails"
 	// rmsnorm_bwd_chunk: the body for hidden > ACC_SMEM_MAX = 8192 (line
 	// 355 not taken) and the launcher's blocks of at most 256 threads.
 	whyBwdWideScalar   = "in the body for hidden > 8192 (line 355) no thread index (below blockDim.x ≤ 256) reaches hidden"
@@ -85,7 +85,7 @@ func join(ls ...[]Unreachable) []Unreachable {
 
 var unreachable = map[string][]Unreachable{
 	"rmsnorm_fwd": join([]Unreachable{
-		{42, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r44;
+		{42, "taken", whyGrid}, // setp.ge.u32 %p3, %r1, %r44;
 	},
 		slots(79, 174, 90, 124),   // pass 1, float4, row in shared memory
 		slots(179, 262, 190, 224), // pass 1, scalar, row in shared memory
@@ -97,7 +97,7 @@ var unreachable = map[string][]Unreachable{
 		slots(567, 746, 704, 724), // pass 2, scalar
 	),
 	"rmsnorm_fwd_rms": join([]Unreachable{
-		{778, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r44;
+		{778, "taken", whyGrid}, // setp.ge.u32 %p3, %r1, %r44;
 	},
 		slots(815, 913, 827, 862),     // pass 1, float4, row in shared memory
 		slots(919, 1003, 931, 965),    // pass 1, scalar, row in shared memory
@@ -123,13 +123,13 @@ var unreachable = map[string][]Unreachable{
 		both(whyBwdInReread, 1873, 1888, 1914, 1945, 1983, 2030, 2035),
 	),
 	"fused_residual_rmsnorm": {
-		{46, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r17;
+		{46, "taken", whyGrid}, // setp.ge.u32 %p3, %r1, %r17;
 	},
 	"layernorm_fwd": {
-		{48, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r20;
+		{48, "taken", whyGrid}, // setp.ge.u32 %p3, %r1, %r20;
 	},
 	"layernorm_fwd_stats": {
-		{398, "taken", whyGrid},    // setp.ge.u32 %p3, %r1, %r20;
+		{398, "taken", whyGrid}, // setp.ge.u32 %p3, %r1, %r20;
 	},
 	"layernorm_bwd_chunk": join([]Unreachable{
 		{792, "taken", whyAligned}, // setp.ne.s64 %p14, %rd32, 0;

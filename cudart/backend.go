@@ -204,7 +204,8 @@ type Scheduler interface {
 }
 
 // InstructionLimiter (CapInstructionLimit) bounds the thread-instructions
-// of one launch (0: unlimited); a launch past the bound fails with
+// of one launch (0: the backend's own bound, grown from the launch;
+// negative: unlimited); a launch past the bound fails with
 // ErrTimeout. SetInstructionLimit returns the previous bound.
 type InstructionLimiter interface {
 	SetInstructionLimit(n int64) int64

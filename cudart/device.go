@@ -67,7 +67,8 @@ type Device interface {
 	// CapSchedule.
 	SetSchedule(seed int64) error
 	// SetInstructionLimit bounds the thread-instructions of each later
-	// launch (0: unlimited) and returns the previous bound. ErrUnsupported
+	// launch (0: the backend's bound, which grows with the launch;
+	// negative: unlimited) and returns the previous bound. ErrUnsupported
 	// without CapInstructionLimit.
 	SetInstructionLimit(n int64) (int64, error)
 	// Trace makes later Writes and Reads feed t, the dependence of
@@ -293,9 +294,6 @@ func (d *device) SetInstructionLimit(n int64) (int64, error) {
 	}
 	if !d.caps.Has(CapInstructionLimit) {
 		return 0, &Error{Op: "set-instruction-limit", Err: ErrUnsupported}
-	}
-	if n < 0 {
-		return 0, &Error{Op: "set-instruction-limit", Err: Errorf(ErrInvalid, "limit %d", n)}
 	}
 	return d.b.(InstructionLimiter).SetInstructionLimit(n), nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/properties"
 )
 
@@ -13,6 +14,9 @@ import (
 func killersOf(t *testing.T, name string) ([]Kill, []string) {
 	t.Helper()
 	s := getSession(t)
+	if !s.dev.Capabilities().Has(cudart.CapDependence) {
+		t.Skipf("DEPEND-001 needs a backend that tracks dependence (the emulator), not %s", s.dev.Info().Backend)
+	}
 	i := slices.IndexFunc(NamedMutants(), func(n Named) bool { return n.Name == name })
 	if i < 0 {
 		t.Fatalf("no named mutant %s", name)

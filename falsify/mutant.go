@@ -123,6 +123,10 @@ type Named struct {
 	// Devices marks a mutant that only two devices can show (its killer
 	// compares the devices of the run); with one it is skipped.
 	Devices bool
+	// Dependence marks a mutant that only the dependence contract can show
+	// (its outputs are the shipped kernel's bits): a backend that does not
+	// track dependence (cudart.CapDependence: the GPU) skips it.
+	Dependence bool
 	// make builds the implementations and the probes. A mutant that only
 	// replaces kernels gives swap instead: the replacements, probed by the
 	// contracts of Kernel and of every kernel replaced, Killers' first.

@@ -535,7 +535,7 @@ var named = []Named{
 	{Name: "softmax-grid-order", Kernel: "softmax_fwd", Killers: []string{properties.BatchIndependence},
 		What: "softmax forward whose row sum combines the warps serially in a one-block launch and by a tree otherwise: a row's bits depend on the grid",
 		swap: fromSource("softmax_grid_order", "softmax_fwd")},
-	{Name: "neighbour-row-zero", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Dependence},
+	{Name: "neighbour-row-zero", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Dependence}, Dependence: true,
 		What: "forward whose 1/rms subtracts min(|x[r+1][0]|, 0) = +0: bit-identical outputs, but every row reads the next row (only DEPEND-001 can kill it)",
 		swap: fromSource("neighbour_row_zero", rmsFwdKernels...)},
 	{Name: "gamma-first-columns", Kernel: "rmsnorm_fwd_rms", Killers: []string{properties.Dependence, properties.RMSFwd},

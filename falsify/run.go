@@ -295,6 +295,10 @@ func (s *Session) Run(m Mutant) (r Result) {
 			r.Status, r.Reason = reports.MutantSkipped, "needs a GPU: its killer compares the GPU with the emulator"
 			return r
 		}
+		if n.Dependence && !s.dev.Capabilities().Has(cudart.CapDependence) {
+			r.Status, r.Reason = reports.MutantSkipped, "needs the emulator: only DEPEND-001 sees it, and the "+s.dev.Info().Backend+" backend does not track dependence"
+			return r
+		}
 		if n.Devices && len(s.devices) < 2 {
 			r.Status, r.Reason = reports.MutantSkipped, "needs two devices: its killer compares the run's devices (-ptxprop.devices)"
 			return r

@@ -91,6 +91,10 @@ func (r *runner) coverageGaps(rep *reports.Report) (gaps []string, skip string) 
 	switch {
 	case r.cfg.cov == nil:
 		return nil, "no coverage recorded (-ptxprop.coverage=false, or not on the emulator)"
+	case rep.Run.Backend != reports.BackendEmu:
+		// The GPU's launches record nothing; what the emulator ran beside
+		// them (PARITY-001) is not the suite's coverage.
+		return nil, fmt.Sprintf("the run's backend is %s: only a run on the emulator covers every kernel", rep.Run.Backend)
 	case r.shard != nil:
 		return nil, "a shard covers part of the work"
 	case rep.Partial():

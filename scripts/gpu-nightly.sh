@@ -172,7 +172,7 @@ if [[ " $stages " == *" merge "* && "$stages" != merge && -z "$DRY_RUN" ]]; then
   rm -rf "$OUTABS/stages.tsv" "$OUTABS/sanitizer" "$OUTABS"/{contract,mutants,foreign,emu,emu-foreign,nightly}-report.json \
     "$OUTABS/bench.log" "$OUTABS/torch-kernels.jsonl" "$OUTABS/nightly.html"
 fi
-[ -n "$DRY_RUN" ] || environment
+[ -n "$DRY_RUN" ] || [ "$stages" = merge ] || environment # merge alone keeps the night's own
 
 for s in $stages; do
   case $s in

@@ -91,21 +91,34 @@ func (s *spread) release(a *assignment) {
 }
 
 // devices returns the report's devices: each one's facts, the contract runs
-// that launched on it and their launches.
+// that launched on it and their launches. The contexts of one GPU
+// (-ptxprop.contexts) are one device of the report, as an ordinal names it.
 func (s *spread) devices() []reports.Device {
-	infos := make([]cudart.Info, len(s.devs))
+	var infos []cudart.Info
+	at := make([]int, len(s.devs)) // s.devs index → infos index
 	for i, d := range s.devs {
-		infos[i] = d.Info()
+		info := d.Info()
+		at[i] = slices.IndexFunc(infos, func(o cudart.Info) bool { return o.Backend == info.Backend && o.Ordinal == info.Ordinal })
+		if at[i] < 0 {
+			at[i] = len(infos)
+			infos = append(infos, info)
+		}
 	}
 	out := ReportDevices(infos)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, as := range s.runs {
 		for _, a := range as {
+			ran := make([]bool, len(out))
 			for i := range a.launches {
 				if n := a.launches[i].Load(); n > 0 {
-					out[i].ContractRuns++
-					out[i].Launches += int(n)
+					ran[at[i]] = true
+					out[at[i]].Launches += int(n)
+				}
+			}
+			for j, r := range ran {
+				if r {
+					out[j].ContractRuns++
 				}
 			}
 		}

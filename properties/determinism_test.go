@@ -64,3 +64,36 @@ func TestDeterminismCreditsWhatRan(t *testing.T) {
 		t.Fatalf("outcome %s (%s) crediting %v, want discharged crediting [rmsnorm_fwd_rms]", o.Status, o.Reason, got)
 	}
 }
+
+// The predictions that compare an implementation with itself do not pass
+// one that gives the same NaN every time from finite inputs (a kernel
+// reading past its input into a guard band's canary, which a GPU does not
+// trap): a LayerNorm forward whose last column is NaN is deterministic,
+// batch-independent and permutation-invariant, and each of the three
+// falsifies it.
+func TestSelfComparisonsRefuseNonFiniteOutputs(t *testing.T) {
+	t.Parallel()
+	nan := properties.LayerNormForwardOp.Func(func(dev cudart.Device, a *op.LayerNormForwardArgs) error {
+		err := kernels.LayerNormFwd.LayerNormForward(dev, a)
+		for r := range a.Rows {
+			a.Y[r*a.Hidden+a.Hidden-1] = float32(math.NaN())
+		}
+		return err
+	}, kernels.LayerNormFwd)
+	run := map[string]func(tb properties.TB, im properties.Impls){
+		properties.Determinism:       properties.DeterminismContract,
+		properties.BatchIndependence: properties.BatchIndependenceContract,
+		properties.RowPermutation:    properties.RowPermutationContract,
+	}
+	for id, contract := range run {
+		d := cudart.New(emu.New(emu.Config{}), cudart.DefaultOptions())
+		t.Cleanup(func() { d.Close() })
+		cfg := properties.Config{Device: d, MaxElements: 256, Recorder: &outcome.Recorder{}, Loops: suite.Checks(30)}
+		q := properties.RunQuiet(t.Name()+"/"+id, cfg, func(tb properties.TB) { contract(tb, properties.Impls{nan}) })
+		o := q.Outcomes()[id]
+		removeFailFile(o.Failfile)
+		if o.Status != outcome.Falsified || !strings.Contains(o.Reason, "from finite inputs") {
+			t.Errorf("%s: outcome %s (%s), want falsified for a NaN from finite inputs", id, o.Status, o.Reason)
+		}
+	}
+}

@@ -30,6 +30,7 @@ func BatchIndependenceContract(t TB, im Impls) {
 		o.Context(p.outCols, "%v row %d", p, r)
 		all, err := p.run(dev)
 		o.Check("batch", err)
+		o.finiteOutputs(p, "batch", all, nil)
 		one, err := p.selectRows([]int{r}).run(dev)
 		if errors.Is(err, ErrShapeRefused) {
 			// The implementation handles no batch of one row (a binding's
@@ -53,6 +54,7 @@ func RowPermutationContract(t TB, im Impls) {
 		o.Context(p.outCols, "%v perm %v", p, perm)
 		all, err := p.run(dev)
 		o.Check("batch", err)
+		o.finiteOutputs(p, "batch", all, nil)
 		got, err := p.selectRows(perm).run(dev)
 		o.Check("permuted batch", err)
 		want := make([]float32, 0, p.rows*p.outCols)
@@ -180,6 +182,9 @@ func DeterminismContract(t TB, im Impls) {
 		setSchedule(onDev, 0) // each check's launches are scheduled alike, whatever came before
 		first, err := p.outputs(onDev)
 		o.Check("first launch", err)
+		for _, f := range first {
+			o.finiteOutputs(p, "first launch", f.data, func(i int) string { return fmt.Sprintf("%s[%d]", f.name, i) })
+		}
 		seed := rapid.Int64().Draw(rt, "schedule.seed")
 		setSchedule(onDev, seed)
 		other := drawProblem(rt, im, lim) // interleaved: another problem, maybe of another family
@@ -523,8 +528,10 @@ func ParityContract(t TB, im Impls) {
 		setSchedule(emu, 0) // the canonical schedule first, whatever a failing check's classification left
 		g, err := p.run(dev)
 		o.Check("gpu", err)
+		o.finiteOutputs(p, "gpu", g, nil)
 		e, err := p.run(emu)
 		o.Check("emulator", err)
+		o.finiteOutputs(p, "emulator", e, nil)
 		var tol []float64
 		if p.approxTol != nil {
 			tol = p.approxTol()

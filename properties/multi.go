@@ -29,6 +29,7 @@ func DeviceParityContract(t TB, im Impls) {
 		o.Context(p.outCols, "%v", p)
 		ref, err := p.run(devs[0])
 		o.Check(deviceName(devs, 0), err)
+		o.finiteOutputs(p, deviceName(devs, 0), ref, nil)
 		var tol []float64
 		if p.approxTol != nil {
 			tol = p.approxTol()

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -235,6 +236,8 @@ type problem struct {
 	element func(i int) string
 	// depend runs the problem under a dependence trace (DEPEND-001).
 	depend func(dev cudart.Device) ([]string, error)
+	// finiteIn reports that every float input is finite (see finiteOutputs).
+	finiteIn bool
 }
 
 // output is one output tensor of a launch: its op table name, its values,
@@ -263,11 +266,52 @@ func newProblem[A, I any](o *Operation[A, I], impl I, a *A, d drawn[A]) problem 
 		},
 		selectRows: func(idx []int) problem { return newProblem(o, impl, o.Op.SelectRows(a, idx), d) },
 		depend:     func(dev cudart.Device) ([]string, error) { return traceDependence(o, impl, a, dev) },
-		element:    func(i int) string { return byRowElement(o.Op, a, i) }}
+		element:    func(i int) string { return byRowElement(o.Op, a, i) },
+		finiteIn:   finiteInputs(o.Op, a)}
 	if d.approxTol != nil {
 		p.approxTol = func() []float64 { return d.approxTol(a) }
 	}
 	return p
+}
+
+// finiteInputs reports whether every float input tensor of a is finite.
+func finiteInputs[A any](o *op.Op[A], a *A) bool {
+	for i, t := range o.Tensors() {
+		if t.Role != op.In || t.Kind != "f32" {
+			continue
+		}
+		for _, v := range *o.F32(a, i) {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// finiteOutputs fails the check when p's inputs are finite and an element
+// of out (p's outputs, by row then column sums; element i named by name,
+// nil for p.element) is NaN or ±Inf. Every
+// operation of the op table maps finite inputs, with ε > 0 and within the
+// ranges the generators draw, to finite outputs, as its oracle does. The
+// predictions that compare an implementation with itself (alone against
+// in a batch, run against rerun, one device against another) would
+// otherwise pass a kernel that gives the same NaN every time: one that
+// reads past its input into a guard band's canary, where a GPU does not
+// fault.
+func (o *Obs) finiteOutputs(p problem, what string, out []float32, name func(i int) string) {
+	o.rt.Helper()
+	if !p.finiteIn {
+		return
+	}
+	if name == nil {
+		name = p.element
+	}
+	for i, v := range out {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			o.Fatalf("%s: %s is %g from finite inputs: every operation maps finite inputs to finite outputs", what, name(i), v)
+		}
+	}
 }
 
 // outputsOf returns a's requested outputs in table order.

@@ -16,12 +16,15 @@ import (
 // EdgeHidden is the fixed grid of row lengths every shape generator starts
 // from: powers of two and their neighbours, where reductions and vector
 // loads change behaviour; 1020, 255 float4 groups: one short of a full
-// block of 256 threads on a vector path, whose last thread idles; and
+// block of 256 threads on a vector path, whose last thread idles; 2048
+// and 2052, two float4 groups per thread of such a block and one group
+// past, where every thread's second group is the last one loaded and then
+// one thread's third is (a bound of the unrolled loads off by one); and
 // 8196, one float4 group past the kernels' 8192-float shared-memory
 // capacity, where a vector path that reads from global memory has a tail
 // of one group (the lengths past 8192 are otherwise 16384, whole blocks,
 // or random).
-var EdgeHidden = []int{1, 2, 31, 32, 33, 255, 256, 257, 1020, 1023, 1024, 4097, 8192, 8196, 16384}
+var EdgeHidden = []int{1, 2, 31, 32, 33, 255, 256, 257, 1020, 1023, 1024, 2048, 2052, 4097, 8192, 8196, 16384}
 
 // EdgeRows are the row counts every row generator may pick outright, where
 // the kernels' launch shapes change: one row, a warp's worth, and 2048 and

@@ -80,6 +80,14 @@ func coverageOf(k reports.Kernel, kc emu.KernelCoverage, d *kernels.Kernel) repo
 	return c
 }
 
+// CoverageChecks is the least number of checks per contract run at which
+// a complete run's coverage is judged: the count CI runs the suite at
+// (.ci/run), where every direction not explained as unreachable is
+// reached. A run of fewer checks reaches the rare ones by chance — a row
+// length drawn once in a few hundred checks — so its coverage is
+// reported, not judged.
+const CoverageChecks = 1000
+
 // coverageGaps returns what is wrong with the coverage of ptxprop's own
 // kernels in rep, a complete run's report: a kernel no launch recorded, a
 // branch direction left uncovered that its descriptor neither explains
@@ -99,6 +107,9 @@ func (r *runner) coverageGaps(rep *reports.Report) (gaps []string, skip string) 
 		return nil, "a shard covers part of the work"
 	case rep.Partial():
 		return nil, "the run is partial (some prediction did not run)"
+	case rep.Run.RapidChecks < CoverageChecks:
+		return nil, fmt.Sprintf("the run has %d checks per contract run; coverage is judged at %d or more, where every reachable direction is reached",
+			rep.Run.RapidChecks, CoverageChecks)
 	}
 	for _, k := range rep.Kernels {
 		d := descriptor(k)

@@ -28,7 +28,7 @@ func TestCoverageGaps(t *testing.T) {
 		for _, u := range uncovered {
 			c.Uncovered = append(c.Uncovered, reports.UncoveredBranch{Line: u.Line, Direction: u.Direction, Unreachable: d.UnreachableReason(u.Line, u.Direction)})
 		}
-		return &reports.Report{Run: reports.Run{Backend: reports.BackendEmu}, Kernels: []reports.Kernel{k}, Coverage: []reports.Coverage{c}}
+		return &reports.Report{Run: reports.Run{Backend: reports.BackendEmu, RapidChecks: CoverageChecks}, Kernels: []reports.Kernel{k}, Coverage: []reports.Coverage{c}}
 	}
 	r := &runner{cfg: Config{cov: emu.NewCoverage()}}
 	all := append([]kernels.Unreachable{}, d.Unreachable...)
@@ -45,8 +45,15 @@ func TestCoverageGaps(t *testing.T) {
 	if _, skip := (&runner{}).coverageGaps(report(all)); skip == "" {
 		t.Error("a run without coverage judged coverage")
 	}
-	if gaps, _ := r.coverageGaps(&reports.Report{Run: reports.Run{Backend: reports.BackendEmu}, Kernels: []reports.Kernel{k}}); len(gaps) != 1 {
+	if gaps, _ := r.coverageGaps(&reports.Report{Run: reports.Run{Backend: reports.BackendEmu, RapidChecks: CoverageChecks}, Kernels: []reports.Kernel{k}}); len(gaps) != 1 {
 		t.Errorf("a kernel without coverage: gaps %q, want one", gaps)
+	}
+	// A run of fewer checks reaches rare directions by chance: reported,
+	// not judged.
+	few := report(extra)
+	few.Run.RapidChecks = CoverageChecks - 1
+	if gaps, skip := r.coverageGaps(few); len(gaps) > 0 || !strings.Contains(skip, "judged at 1000") {
+		t.Errorf("a run of %d checks judged coverage: gaps %q, skip %q", few.Run.RapidChecks, gaps, skip)
 	}
 	// A GPU run records coverage only where the emulator ran beside the
 	// GPU (PARITY-001): no verdict on the suite's coverage.

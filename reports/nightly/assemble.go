@@ -392,12 +392,30 @@ func sanitizerLogs(dir string, san *reports.Sanitizer) (problems []string, err e
 		if target == PlantedTarget {
 			planted[tool] = true
 		}
+		device := -1          // the log's last device error: in san.Findings, or planted (-2)
+		lost := map[int]int{} // API calls failed after each device error
 		for _, x := range fs {
+			if x.Kind == lostContext && device != -1 {
+				// After a device error the context is lost, and every
+				// later API call of the process fails with it: the
+				// device error's consequence, not a finding of its own.
+				lost[device]++
+				continue
+			}
 			if target == PlantedTarget && expectedPlanted(x) {
 				found[tool] = true
+				device = -2
 				continue
 			}
 			san.Findings = append(san.Findings, x)
+			if !apiError(x) {
+				device = len(san.Findings) - 1
+			}
+		}
+		for i, n := range lost {
+			if i >= 0 {
+				san.Findings[i].Message += fmt.Sprintf("\n(then %d API calls failed with %s: the context is lost)", n, lostContext)
+			}
 		}
 	}
 	for _, pk := range [][2]string{{"memcheck", plantedOOBKernel}, {"racecheck", plantedRaceKernel}} {
@@ -409,6 +427,17 @@ func sanitizerLogs(dir string, san *reports.Sanitizer) (problems []string, err e
 		}
 	}
 	return problems, nil
+}
+
+// lostContext is the error every API call returns after a device error
+// has destroyed the context (compute-sanitizer's default on a precise
+// device error, as the driver's on a fault).
+const lostContext = "CUDA_ERROR_LAUNCH_FAILED"
+
+// apiError reports whether x is an API call's error (ParseSanitizer's kind
+// for "Program hit CUDA_ERROR_…"), not a device-side error.
+func apiError(x reports.SanitizerFinding) bool {
+	return x.Kernel == "" && strings.HasPrefix(x.Kind, "CUDA_ERROR_")
 }
 
 // expectedPlanted reports whether x is the bug planted for its tool.

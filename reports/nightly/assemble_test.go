@@ -64,9 +64,11 @@ func nightlyDir(t *testing.T) string {
 		Reason: "launch rmsnorm_fwd: data race: shared write by thread (1,0,0) after read by (0,0,0)\n\tkernel rmsnorm_fwd, PTX line 88 (pc 40): st.shared.f32"}
 	write(t, dir, EmuReport, stageReport(reports.BackendEmu, []reports.Prediction{race}, nil))
 	write(t, dir, EmuForeignReport, stageReport(reports.BackendEmu, []reports.Prediction{foreign}, nil))
-	for _, f := range []string{"memcheck-planted.txt", "racecheck-planted.txt", "initcheck-clean.txt"} {
+	// memcheck's planted run as an H200 printed it: the planted write,
+	// then the API calls that fail because it destroyed the context.
+	for _, f := range []string{"memcheck-planted-h200.txt", "racecheck-planted.txt", "initcheck-clean.txt"} {
 		tool := strings.Split(f, "-")[0]
-		target := strings.TrimSuffix(strings.SplitN(f, "-", 2)[1], ".txt")
+		target := strings.TrimSuffix(strings.Split(f, "-")[1], ".txt")
 		if target == "clean" {
 			target = "edge"
 		}
@@ -180,5 +182,21 @@ func TestAssemblePlantedMissed(t *testing.T) {
 func TestAssembleNothing(t *testing.T) {
 	if _, err := Assemble(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no contract report") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A device error outside the planted target is one finding: the API calls
+// that fail after it, because it destroyed the context, are noted on it,
+// not counted apart.
+func TestSanitizerLostContextIsOneFinding(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, filepath.Join("testdata", "memcheck-planted-h200.txt"), filepath.Join(dir, "memcheck-edge.log"))
+	san := &reports.Sanitizer{}
+	probs, err := sanitizerLogs(dir, san)
+	if err != nil || len(probs) != 0 {
+		t.Fatalf("sanitizerLogs: %v, problems %q", err, probs)
+	}
+	if len(san.Findings) != 1 || san.Findings[0].Kernel != "planted_oob_write" || !strings.Contains(san.Findings[0].Message, "the context is lost") {
+		t.Fatalf("findings = %+v, want the invalid write alone, noting the lost context", san.Findings)
 	}
 }

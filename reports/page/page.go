@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -417,7 +418,12 @@ func ratioText(e *reports.ErrorStats) string {
 	case math.IsInf(x, 1):
 		return "+Inf"
 	case x < 1 && fmt.Sprintf("%.3g", x) == "1":
-		return fmt.Sprintf("%.6g", x)
+		// As many digits as it takes to stay below 1 (0.9999996).
+		for d := 4; d < 17; d++ {
+			if t := strconv.FormatFloat(x, 'g', d, 64); t != "1" {
+				return t
+			}
+		}
 	}
 	return fmt.Sprintf("%.3g", x)
 }

@@ -132,3 +132,12 @@ func TestSearchTable(t *testing.T) {
 		}
 	}
 }
+
+// A ratio below 1 never reads as 1 (a bound met exactly), however close.
+func TestRatioTextBelowOne(t *testing.T) {
+	for x, want := range map[float64]string{0.9999996: "0.9999996", 0.999999: "0.999999", 0.31: "0.31", 1: "1", 1.0004: "1"} {
+		if got := ratioText(&reports.ErrorStats{MaxRatio: x}); got != want {
+			t.Errorf("ratioText(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

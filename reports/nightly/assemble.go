@@ -175,6 +175,7 @@ func Assemble(dir string) (*Result, error) {
 		}
 		san.Findings = append(san.Findings, EmuFindings(r)...)
 		out.Run.Environment[EmuTool+"."+strings.TrimSuffix(name, ".json")] = verdictCounts(r)
+		takeEmulatorCounts(out, r)
 	}
 	probs, err := sanitizerLogs(filepath.Join(dir, SanitizerDir), san)
 	if err != nil {
@@ -189,6 +190,23 @@ func Assemble(dir string) (*Result, error) {
 	}
 	res.Report = out
 	return res, nil
+}
+
+// takeEmulatorCounts puts into out what only a run on the emulator counts:
+// each kernel's branch coverage, united with what the GPU run's emulator
+// side (PARITY-001) covered of it, and the instruction and byte counts per
+// kernel and shape, where out has none of the kernel and shape.
+func takeEmulatorCounts(out, emu *reports.Report) {
+	for _, c := range emu.Coverage {
+		if out.Kernel(c.Kernel) != nil {
+			out.AddCoverage(c)
+		}
+	}
+	for _, c := range emu.Costs {
+		if !slices.ContainsFunc(out.Costs, func(x reports.Cost) bool { return x.Kernel == c.Kernel && x.Shape == c.Shape }) && out.Kernel(c.Kernel) != nil {
+			out.Costs = append(out.Costs, c)
+		}
+	}
 }
 
 // Failed reports whether the nightly failed: a stage failed, or a problem

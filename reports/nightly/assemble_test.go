@@ -200,3 +200,22 @@ func TestSanitizerLostContextIsOneFinding(t *testing.T) {
 		t.Fatalf("findings = %+v, want the invalid write alone, noting the lost context", san.Findings)
 	}
 }
+
+// The emulator stage's coverage is united with the GPU run's (its
+// emulator side covered other directions), and its counts are taken for
+// the report's kernels only.
+func TestTakeEmulatorCounts(t *testing.T) {
+	k := reports.Kernel{Name: "k"}
+	ua, ub := reports.UncoveredBranch{Line: 10, Direction: "taken"}, reports.UncoveredBranch{Line: 20, Direction: "not taken"}
+	out := &reports.Report{Kernels: []reports.Kernel{k}, Coverage: []reports.Coverage{{Kernel: "k", Branches: 4, Covered: 2, Uncovered: []reports.UncoveredBranch{ua, ub}}}}
+	emu := &reports.Report{Kernels: []reports.Kernel{k, {Name: "other"}},
+		Coverage: []reports.Coverage{{Kernel: "k", Branches: 4, Covered: 3, Uncovered: []reports.UncoveredBranch{ub}}, {Kernel: "other", Branches: 2, Covered: 2}},
+		Costs:    []reports.Cost{{Kernel: "k", Shape: "rows=1 hidden=1", Elements: 1}, {Kernel: "other", Shape: "rows=1 hidden=1", Elements: 1}}}
+	takeEmulatorCounts(out, emu)
+	if len(out.Coverage) != 1 || out.Coverage[0].Covered != 3 || len(out.Coverage[0].Uncovered) != 1 || out.Coverage[0].Uncovered[0] != ub {
+		t.Errorf("coverage = %+v, want k's union: 3 of 4, line 20 uncovered", out.Coverage)
+	}
+	if len(out.Costs) != 1 || out.Costs[0].Kernel != "k" {
+		t.Errorf("costs = %+v, want k's alone", out.Costs)
+	}
+}

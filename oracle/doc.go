@@ -62,7 +62,10 @@
 //     u·|a∘b| + η with u = U32 = 2^-24 and η = Eta32 = 2^-150 for
 //     underflowing products and quotients (gradual underflow, no
 //     flush-to-zero; additions are exact when subnormal). FMA contraction
-//     only removes roundings and is covered. Values never overflow.
+//     only removes roundings and is covered. Values never overflow. The
+//     exception is a sum over rows (dγ, dβ) added with atom/red.add.f32
+//     on global memory, which flush subnormal terms and results: its
+//     Reduction says Flush, and each addition adds 2^-125 (FlushPerAddition).
 //   - Every division, square root, reciprocal square root, exp2 and log2
 //     is within the documented error of the instruction sm_90 kernels
 //     compile it to (instr.go), not correctly rounded: div.full.f32

@@ -92,6 +92,27 @@ type Reduction struct {
 	// Tree is the number of additions on the longest path by which a partial
 	// sum reaches the total.
 	Tree int
+	// Flush says that the additions may flush subnormal operands and
+	// results to zero: atom.add.f32 and red.add.f32 on global memory do
+	// (PTX ISA: "flushes subnormal inputs and results to sign-preserving
+	// zero"). Each addition then errs by up to 2^-126 for the term it
+	// flushes and 2^-126 for its result, FlushPerAddition in all.
+	Flush bool
+}
+
+// FlushPerAddition bounds the error one flushing addition adds: a
+// subnormal term flushed (< 2^-126) and a subnormal result flushed
+// (< 2^-126).
+const FlushPerAddition = 0x1p-125
+
+// flushAbs is the absolute error that flushing additions add to a sum of
+// terms terms in order r: one flushing addition per term at most, each
+// carried through the additions after it (the factor 1+γ_{d+1}).
+func (r Reduction) flushAbs(terms int) float64 {
+	if !r.Flush || terms <= 0 {
+		return 0
+	}
+	return float64(terms) * FlushPerAddition * (1 + Gamma(r.Depth(terms)+1))
 }
 
 // SerialReduction returns the naive left-to-right order (depth n−1); it is

@@ -116,10 +116,10 @@ func TestReduction(t *testing.T) {
 		{TreeReduction(256), 256, 8},
 		{TreeReduction(256), 257, 9},
 		{TreeReduction(256), 4097, 17 - 1 + 8},
-		{TreeReduction(256), 3, 2},  // never more than n−1
-		{WarpReduction(), 32, 5},    // pure shuffle tree
-		{Reduction{4, 3}, 8, 1 + 3}, // serial combination of 4 partials
-		{TreeReduction(1), 100, 99}, // one thread is serial
+		{TreeReduction(256), 3, 2},                 // never more than n−1
+		{WarpReduction(), 32, 5},                   // pure shuffle tree
+		{Reduction{Threads: 4, Tree: 3}, 8, 1 + 3}, // serial combination of 4 partials
+		{TreeReduction(1), 100, 99},                // one thread is serial
 		{Reduction{Threads: 0}, 5, 4} /* zero value is serial */} {
 		if got := tc.r.Depth(tc.n); got != tc.want {
 			t.Errorf("%v.Depth(%d) = %d, want %d", tc.r, tc.n, got, tc.want)

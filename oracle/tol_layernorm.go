@@ -234,12 +234,13 @@ func LayerNormBackwardTol(tolDX, tolDGamma, tolDBeta []float64, x, gamma, dy []f
 			}
 		}
 	}
+	fl := rowRed.flushAbs(rows)
 	for i := 0; i < hidden; i++ {
 		if tolDGamma != nil {
-			tolDGamma[i] = dgErr[i]*(1+gdr) + gdr*dgAbs[i]
+			tolDGamma[i] = dgErr[i]*(1+gdr) + gdr*dgAbs[i] + fl
 		}
 		if tolDBeta != nil {
-			tolDBeta[i] = gdr * dbAbs[i]
+			tolDBeta[i] = gdr*dbAbs[i] + fl
 		}
 	}
 }

@@ -371,7 +371,8 @@ func rmsForwardTol(y, rms, tolY, tolRMS []float64, x, gamma []float64, rows, hid
 //
 // dγ_i = Σ_r dy·x·ri: each term has ρ_r and two roundings, then the
 // rows reduction of depth d_r = rowRed.Depth(rows):
-// tol = Σ_r |dy·x|·ri·((1+ρ_r)(1+γ_{2+d_r}) − 1) + η·Σ_r(ri + |dy| + 1)·(1+γ_{d_r+1}).
+// tol = Σ_r |dy·x|·ri·((1+ρ_r)(1+γ_{2+d_r}) − 1) + η·Σ_r(ri + |dy| + 1)·(1+γ_{d_r+1}),
+// plus rows·2^-125·(1+γ_{d_r+1}) when rowRed flushes (Reduction.Flush).
 func RMSNormBackwardTol(tolDX, tolDGamma []float64, x, gamma, dy []float64, rows, hidden int, eps float64, red, rowRed Reduction) {
 	mustNormBackward(gradTolOut, tolDX, tolDGamma, nil, x, gamma, dy, rows, hidden)
 	rmsBackward(nil, nil, tolDX, tolDGamma, nil, x, gamma, dy, rows, hidden, eps, red, rowRed)
@@ -474,6 +475,11 @@ func rmsBackward(dx, dgamma, tolDX, tolDGamma, serialTolDX []float64, x, gamma, 
 			for i := range tdg {
 				tdg[i] += math.Abs(dyr[i]*xr[i])*ri*rel + Eta32*(ri+math.Abs(dyr[i])+1)*kDG
 			}
+		}
+	}
+	if fl := rowRed.flushAbs(rows); tolDGamma != nil && fl > 0 {
+		for i := range tolDGamma[:hidden] {
+			tolDGamma[i] += fl
 		}
 	}
 	for i := range dg {

@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -127,4 +128,57 @@ func TestRMSNormBackwardTolFirstOrder(t *testing.T) {
 			requireFirstOrder(t, "tolDGamma", i, tolDG[i], want)
 		}
 	})
+}
+
+// A dγ summed over rows by additions that flush subnormal terms and
+// results to zero (atom.add.f32 on global memory) stays within the bound
+// of a flushing rows reduction at subnormal scale, where the bound of
+// gradual underflow does not hold.
+func TestRMSNormBackwardTolFlushingSums(t *testing.T) {
+	ftz := func(v float32) float32 {
+		if math.Abs(float64(v)) < 0x1p-126 {
+			return float32(math.Copysign(0, float64(v)))
+		}
+		return v
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	exceeded := false
+	for trial := 0; trial < 200; trial++ {
+		rows, hidden := 1+rng.IntN(16), 1+rng.IntN(8)
+		x, dy, gamma := make([]float64, rows*hidden), make([]float64, rows*hidden), make([]float64, hidden)
+		for i := range x {
+			x[i] = float64(float32(rng.NormFloat64() * 0x1p-130)) // subnormal rows
+			dy[i] = float64(float32(rng.NormFloat64()))
+		}
+		for i := range gamma {
+			gamma[i] = 1
+		}
+		const eps = 1e-5
+		dg := make([]float32, hidden)
+		for r := 0; r < rows; r++ {
+			ss := 0.0
+			for j := 0; j < hidden; j++ {
+				ss += x[r*hidden+j] * x[r*hidden+j]
+			}
+			ri := float32(1 / math.Sqrt(ss/float64(hidden)+eps))
+			for j := 0; j < hidden; j++ {
+				term := float32(float32(dy[r*hidden+j])*float32(x[r*hidden+j])) * ri
+				dg[j] = ftz(ftz(dg[j]) + ftz(term)) // one atomic addition
+			}
+		}
+		want, dx := make([]float64, hidden), make([]float64, rows*hidden)
+		tolDX, tol, tolFlush := make([]float64, rows*hidden), make([]float64, hidden), make([]float64, hidden)
+		RMSNormBackwardWithTol(dx, want, tolDX, tol, nil, x, gamma, dy, rows, hidden, eps, SerialReduction(), SerialReduction())
+		RMSNormBackwardTol(tolDX, tolFlush, x, gamma, dy, rows, hidden, eps, SerialReduction(), Reduction{Threads: 1, Flush: true})
+		for j := range want {
+			e := math.Abs(float64(dg[j]) - want[j])
+			if e > tolFlush[j] {
+				t.Fatalf("rows=%d hidden=%d dγ[%d]: flushed sum %g, want %g: |err| %g > flushing bound %g", rows, hidden, j, dg[j], want[j], e, tolFlush[j])
+			}
+			exceeded = exceeded || e > tol[j]
+		}
+	}
+	if !exceeded {
+		t.Error("no flushed sum exceeded the gradual-underflow bound: the test shows nothing")
+	}
 }

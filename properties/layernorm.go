@@ -187,6 +187,7 @@ func LayerNormBackwardContract(t TB, impl LayerNormBackwarder) {
 		oracle.LayerNormBackward(dx, dg, db, x, g, dy, c.rows, c.hidden, float64(c.eps))
 		tdx, tdg, tdb := make([]float64, n), make([]float64, c.hidden), make([]float64, c.hidden)
 		row, rows := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+		rows.Flush = flushingSums(impl) // dγ, dβ summed by flushing atomics
 		oracle.LayerNormBackwardTol(tdx, tdg, tdb, x, g, dy, c.rows, c.hidden, float64(c.eps), row, rows)
 		o.Within("dx", a.DX, dx, tdx)
 		o.cols = 0

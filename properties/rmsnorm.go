@@ -258,6 +258,7 @@ func checkRMSBackward(o *Obs, dev cudart.Device, impl RMSNormBackwarder, c bwdCa
 		c.fd.serialTolDX = serial
 	}
 	row, rows := reductions(impl, op.Shape{Rows: c.rows, Hidden: c.hidden}, c.hidden)
+	rows.Flush = flushingSums(impl) // dγ, dβ summed by flushing atomics
 	oracle.RMSNormBackwardWithTol(wantDX, wantDG, tolDX, tolDG, serial, c.x64, c.gamma64, c.dy64, c.rows, c.hidden, float64(c.eps), row, rows)
 	o.Within("dx", a.DX, wantDX, tolDX)
 	o.cols = 0

@@ -1,6 +1,8 @@
 package properties
 
 import (
+	"bytes"
+	"regexp"
 	"strings"
 
 	"pgregory.net/rapid"
@@ -54,6 +56,32 @@ func reductions(impl any, s op.Shape, n int) (row, rows oracle.Reduction) {
 		rows = oracle.Reduction{Threads: s.Rows, Tree: rowsD}
 	}
 	return
+}
+
+// atomicInst matches an atom or red instruction with its modifiers.
+var atomicInst = regexp.MustCompile(`\b(?:atom|red)((?:\.[\w:]+)+)`)
+
+// flushingSums reports whether a kernel impl launches adds float32 values
+// with an atomic that flushes subnormals: atom or red .add on .f32 (or
+// .v2/.v4.f32) in the global or the generic state space. The PTX ISA
+// documents that these flush subnormal inputs and results to zero, on
+// shared memory not. Only its sums over rows (dγ, dβ) are taken to be
+// accumulated so (reductions' rows, where a contract sets Flush from it):
+// the row-wise predictions pin the rest.
+func flushingSums(impl any) bool {
+	for _, e := range staticEntries(impl) {
+		body := entryBody(e.PTX, e.Entry)
+		if !bytes.Contains(body, []byte("atom.")) && !bytes.Contains(body, []byte("red.")) {
+			continue
+		}
+		for _, m := range atomicInst.FindAllSubmatch(body, -1) {
+			mods := "." + string(m[1]) + "."
+			if strings.Contains(mods, ".add.") && strings.Contains(mods, ".f32.") && !strings.Contains(mods, ".shared") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RegimeElements caps the elements of a tensor drawn in a shape regime

@@ -53,3 +53,30 @@ func TestStaticParamsReadSkipsUnread(t *testing.T) {
 type entriesFunc func() []PTXEntry
 
 func (f entriesFunc) PTXEntries() []PTXEntry { return f() }
+
+// The sums over rows of a kernel that adds float32 values with a global or
+// generic atom/red .add flush subnormals (PTX ISA); shared-memory atomics,
+// other types and other operations do not.
+func TestFlushingSums(t *testing.T) {
+	for _, c := range []struct {
+		inst  string
+		flush bool
+	}{
+		{"atom.global.gpu.acq_rel.add.f32 %f1, [%rd1], %f2;", true},
+		{"red.global.add.f32 [%rd1], %f2;", true},
+		{"atom.add.f32 %f1, [%rd1], %f2;", true},
+		{"red.global.v4.f32.add [%rd1], {%f1, %f2, %f3, %f4};", true},
+		{"atom.global.v2.f32.add {%f1, %f2}, [%rd1], {%f3, %f4};", true},
+		{"atom.shared.add.f32 %f1, [%r1], %f2;", false},
+		{"atom.shared::cta.add.f32 %f1, [%r1], %f2;", false},
+		{"atom.global.add.f64 %fd1, [%rd1], %fd2;", false},
+		{"red.global.add.noftz.bf16x2 [%rd1], %r2;", false},
+		{"atom.global.max.f32 %f1, [%rd1], %f2;", false},
+		{"add.f32 %f1, %f2, %f3;", false},
+	} {
+		ptx := []byte(".visible .entry k(\n.param .u64 k_param_0\n)\n{\nld.param.u64 %rd1, [k_param_0];\n" + c.inst + "\nret;\n}\n")
+		if got := flushingSums(entriesFunc(func() []PTXEntry { return []PTXEntry{{Entry: "k", PTX: ptx}} })); got != c.flush {
+			t.Errorf("%s: flushing sums %v, want %v", c.inst, got, c.flush)
+		}
+	}
+}

@@ -149,6 +149,7 @@ have_torch() { python3 -c 'import torch' 2>/dev/null; }
 
 environment() { # what the run depended on, for the report's run.environment
   {
+    echo "nightly.start=$(date -u +%FT%TZ)"
     echo "nightly.backend=$NIGHTLY_BACKEND"
     echo "nightly.checks=$CHECKS"
     echo "nightly.contexts=$CONTEXTS"

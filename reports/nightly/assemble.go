@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ptxprop/ptxprop/reports"
 )
@@ -146,6 +147,17 @@ func Assemble(dir string) (*Result, error) {
 	}
 	for k, v := range env {
 		out.Run.Environment[k] = v
+	}
+	// The night's span: from its start (the script records it) through
+	// its stages, which run one after the other; the parts' own reports
+	// span only the stages that wrote them.
+	if start, err := time.Parse(time.RFC3339, env["nightly.start"]); err == nil {
+		total := 0
+		for _, s := range stages {
+			total += s.Seconds
+		}
+		out.Run.Start = start
+		out.Run.End = start.Add(time.Duration(total) * time.Second)
 	}
 	for _, s := range stages {
 		out.Run.Environment["stage."+s.Name] = s.String()

@@ -81,7 +81,7 @@ func nightlyDir(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, StagesFile), []byte(stages), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, EnvironmentFile), []byte("torch=2.5.1\ncompute-sanitizer=2024.3.1\nnot a pair\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, EnvironmentFile), []byte("nightly.start=2026-12-02T14:42:51Z\ntorch=2.5.1\ncompute-sanitizer=2024.3.1\nnot a pair\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -138,6 +138,14 @@ func TestAssemble(t *testing.T) {
 	}
 	if len(s.Findings) != 1 || s.Findings[0].Tool != EmuTool || s.Findings[0].Kind != "data race" || s.Findings[0].PTXLine != 88 || s.Findings[0].Kernel != "rmsnorm_fwd" {
 		t.Errorf("findings = %+v, want the emulator's data race at PTX line 88 alone", s.Findings)
+	}
+	// The run spans the night: from the script's start through its
+	// stages (412 + 233 + 20 + 60 + 90 + 300 + 500 s).
+	if got := r.Run.Start.Format(time.RFC3339); got != "2026-12-02T14:42:51Z" {
+		t.Errorf("run start %s, want the night's", got)
+	}
+	if got := r.Run.End.Sub(r.Run.Start); got != 1615*time.Second {
+		t.Errorf("run spans %v, want the stages' 1615 s", got)
 	}
 	// Environment and stages.
 	for k, want := range map[string]string{"torch": "2.5.1", "stage.synccheck": "skipped: no planted target for synccheck",

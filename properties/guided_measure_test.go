@@ -82,6 +82,7 @@ func coverRun(t *testing.T, k *kernels.Kernel, share float64, seed uint64, check
 // It fails when guided generation never ran (no check reported its
 // coverage). Long: skipped under -short.
 func TestGuidedChecksToCover(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("long: 8 seeds × 2 modes × 150 checks")
 	}
@@ -111,6 +112,7 @@ func TestGuidedChecksToCover(t *testing.T) {
 // seed: two runs of one loop from one seed cover the same directions at
 // the same checks.
 func TestGuidedReproducible(t *testing.T) {
+	t.Parallel()
 	a, _ := coverRun(t, kernels.RMSNormFwd.K, 0.5, 4242, 40)
 	b, _ := coverRun(t, kernels.RMSNormFwd.K, 0.5, 4242, 40)
 	if len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) {

@@ -103,6 +103,7 @@ func onGPU(dev cudart.Device) bool { return dev.Info().Backend == "gpu" }
 // disagreement is the GPU's non-determinism, named with the element and
 // the GPU's two values, not the emulator's fault.
 func TestParityClassifiesANonDeterministicGPU(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	calls, first, second := 0, float32(0), float32(0)
 	impl := properties.RMSNormForwardOp.Func(func(dev cudart.Device, a *op.RMSNormForwardArgs) error {
@@ -138,6 +139,7 @@ func TestParityClassifiesANonDeterministicGPU(t *testing.T) {
 // A GPU that computes other bits than the emulator, the same every time,
 // for a kernel with no approximate instruction: a real disagreement.
 func TestParityClassifiesARealDisagreement(t *testing.T) {
+	t.Parallel()
 	impl := properties.RMSNormForwardOp.Func(func(dev cudart.Device, a *op.RMSNormForwardArgs) error {
 		err := kernels.RMSNormFwd.RMSNormForward(dev, a)
 		if err == nil && onGPU(dev) {
@@ -158,6 +160,7 @@ func TestParityClassifiesARealDisagreement(t *testing.T) {
 // forward's PTX that the implementation lists): the disagreement names them
 // with their PTX lines, as the likely cause, past the parity bound too.
 func TestParityClassifiesAnUnmodelledInstruction(t *testing.T) {
+	t.Parallel()
 	k := *kernels.RoPEFwdBatched.K
 	k.PTX = withTanh(t, k.PTX, k.Entry)
 	impl := properties.RoPEForwardOp.Func(func(dev cudart.Device, a *op.RoPEForwardArgs) error {
@@ -214,6 +217,7 @@ func deviceParityOutcome(t *testing.T, im func(second cudart.Device) properties.
 // launch non-deterministic, naming the element and its two values, and one
 // that repeats other bits than the first device a real disagreement.
 func TestDeviceParityClassifies(t *testing.T) {
+	t.Parallel()
 	t.Run("non-deterministic", func(t *testing.T) {
 		var mu sync.Mutex
 		calls, first, second := 0, float32(0), float32(0)
@@ -266,6 +270,7 @@ func TestDeviceParityClassifies(t *testing.T) {
 // own way: PARITY-001 finds the GPU non-deterministic, with no device
 // that lies about its bits.
 func TestParityClassifiesAScheduleDependentKernel(t *testing.T) {
+	t.Parallel()
 	b, err := binding.Load("../binding/testdata/foreign/triton/rmsnorm_bwd_atomic.binding.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -292,6 +297,7 @@ func TestParityClassifiesAScheduleDependentKernel(t *testing.T) {
 // the shrunk case's few orders met none of the emulator's schedules, the
 // float atomics say (never a real disagreement).
 func TestParityClassifiesScheduleDependenceOnTheEmulator(t *testing.T) {
+	t.Parallel()
 	b, err := binding.Load("../binding/testdata/foreign/triton/rmsnorm_bwd_atomic.binding.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +313,7 @@ func TestParityClassifiesScheduleDependenceOnTheEmulator(t *testing.T) {
 // PARITY-001 names a bound kernel's float atomic with its qualifiers,
 // Triton's acq_rel included, and its PTX line.
 func TestParityNamesTritonFloatAtomics(t *testing.T) {
+	t.Parallel()
 	b, err := binding.Load("../binding/testdata/foreign/triton/rmsnorm_bwd_atomic.binding.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -28,10 +28,13 @@
 #               planted bugs (an out-of-bounds write and a shared-memory race, which
 #               memcheck and racecheck must find): $OUT/sanitizer/<tool>-<target>.log
 #   emu-checks  the emulator's own checks (races, uninitialised reads, out-of-bounds
-#               accesses, guard bands) on every kernel and binding: the property suite
-#               and verify on -ptxprop.backend=emu-checked at EMU_CHECKS (default 100)
-#               checks under a schedule fuzzed from EMU_SCHEDULE (default: a fresh seed
-#               each night, recorded) ($OUT/emu-report.json, emu-foreign-report.json)
+#               reads and writes, guard bands trapped on access, and DEPEND-001's
+#               dependence) on every kernel and binding: the property suite and verify
+#               on -ptxprop.backend=emu (not emu-checked, which checks guard bands after
+#               a launch as on a GPU and so misses a read past a buffer) at EMU_CHECKS
+#               (default 100) checks under a schedule fuzzed from EMU_SCHEDULE (default:
+#               a fresh seed each night, recorded) ($OUT/emu-report.json,
+#               emu-foreign-report.json)
 #   merge       ptxprop nightly-merge and report html over what the stages left
 #
 # and, not in the nightly, the older stages:
@@ -226,9 +229,9 @@ for s in $stages; do
   emu-checks)
     # The emulator sees what a GPU hides: a race that gives the right numbers
     # there, an uninitialised read, an out-of-bounds access inside an allocation.
-    run emu-checks 1800 properties -- env -u PTXPROP_REQUIRE_GPU "$B/properties.test" -test.timeout 30m -ptxprop.backend=emu-checked \
+    run emu-checks 1800 properties -- env -u PTXPROP_REQUIRE_GPU "$B/properties.test" -test.timeout 30m -ptxprop.backend=emu \
       -ptxprop.emu-schedule="$EMU_SCHEDULE" -rapid.checks="$EMU_CHECKS" -ptxprop.max-elements="$MAX_ELEMENTS" -ptxprop.report="$OUTABS/emu-report.json"
-    [ ${#FOREIGN[@]} -gt 0 ] && run emu-checks-foreign 1200 . "0 1" -- env -u PTXPROP_REQUIRE_GPU "$B/ptxprop" verify -ptxprop.backend=emu-checked \
+    [ ${#FOREIGN[@]} -gt 0 ] && run emu-checks-foreign 1200 . "0 1" -- env -u PTXPROP_REQUIRE_GPU "$B/ptxprop" verify -ptxprop.backend=emu \
       -ptxprop.emu-schedule="$EMU_SCHEDULE" -ptxprop.checks="$FOREIGN_CHECKS" -ptxprop.max-elements="$MAX_ELEMENTS" \
       -ptxprop.report="$OUTABS/emu-foreign-report.json" "${FOREIGN[@]}" ;;
   merge)

@@ -37,7 +37,7 @@ const (
 	TorchFile         = "torch-kernels.jsonl" // scripts/torch_baseline.py --kernels
 	SanitizerDir      = "sanitizer"           // <tool>-<target>.log per compute-sanitizer run
 	PlantedTarget     = "planted"             // the target whose bugs are planted
-	EmuTool           = "emu-checked"         // the sanitizer tool name of the emulator's checks
+	EmuTool           = "emulator"            // the sanitizer tool name of the emulator's checks (emu-checks stage)
 	plantedOOBKernel  = "planted_oob_write"
 	plantedRaceKernel = "planted_smem_race"
 )

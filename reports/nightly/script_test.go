@@ -56,7 +56,7 @@ func TestScriptDryRunGPU(t *testing.T) {
 		"-test.bench \\^BenchmarkKernels\\$", "-test.count 3",
 		"true --tool memcheck", "true --tool racecheck", "true --tool initcheck", "true --tool synccheck",
 		"PTXPROP_SANITIZER_PLANTED=1", "TestSanitizerPlanted", SanitizerDir + "/memcheck-planted.log", SanitizerDir + "/synccheck-foreign.log",
-		"-ptxprop.backend=emu-checked", "-ptxprop.emu-schedule=", EmuReport, EmuForeignReport,
+		"-ptxprop.backend=emu -ptxprop.emu-schedule=", EmuReport, EmuForeignReport,
 		"ptxprop nightly-merge -o", "ptxprop report html -o",
 	} {
 		if !strings.Contains(out, want) {

@@ -37,7 +37,9 @@ func DependenceContract(t TB, im Impls) {
 		return
 	}
 	if !shared.Capabilities().Has(cudart.CapDependence) {
-		skip(t, Dependence, fmt.Sprintf("the %s backend does not track which inputs a value came from (the emulator does)", shared.Info().Backend))
+		// Named by the device: the emulator checked as a GPU is (emu-checked)
+		// is the emulator too, and tracks nothing.
+		skip(t, Dependence, fmt.Sprintf("this run's device (%s) does not track which inputs a value came from; the plain emulator (-ptxprop.backend=emu) does", shared.Info().Name))
 		return
 	}
 	// A private device per rapid loop: tracking is the device's state.

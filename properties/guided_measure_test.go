@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ptxprop/ptxprop/cudart"
 	"github.com/ptxprop/ptxprop/cudart/emu"
@@ -68,8 +67,7 @@ func coverRun(t *testing.T, k *kernels.Kernel, share float64, seed uint64, check
 		t.Fatal(err)
 	}
 	cfg := properties.Config{Device: dev, Guide: g}
-	suite.RunContract("guided/measure", cfg, suite.Rapid{Checks: checks, Exact: true, NoFailFile: true,
-		ShrinkTime: time.Millisecond, Seed: seed}, func(t properties.TB) {
+	suite.RunContract("guided/measure", cfg, suite.Rapid{Checks: checks, Exact: true, Seed: seed}, func(t properties.TB) {
 		properties.RMSNormForwardContract(t, kernels.RMSNormFwd)
 	})
 	return fc.first, fc.checks

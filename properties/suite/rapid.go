@@ -194,25 +194,52 @@ func (r Rapid) with(o Rapid) Rapid {
 }
 
 // RunContract runs f as one contract run named name on cfg, quietly
-// (properties.RunQuiet: failures are recorded, not a test's), with rapid's
-// configuration r for this run alone: it is set when the run starts and
-// restored when it ends, and cfg.Seed becomes r.Seed when r gives one (so
-// that a failure rapid does not shrink gets its rerun command). Runs and
-// RunContracts wait for one another, each under its own settings. A caller
-// with a check budget or seed per run (package falsify's mutants, a test
-// that wants no fail file) uses it rather than setting rapid's flags. rapid
-// v1.3.0 keeps its settings in package variables, so contract runs
-// started meanwhile outside Run and RunContract (a parallel test of a
-// Main run) see r too.
+// (properties.RunQuiet: failures are recorded, not a test's), its checks
+// (properties.Check) as one rapid loop with r's checks and seed, set as
+// that loop starts (cfg.Loops) and nowhere else: contract runs started
+// meanwhile (a parallel test of a Main run) plan and run their own checks.
+// cfg.Seed becomes r.Seed when r gives one (so that a failure rapid does
+// not shrink gets its rerun command). r's ShrinkTime and NoFailFile, which
+// rapid reads as a loop shrinks or fails rather than as it starts, are the
+// process's for the run's duration; RunContracts and Runs wait for one
+// another. A caller with a check budget or seed per run (package falsify's
+// mutants, a test that wants no fail file) uses it rather than setting
+// rapid's flags.
 func RunContract(name string, cfg properties.Config, r Rapid, f func(properties.TB)) *properties.QuietTB {
 	runMu.Lock()
 	defer runMu.Unlock()
 	initTesting()
-	defer SetRapid(r)()
+	if r.ShrinkTime > 0 || r.NoFailFile {
+		defer SetRapid(Rapid{ShrinkTime: r.ShrinkTime, NoFailFile: r.NoFailFile})()
+	}
 	if r.Seed != 0 {
 		cfg.Seed = r.Seed
 	}
+	cfg.Loops = ownLoop{r}
 	return properties.RunQuiet(name, cfg, f)
+}
+
+// ownLoop is the properties.RapidLoops of a RunContract: one loop with its
+// Rapid's checks and seed (each 0: rapid's as they are).
+type ownLoop struct{ r Rapid }
+
+func (o ownLoop) Plan() []properties.RapidLoop {
+	seed := o.r.Seed
+	if seed == 0 {
+		seed = rapidUint("seed")
+	}
+	return []properties.RapidLoop{{Seed: seed, Checks: o.r.Checks}}
+}
+
+func (o ownLoop) Start(l properties.RapidLoop, start func() <-chan struct{}) {
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	r := Rapid{Checks: l.Checks, Seed: o.r.Seed}
+	if r.Checks > 0 && o.r.Exact && short() {
+		r.Checks *= 5 // rapid v1.3.0's checkTB: checks /= 5 under testing.Short()
+	}
+	defer setRapidLocked(r)()
+	<-start()
 }
 
 // userRapid is the set of rapid's flags the user gave on the command line,

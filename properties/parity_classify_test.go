@@ -156,13 +156,13 @@ func TestParityClassifiesARealDisagreement(t *testing.T) {
 }
 
 // The same for a kernel with approximate instructions the emulator does
-// not compute as the GPU (a tanh.approx, put into a copy of the RoPE
+// not compute as the GPU (an rsqrt.approx.f64, put into a copy of the RoPE
 // forward's PTX that the implementation lists): the disagreement names them
 // with their PTX lines, as the likely cause, past the parity bound too.
 func TestParityClassifiesAnUnmodelledInstruction(t *testing.T) {
 	t.Parallel()
 	k := *kernels.RoPEFwdBatched.K
-	k.PTX = withTanh(t, k.PTX, k.Entry)
+	k.PTX = withUnmodelled(t, k.PTX, k.Entry)
 	impl := properties.RoPEForwardOp.Func(func(dev cudart.Device, a *op.RoPEForwardArgs) error {
 		err := kernels.RoPEFwdBatched.RoPEForward(dev, a)
 		if err == nil && onGPU(dev) {
@@ -329,9 +329,10 @@ type kernelList []*kernels.Kernel
 
 func (l kernelList) Kernels() []*kernels.Kernel { return l }
 
-// withTanh returns src with a tanh.approx.f32 (which the emulator computes
-// correctly rounded, not as sm_90) at the start of entry's body.
-func withTanh(t *testing.T, src []byte, entry string) []byte {
+// withUnmodelled returns src with an rsqrt.approx.f64 (whose error the
+// PTX ISA does not bound: the emulator computes it exactly, not as sm_90)
+// at the start of entry's body.
+func withUnmodelled(t *testing.T, src []byte, entry string) []byte {
 	t.Helper()
 	s := string(src)
 	i := strings.Index(s, ".entry "+entry+"(")
@@ -343,5 +344,5 @@ func withTanh(t *testing.T, src []byte, entry string) []byte {
 		t.Fatalf("entry %s has no body", entry)
 	}
 	j += i + 1
-	return []byte(s[:j] + "\n\t.reg .f32 %tanhx<2>;\n\ttanh.approx.f32 %tanhx1, %tanhx0;" + s[j:])
+	return []byte(s[:j] + "\n\t.reg .f64 %unmodx<2>;\n\trsqrt.approx.f64 %unmodx1, %unmodx0;" + s[j:])
 }

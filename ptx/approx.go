@@ -11,9 +11,10 @@ type Approximation struct {
 	Inst     string // opcode and modifiers, e.g. "ex2.approx.ftz.f32"
 	Bound    string // the PTX ISA's error bound
 	// Modelled says that ptxprop's emulator (cudart/emu) computes it as
-	// sm_90 does, bit for bit (div.full, div.approx, and the .f32 rcp,
-	// rsqrt, sqrt, ex2, lg2, sin and cos .approx, rcp.approx.ftz.f64); the
-	// others (tanh, the .f16/.bf16 forms) it computes correctly rounded. Kept here, beside the
+	// sm_90 does, bit for bit (div.full, div.approx, the .f32 rcp, rsqrt,
+	// sqrt, ex2, lg2, sin, cos and tanh .approx, their .f16/.bf16 ex2 and
+	// tanh forms, rcp.approx.ftz.f64); the others (the .f64 forms without
+	// a documented bound) it computes exactly. Kept here, beside the
 	// classification, so that packages that must not depend on the
 	// emulator can name what it does not model.
 	Modelled bool
@@ -76,13 +77,13 @@ func approximation(in *Instruction) (Approximation, bool) {
 			a.Bound = "no documented bound"
 		}
 	case "ex2":
-		a.Bound, a.Modelled = "2 ulp", f32
+		a.Bound, a.Modelled = "2 ulp", true // .f32, and the .f16/.bf16 forms (tables of every input)
 	case "lg2":
 		a.Bound, a.Modelled = "2^-22 absolute for x in (0.5, 2), 2^-22 relative elsewhere", f32
 	case "sin", "cos":
 		a.Bound, a.Modelled = "2^-20.5 absolute for |x| <= 2π, 2^-14.7 for |x| <= 100π, none beyond", f32
 	case "tanh":
-		a.Bound = "2^-11 relative"
+		a.Bound, a.Modelled = "2^-11 relative", true
 	case "div":
 		switch {
 		case in.HasMod("full"):

@@ -181,9 +181,9 @@ func floor32(x float64) uint32 {
 }
 
 // execApprox runs an approximate instruction: what sm_90 computes for the
-// divisions and the MUFU operations it models (mufu.go, mufu_models.go), the
-// correctly rounded value for the others (lg2, tanh, halves), or under ApproxAdversarial a seed-chosen value inside the
-// documented bound.
+// divisions and the MUFU operations (mufu.go, mufu_models.go), the exact
+// value rounded for the .f64 forms without a documented bound, or under
+// ApproxAdversarial a seed-chosen value inside the documented bound.
 func execApprox(w *warp, in *inst, m uint32) {
 	d, a := w.r(in.d), w.r(in.a)
 	var b []uint64
@@ -198,7 +198,7 @@ func execApprox(w *warp, in *inst, m uint32) {
 		case !adv && in.f2 != nil: // div.full, div.approx .f32: as sm_90 computes them
 			d[l] = in.f2(a[l], b[l])
 			return
-		case !adv && in.f1 != nil: // rcp, rsqrt, sqrt, ex2, sin, cos: as sm_90 computes them (mufu_models.go)
+		case !adv && in.f1 != nil: // rcp, rsqrt, sqrt, ex2, lg2, sin, cos, tanh, halves: as sm_90 computes them (mufu_models.go)
 			d[l] = in.f1(a[l])
 			return
 		case t.k == 'f' && t.n == 8: // rcp.approx.ftz.f64, rsqrt.approx.f64: bounds not documented; exact
@@ -212,7 +212,7 @@ func execApprox(w *warp, in *inst, m uint32) {
 			}
 			d[l] = canon64(r)
 			return
-		case t.k != 'f': // ex2/tanh .approx on halves: exact, rounded to the format
+		case t.k != 'f': // ex2/tanh .approx on halves, adversarial: exact, rounded to the format
 			f := halfWrap(t, rn, in.ftz, false, func(x []float64) (float64, float64) { return exactApprox(in.sub, x[0], 0), 0 })
 			d[l] = f(a[l], 0, 0)
 			return

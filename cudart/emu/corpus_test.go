@@ -137,11 +137,10 @@ func runCorpusKernel(t *testing.T, base string) {
 	if err := e.dev.Launch(e.mod, k.Entry, g, params...); err != nil {
 		t.Fatal(err)
 	}
-	// The emulator computes these correctly rounded where the H200 does
-	// not (ptx.Approximations, Modelled false: tanh.approx and the
-	// .f16/.bf16 forms): outputs downstream of them may differ by an ulp or
-	// so. Every other instruction is modelled, and the kernel's words must
-	// match the H200's bit for bit.
+	// The emulator computes these exactly where the H200 may not
+	// (ptx.Approximations, Modelled false): outputs downstream of them may
+	// differ by an ulp or so. Every other instruction is modelled, and the
+	// kernel's words must match the H200's bit for bit.
 	approx, err := Approximations(src)
 	if err != nil {
 		t.Fatal(err)

@@ -92,6 +92,12 @@ func (d *decoder) decodeFloat(in inst, sc *scope, pin *ptx.Instruction, t dtype)
 					return in, d.errf("%v", err)
 				}
 				in.f1 = f
+			default:
+				f, err := sm90Half(in.sub, t.k == 'H' || t.k == 'X', t.k == 'x' || t.k == 'X')
+				if err != nil {
+					return in, d.errf("%v", err)
+				}
+				in.f1 = f
 			}
 			return in, nil
 		}

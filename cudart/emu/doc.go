@@ -21,11 +21,10 @@
 // The approximate instructions that ptxas lowers to the GPU's
 // multi-function unit return by default what an sm_90 GPU (H200) computes,
 // bit for bit: div.full/div.approx/rcp.approx .f32 (the hardware
-// reciprocal, mufu.go), rsqrt/sqrt/ex2/lg2/sin/cos .approx .f32 and
+// reciprocal, mufu.go), rsqrt/sqrt/ex2/lg2/sin/cos/tanh .approx .f32 and
 // rcp.approx.ftz.f64 (mufu_models.go): tables measured on the GPU over all
-// 2^32 inputs (scripts/mufuprobe). tanh.approx and the .f16/.bf16 forms
-// return the correctly rounded value: tanh's output is not a function of a
-// small key, so no compact model reproduces it. With
+// 2^32 inputs (scripts/mufuprobe), and the .f16/.bf16 forms of ex2 and
+// tanh: tables of their output for every 16-bit input. With
 // Config.Approx = ApproxAdversarial every approximate instruction returns a
 // value chosen from Config.ApproxSeed and its operands, never from the
 // schedule, anywhere inside the error bound the PTX ISA documents, so a

@@ -1,8 +1,16 @@
 package emu
 
 import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ptxprop/ptxprop/internal/mufutab"
@@ -27,6 +35,10 @@ import (
 //	                        these tables hold the bits that RZ keeps)
 //	MUFU.RCP64H(x), x = 1.m·2^e (m the 20 high mantissa bits): high word
 //	                        T[m]·2^−e, low word 0
+//	MUFU.TANH(x), |x| = 1.m·2^(e−127): ±T[e, leading k_e bits of m] for
+//	                        2^−8 ≤ |x| < 8 (k_e from 17 to 21 bits, growing
+//	                        with the binade: mufutab.TanhKeyBits), x below,
+//	                        ±1 above
 //
 // Subnormal inputs count as ±0, NaN gives 0x7FFFFFFF. ptxas wraps them
 // (cuobjdump -sass):
@@ -37,11 +49,9 @@ import (
 //	lg2.approx.f32:    |x| < 2^−126: MUFU.LG2(x·2^24) − 24
 //	sin/cos.approx(.ftz).f32: MUFU.SIN/COS(FMUL.RZ(x, RN(1/2π)))
 //	rcp.approx.ftz.f64: MUFU.RCP64H on the high word
+//	tanh.approx.f32:   MUFU.TANH (subnormals pass through unchanged)
 //
-// The .ftz forms are the bare MUFU operation. tanh.approx is not
-// modelled: its output is not a function of any key of up to 17 mantissa
-// bits, and it jumps at binade boundaries (tanh of 1 and of 1 − 2^−24
-// differ by 192 ulp), a piecewise evaluation no table reproduces.
+// The .ftz forms are the bare MUFU operation.
 
 var (
 	//go:embed mufu_rsqrt.bin.gz
@@ -58,11 +68,62 @@ var (
 	mufuRcp64Gz []byte
 	//go:embed mufu_lg2.bin.gz
 	mufuLg2Gz []byte
+	//go:embed mufu_tanh.bin.gz
+	mufuTanhGz []byte
+	//go:embed mufu_halves.bin.gz
+	mufuHalvesGz []byte
 )
+
+// The half-precision approximate instructions, measured on the GPU for
+// every 16-bit input (scripts/mufuprobe/tanhprobe.cu): mufu_halves.bin.gz
+// is the gzip of four tables of 2^16 little-endian outputs, in the order
+// of these offsets. The .f16x2/.bf16x2 forms compute each half alone
+// (measured: 0 of 2^16 lane pairs differ).
+const (
+	halfEx2F16   = 0 << 16 // ex2.approx.f16
+	halfTanhF16  = 1 << 16 // tanh.approx.f16
+	halfEx2BF16  = 2 << 16 // ex2.approx.ftz.bf16
+	halfTanhBF16 = 3 << 16 // tanh.approx.bf16
+)
+
+var halvesOnce = sync.OnceValues(func() ([]uint16, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(mufuHalvesGz))
+	if err != nil {
+		return nil, fmt.Errorf("mufu halves: %v", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("mufu halves: %v", err)
+	}
+	if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != mufuDigests["halves"] || len(raw) != 8<<16 {
+		return nil, fmt.Errorf("mufu halves: decoded digest %x, want %s", sum, mufuDigests["halves"])
+	}
+	t := make([]uint16, 4<<16)
+	for i := range t {
+		t[i] = uint16(raw[2*i]) | uint16(raw[2*i+1])<<8
+	}
+	return t, nil
+})
+
+// sm90Half returns the sm_90 model of ex2 or tanh .approx on halves (bf
+// for .bf16), both halves of a .x2 register.
+func sm90Half(sub uint8, bf, x2 bool) (func(a uint64) uint64, error) {
+	t, err := halvesOnce()
+	if err != nil {
+		return nil, err
+	}
+	off := map[[2]bool]int{{false, false}: halfEx2F16, {false, true}: halfTanhF16, {true, false}: halfEx2BF16, {true, true}: halfTanhBF16}[[2]bool{bf, sub == apTanh}]
+	t = t[off : off+1<<16]
+	if x2 {
+		return func(a uint64) uint64 { return uint64(t[uint16(a)]) | uint64(t[uint16(a>>16)])<<16 }, nil
+	}
+	return func(a uint64) uint64 { return uint64(t[uint16(a)]) }, nil
+}
 
 var mufuGz = map[string][]byte{
 	mufutab.Rsqrt: mufuRsqrtGz, mufutab.Sqrt: mufuSqrtGz, mufutab.Ex2: mufuEx2Gz,
 	mufutab.Sin: mufuSinGz, mufutab.Cos: mufuCosGz, mufutab.Rcp64: mufuRcp64Gz, mufutab.Lg2: mufuLg2Gz,
+	mufutab.Tanh: mufuTanhGz,
 }
 
 type mufuEntry struct {
@@ -73,7 +134,7 @@ type mufuEntry struct {
 
 var mufuTables = map[string]*mufuEntry{
 	mufutab.Rsqrt: {}, mufutab.Sqrt: {}, mufutab.Ex2: {}, mufutab.Sin: {}, mufutab.Cos: {}, mufutab.Rcp64: {},
-	mufutab.Lg2: {},
+	mufutab.Lg2: {}, mufutab.Tanh: {},
 }
 
 // mufuTable returns table name, decoding it on first use.
@@ -227,6 +288,22 @@ func mufuSinCos(t []uint32, cos bool, x uint32) uint32 {
 	return v
 }
 
+// mufuTanh is tanh.approx.f32 (MUFU.TANH) on the bits x: odd; x itself
+// below 2^−8 (subnormals and ±0 included), the table entry of x's key up
+// to 8, 1 from 8 on (infinity included); NaN gives 0x7FFFFFFF.
+func mufuTanh(t []uint32, x uint32) uint32 {
+	s, a := x&0x80000000, x&0x7FFFFFFF
+	switch e := a >> 23; {
+	case a > 0x7F800000:
+		return canonNaN32
+	case e < mufutab.TanhFirstExp:
+		return x
+	case e > mufutab.TanhLastExp:
+		return s | 0x3F800000
+	}
+	return s | t[mufutab.TanhKey(a)]
+}
+
 // mufuRcp64 is rcp.approx.ftz.f64 (MUFU.RCP64H) on the bits x.
 func mufuRcp64(t []uint32, x uint64) uint64 {
 	hi := uint32(x >> 32)
@@ -249,7 +326,7 @@ func mufuRcp64(t []uint32, x uint64) uint64 {
 
 // sm90Mufu returns the sm_90 model of the approximate instruction sub
 // (.f32, or .f64 for apRcp) with or without .ftz, or nil where there is
-// none (tanh).
+// none.
 func sm90Mufu(sub uint8, f64, ftz bool) (func(a uint64) uint64, error) {
 	load := func(name string) ([]uint32, error) { return mufuTable(name) }
 	switch {
@@ -327,6 +404,45 @@ func sm90Mufu(sub uint8, f64, ftz bool) (func(a uint64) uint64, error) {
 			return nil, err
 		}
 		return func(a uint64) uint64 { return uint64(mufuSinCos(t, cos, uint32(a))) }, nil
+	case sub == apTanh:
+		t, err := load(mufutab.Tanh)
+		if err != nil {
+			return nil, err
+		}
+		return func(a uint64) uint64 { return uint64(mufuTanh(t, uint32(a))) }, nil
 	}
 	return nil, nil
+}
+
+// ApproxModel returns what the emulator computes, by default, for the
+// unary approximate instruction op (an opcode with its modifiers, as
+// ptx.Approximation.Inst spells it: "tanh.approx.f32",
+// "ex2.approx.ftz.bf16x2", "rcp.approx.ftz.f64"): a function from the
+// operand's bits to the result's, the sm_90 model. It returns an error for
+// an instruction the emulator does not model.
+func ApproxModel(op string) (func(a uint64) uint64, error) {
+	parts := strings.Split(op, ".")
+	has := func(m string) bool { return slices.Contains(parts[1:], m) }
+	sub, ok := map[string]uint8{"rcp": apRcp, "sqrt": apSqrt, "rsqrt": apRsqrt, "ex2": apEx2, "lg2": apLg2, "sin": apSin, "cos": apCos, "tanh": apTanh}[parts[0]]
+	if !ok || !has("approx") {
+		return nil, fmt.Errorf("emu: %s is not a unary approximate instruction", op)
+	}
+	ftz := has("ftz")
+	switch typ := parts[len(parts)-1]; {
+	case typ == "f32" && sub == apRcp:
+		delta, err := rcpTable()
+		if err != nil {
+			return nil, err
+		}
+		return sm90Rcp(delta, ftz), nil
+	case typ == "f32" || typ == "f64":
+		f, err := sm90Mufu(sub, typ == "f64", ftz)
+		if err == nil && f == nil {
+			err = fmt.Errorf("emu: %s is not modelled", op)
+		}
+		return f, err
+	case (typ == "f16" || typ == "f16x2" || typ == "bf16" || typ == "bf16x2") && (sub == apEx2 || sub == apTanh):
+		return sm90Half(sub, strings.HasPrefix(typ, "bf"), strings.HasSuffix(typ, "x2"))
+	}
+	return nil, fmt.Errorf("emu: %s is not modelled", op)
 }

@@ -60,7 +60,7 @@ func TestMufuMatchesH200(t *testing.T) {
 	}{
 		{0, "rsqrt.approx.f32"}, {1, "rsqrt.approx.ftz.f32"}, {2, "sqrt.approx.f32"}, {3, "sqrt.approx.ftz.f32"},
 		{4, "ex2.approx.f32"}, {5, "ex2.approx.ftz.f32"}, {6, "lg2.approx.f32"}, {7, "lg2.approx.ftz.f32"}, {8, "sin.approx.f32"}, {9, "sin.approx.ftz.f32"},
-		{10, "cos.approx.f32"}, {11, "cos.approx.ftz.f32"},
+		{10, "cos.approx.f32"}, {11, "cos.approx.ftz.f32"}, {12, "tanh.approx.f32"},
 	}
 	inputs := make([][3]uint64, len(in))
 	for i, u := range in {
@@ -116,9 +116,10 @@ func TestMufuMatchesH200(t *testing.T) {
 // corrupt table cannot pass as a model: rsqrt 2^−22.9 relative, sqrt
 // 2^−23 relative, ex2 2 ulp from the correctly rounded result, lg2 2^−22
 // absolute, sin/cos 2^−20.5 absolute (|x| ≤ 2π, all of
-// one revolution), rcp.f64's high word within 1 of the rounded one.
+// one revolution), rcp.f64's high word within 1 of the rounded one, tanh
+// 2^−11 relative.
 func TestMufuTablesWithinBounds(t *testing.T) {
-	for _, name := range []string{mufutab.Rsqrt, mufutab.Sqrt, mufutab.Ex2, mufutab.Lg2, mufutab.Sin, mufutab.Cos, mufutab.Rcp64} {
+	for _, name := range []string{mufutab.Rsqrt, mufutab.Sqrt, mufutab.Ex2, mufutab.Lg2, mufutab.Sin, mufutab.Cos, mufutab.Rcp64, mufutab.Tanh} {
 		tab, err := mufuTable(name)
 		if err != nil {
 			t.Fatal(err)
@@ -161,6 +162,14 @@ func TestMufuTablesWithinBounds(t *testing.T) {
 			case mufutab.Rcp64:
 				d := int64(v) - int64(mufutab.Ref(name, uint32(k)))
 				err = math.Abs(float64(d))
+			case mufutab.Tanh:
+				// 2^−11 relative, for every input of the key: tanh is
+				// increasing, so the interval's ends are the worst.
+				first, last := mufutab.TanhInputs(uint32(k))
+				for _, x := range []uint32{first, last} {
+					exact = math.Tanh(float64(math.Float32frombits(x)))
+					err = math.Max(err, math.Abs(got-exact)/exact/0x1p-11)
+				}
 			}
 			worst = math.Max(worst, err)
 			if err > 1 {

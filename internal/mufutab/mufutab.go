@@ -42,7 +42,57 @@ const (
 	// Rcp64: the high word of MUFU.RCP64H (rcp.approx.ftz.f64) of 1.m
 	// (m the 20 high mantissa bits), key m.
 	Rcp64 = "rcp64"
+	// Tanh: MUFU.TANH (tanh.approx.f32) of x = 1.m·2^(e−127) for the
+	// biased exponents e from TanhFirstExp to TanhLastExp, whose output
+	// is a function of the leading TanhKeyBits[e−TanhFirstExp] bits of m:
+	// the binades' keys one after the other (TanhKey).
+	Tanh = "tanh"
 )
+
+// The binades of the Tanh table: tanh.approx.f32 of x is x below
+// 2^(TanhFirstExp−127) = 2^−8 and 1 from 2^(TanhLastExp−126) = 8 on.
+const (
+	TanhFirstExp = 119
+	TanhLastExp  = 129
+)
+
+// TanhKeyBits is, for each binade of the Tanh table, the number of leading
+// mantissa bits its output depends on (measured: the fewest with which the
+// output is a function of them, on every input of the binade).
+var TanhKeyBits = [TanhLastExp - TanhFirstExp + 1]uint{17, 17, 17, 18, 18, 19, 19, 19, 20, 21, 20}
+
+// tanhBase[i] is the index of binade i's first key in the Tanh table.
+var tanhBase = func() (b [len(TanhKeyBits) + 1]uint32) {
+	for i, k := range TanhKeyBits {
+		b[i+1] = b[i] + 1<<k
+	}
+	return
+}()
+
+// TanhKey returns the Tanh table index of the positive float32 bits x,
+// whose biased exponent is in [TanhFirstExp, TanhLastExp].
+func TanhKey(x uint32) uint32 {
+	i := x>>23 - TanhFirstExp
+	return tanhBase[i] + x&0x7FFFFF>>(23-TanhKeyBits[i])
+}
+
+// TanhInputs returns the first and the last input (float32 bits) of key k
+// of the Tanh table.
+func TanhInputs(k uint32) (first, last uint32) {
+	i := 0
+	for k >= tanhBase[i+1] {
+		i++
+	}
+	sh := 23 - TanhKeyBits[i]
+	first = uint32(TanhFirstExp+i)<<23 | (k-tanhBase[i])<<sh
+	return first, first | 1<<sh - 1
+}
+
+// tanhInput returns the input at the middle of key k of the Tanh table.
+func tanhInput(k uint32) float64 {
+	first, last := TanhInputs(k)
+	return float64(math.Float32frombits(first|(last-first+1)>>1))
+}
 
 // Size is the number of entries of table name.
 func Size(name string) int {
@@ -53,6 +103,8 @@ func Size(name string) int {
 		return 1 << 25
 	case Rcp64:
 		return 1 << 20
+	case Tanh:
+		return int(tanhBase[len(TanhKeyBits)])
 	}
 	return 0
 }
@@ -85,6 +137,8 @@ func Ref(name string, k uint32) uint32 {
 	case Rcp64:
 		v := math.Float64frombits(uint64(0x3FF00000|k) << 32)
 		return uint32(math.Float64bits(1/v) >> 32)
+	case Tanh:
+		return math.Float32bits(float32(math.Tanh(tanhInput(k))))
 	}
 	return 0
 }

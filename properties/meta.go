@@ -590,6 +590,11 @@ func classifyParity(p problem, gpu, emu cudart.Device, g, e []float32) parityCla
 	if u := unmodelled(p.impl); u != "" {
 		return parityClass{parityUnmodelled, both + u}
 	}
+	if cc := gpu.Info().ComputeCapability; cc != "" && cc != modelArch {
+		if u := approximations(p.impl, true, cc); u != "" {
+			return parityClass{parityUnmodelled, both + u}
+		}
+	}
 	if at := floatAtomicSite(p.impl); at != "" {
 		// Schedules the reruns did not meet can still order the sums
 		// otherwise: no evidence of a real disagreement.
@@ -611,7 +616,17 @@ type entrySources interface {
 // kernels that the emulator computes correctly rounded rather than as the
 // GPU does (ptx.Approximations, Modelled false): where a parity mismatch
 // may come from. "" when there are none, or impl does not list its kernels.
-func unmodelled(impl any) string {
+func unmodelled(impl any) string { return approximations(impl, false, "") }
+
+// modelArch is the compute capability whose approximate instructions the
+// emulator computes bit for bit (cudart/emu's MUFU tables, measured on an
+// H200).
+const modelArch = "9.0"
+
+// approximations names the approximate instructions of impl's entries, all
+// of them or the unmodelled only; cc is the GPU's compute capability when
+// it is not modelArch: then every approximate instruction may differ.
+func approximations(impl any, all bool, cc string) string {
 	entries, srcs := implSources(impl)
 	var parts []string
 	for i, src := range srcs {
@@ -620,13 +635,17 @@ func unmodelled(impl any) string {
 			continue // a module that does not parse fails to load, with the reason
 		}
 		for _, a := range as {
-			if !a.Modelled && a.Function == entries[i] {
+			if (all || !a.Modelled) && a.Function == entries[i] {
 				parts = append(parts, a.String())
 			}
 		}
 	}
 	if len(parts) == 0 {
 		return ""
+	}
+	if cc != "" {
+		return fmt.Sprintf("; the emulator computes approximate instructions as compute capability %s (sm_90) does, and this GPU's is %s, which may compute them otherwise: %s",
+			modelArch, cc, strings.Join(parts, ", "))
 	}
 	return "; approximate instructions the emulator does not compute as the GPU does: " + strings.Join(parts, ", ")
 }

@@ -29,6 +29,7 @@ import (
 type asGPU struct {
 	cudart.Device
 	seed func(n int) int64
+	cc   string // its compute capability ("": none)
 
 	mu       sync.Mutex
 	launches int
@@ -36,7 +37,7 @@ type asGPU struct {
 
 func (d *asGPU) Info() cudart.Info {
 	i := d.Device.Info()
-	i.Backend = "gpu"
+	i.Backend, i.ComputeCapability = "gpu", d.cc
 	return i
 }
 
@@ -193,6 +194,37 @@ func TestParityClassifiesAnUnmodelledInstruction(t *testing.T) {
 	for _, want := range wants {
 		if !strings.Contains(o.Reason, want) {
 			t.Errorf("reason %q lacks %q", o.Reason, want)
+		}
+	}
+}
+
+// On a GPU of another compute capability than the one the emulator's
+// models were measured on, every approximate instruction of the kernel may
+// be computed otherwise: a disagreement through the RoPE forward's
+// ex2.approx.f32, modelled for sm_90, names that instruction and both
+// architectures rather than a real disagreement.
+func TestParityNamesAnotherArchitecture(t *testing.T) {
+	t.Parallel()
+	impl := properties.RoPEForwardOp.Func(func(dev cudart.Device, a *op.RoPEForwardArgs) error {
+		err := kernels.RoPEFwdBatched.RoPEForward(dev, a)
+		if err == nil && onGPU(dev) {
+			a.Y[0] = moved(a.Y[0])
+		}
+		return err
+	}, kernels.RoPEFwdBatched)
+	for _, c := range []struct{ cc, want string }{
+		{"8.0", "emulator vs gpu (unmodelled approximate instruction)"},
+		{"9.0", "emulator vs gpu (real disagreement)"},
+	} {
+		o := parityOutcome(t, &asGPU{Device: openEmu(t), cc: c.cc}, properties.Impls{impl})
+		wants := []string{c.want}
+		if c.cc != "9.0" {
+			wants = append(wants, "as compute capability 9.0 (sm_90) does, and this GPU's is 8.0", "ex2.approx.f32 (PTX line")
+		}
+		for _, want := range wants {
+			if !strings.Contains(o.Reason, want) {
+				t.Errorf("compute capability %s: reason %q lacks %q", c.cc, o.Reason, want)
+			}
 		}
 	}
 }

@@ -188,6 +188,11 @@ func checkCredited(t TB, id string, credit func() []reports.Kernel, prop func(rt
 			o.Reason = "the harness panicked: " + firstLine(fmt.Sprint(p))
 		case ended != nil:
 			o.Status, o.Reason = ended.status, ended.reason
+			if o.Status == outcome.Inconclusive {
+				// A check ends a run inconclusive only for a non-determinism
+				// it found (PARITY-001: a GPU that does not repeat its bits).
+				o.NonDeterministic = ended.reason
+			}
 			o.Checks++ // the check that ended the run
 			o.Failed = 1
 			if ended.ctx != "" {

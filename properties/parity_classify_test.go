@@ -125,8 +125,8 @@ func TestParityClassifiesANonDeterministicGPU(t *testing.T) {
 	// No one GPU result to reproduce: inconclusive, not falsified (the
 	// determinism prediction is the one that fails).
 	o := parityRun(t, &asGPU{Device: openEmu(t)}, properties.Impls{impl})
-	if o.Status != outcome.Inconclusive {
-		t.Errorf("outcome %s, want inconclusive", o.Status)
+	if o.Status != outcome.Inconclusive || o.NonDeterministic == "" {
+		t.Errorf("outcome %s (non-deterministic %q), want inconclusive, flagged non-deterministic (a report refuses an inconclusive failure without the flag)", o.Status, o.NonDeterministic)
 	}
 	mu.Lock()
 	values := fmt.Sprintf("%g (%08x) vs %g (%08x)", first, math.Float32bits(first), second, math.Float32bits(second))
@@ -318,7 +318,7 @@ func TestParityClassifiesAScheduleDependentKernel(t *testing.T) {
 	// then inconclusive too, as a non-reproducing failure is.
 	o := parityRun(t, gpu, properties.Impls{b.Impl()})
 	switch gpuND := strings.Contains(o.Reason, "(GPU non-deterministic)"); {
-	case gpuND && o.Status != outcome.Inconclusive:
+	case gpuND && (o.Status != outcome.Inconclusive || o.NonDeterministic == ""):
 		t.Fatalf("outcome %s (%s), want inconclusive: the GPU does not repeat its bits", o.Status, o.Reason)
 	case !gpuND && o.Status != outcome.Falsified && (o.Status != outcome.Inconclusive || o.NonDeterministic == ""):
 		t.Fatalf("outcome %s (%s), want falsified, or inconclusive as a failure that did not replay", o.Status, o.Reason)

@@ -88,7 +88,7 @@ SOAK_MAX_ELEMENTS=${SOAK_MAX_ELEMENTS:-4096}
 SOAK_SHARDS=${SOAK_SHARDS:-4}
 SOAK_RUN=${SOAK_RUN:-}
 DEVICES=${DEVICES:-all}         # -ptxprop.devices: all, a count, or ordinals such as 0,2
-CONTEXTS=${CONTEXTS:-4}         # -ptxprop.contexts of the properties stage: contexts on each GPU
+CONTEXTS=${CONTEXTS:-1}         # -ptxprop.contexts of the properties stage: contexts on each GPU (more were slower on an H200)
 PROFILE=${PROFILE:-}            # set: write CPU profiles of the properties and throughput stages ($OUT/*.cpu.prof) and
                                 # a block profile of the throughput stage ($OUT/throughput.block.prof)
 case $NIGHTLY_BACKEND in

@@ -201,7 +201,7 @@ var settings = Table[Config]{
 	{"devices", "all", "devices to spread the contract runs over, one context each: all (every visible GPU; CUDA_VISIBLE_DEVICES masks them), a count N (the first N; on the emulator N emulator devices), or ordinals 0,2 or 1-3",
 		func(c *Config, v string) (err error) { c.Devices, err = ParseDevices(v); return },
 		func(c *Config) string { return c.Devices.String() }, ""},
-	{"contexts", "1", "contexts to open on each GPU, each a device the contract runs spread over: a GPU serialises one context's launches and their checks, several keep it busy (the emulator: one)",
+	{"contexts", "1", "contexts to open on each GPU, each a device the contract runs spread over: a GPU takes turns between contexts, so more are rarely faster (the emulator: one)",
 		func(c *Config, v string) (err error) {
 			if c.Contexts, err = strconv.Atoi(v); err == nil && (c.Contexts < 1 || c.Contexts > 64) {
 				err = fmt.Errorf("want 1 to 64")

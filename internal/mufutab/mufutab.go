@@ -91,7 +91,7 @@ func TanhInputs(k uint32) (first, last uint32) {
 // tanhInput returns the input at the middle of key k of the Tanh table.
 func tanhInput(k uint32) float64 {
 	first, last := TanhInputs(k)
-	return float64(math.Float32frombits(first|(last-first+1)>>1))
+	return float64(math.Float32frombits(first | (last-first+1)>>1))
 }
 
 // Size is the number of entries of table name.

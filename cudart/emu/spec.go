@@ -334,7 +334,10 @@ func (l *launch) runParallel(n int) bool {
 						sr.pool = append(sr.pool, specBuf{pg.data, pg.rec})
 					}
 					if len(kept) < specPagesMax {
-						*pg = specPage{}
+						// page reinitialises the structure when a worker
+						// takes it (in parallel); here it only lets go of
+						// what it refers to.
+						pg.sa, pg.data, pg.rec = nil, nil, nil
 						kept = append(kept, pg)
 					}
 				}

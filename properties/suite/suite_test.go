@@ -606,11 +606,19 @@ func interrupted(t *testing.T, sig syscall.Signal, count int) (string, *reports.
 	cmd, out, report := childRun(t, "TestChildStubborn", "-test.run=^TestChild(Stubborn|Later)$", "-ptxprop.checks=100000",
 		"-ptxprop.progress=100ms", "-test.v")
 	var lines []string
-	for out.Scan() { // a progress line with the slow contract running
+	// A progress line with the slow contract running and past its first
+	// check (on a loaded machine the first lines may show it at 0).
+	passed := regexp.MustCompile(`TestChildStubborn/slow [1-9]`)
+	stuck := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	found := false
+	for !found && out.Scan() {
 		lines = append(lines, out.Text())
-		if strings.Contains(out.Text(), "TestChildStubborn/slow ") {
-			break
-		}
+		found = passed.MatchString(out.Text())
+	}
+	if !stuck.Stop() || !found {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%v ×%d: the slow contract passed no check within a minute:\n%s", sig, count, strings.Join(lines, "\n"))
 	}
 	start := time.Now()
 	cmd.Process.Signal(sig)

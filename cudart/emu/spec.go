@@ -118,7 +118,7 @@ func (s *specWorker) page(a *allocation, off int) *specPage {
 	if pg == nil {
 		if n := len(s.free); n > 0 {
 			pg, s.free = s.free[n-1], s.free[:n-1]
-			*pg = specPage{sa: sa, idx: p}
+			pg.sa, pg.idx = sa, p // the rest left clean by runParallel
 		} else {
 			pg = &specPage{sa: sa, idx: p}
 		}
@@ -334,10 +334,18 @@ func (l *launch) runParallel(n int) bool {
 						sr.pool = append(sr.pool, specBuf{pg.data, pg.rec})
 					}
 					if len(kept) < specPagesMax {
-						// page reinitialises the structure when a worker
-						// takes it (in parallel); here it only lets go of
-						// what it refers to.
-						pg.sa, pg.data, pg.rec = nil, nil, nil
+						// Clean for page, which sets only sa and idx:
+						// endCTA cleared r and w unless the CTA was cut
+						// short, and only a page with data has wrote bits.
+						if pg.inCTA {
+							clear(pg.r[:])
+							clear(pg.w[:])
+							pg.inCTA = false
+						}
+						if pg.data != nil {
+							clear(pg.wrote[:])
+						}
+						pg.sa, pg.data, pg.rec, pg.recValid = nil, nil, nil, 0
 						kept = append(kept, pg)
 					}
 				}

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -284,9 +285,19 @@ func TestRunCancelled(t *testing.T) {
 	c.Checks = 100000
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(500*time.Millisecond, func() { cancel(errors.New("enough")) })
+	// The runner learns of the cancellation asynchronously and says so
+	// ("ending the run"); TestLate's contract starts after that line, so
+	// after the run ended: not run, and listed.
+	ended := make(chan struct{})
+	c.Output = &lineWatch{pattern: "ending the run", seen: ended}
 	start := time.Now()
-	// TestLate's contract starts after the run ended: not run, and listed.
-	late := func(t properties.TB) { <-ctx.Done(); passing(t) }
+	late := func(t properties.TB) {
+		select {
+		case <-ended:
+		case <-time.After(30 * time.Second): // never said: run it, and fail below
+		}
+		passing(t)
+	}
 	rep, err := suite.Run(ctx, c, []suite.Job{{Name: "TestSlow", Run: slow(10 * time.Millisecond)}, {Name: "TestLate", Run: late}})
 	if err == nil || !strings.Contains(err.Error(), "enough") {
 		t.Errorf("err = %v, want the cause", err)
@@ -310,6 +321,24 @@ func TestRunCancelled(t *testing.T) {
 			t.Errorf("prediction never started = %+v, want not_run", p)
 		}
 	}
+}
+
+// lineWatch is an output that closes seen once a write contains pattern.
+type lineWatch struct {
+	mu      sync.Mutex
+	pattern string
+	seen    chan struct{}
+	done    bool
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done && strings.Contains(string(p), w.pattern) {
+		w.done = true
+		close(w.seen)
+	}
+	return len(p), nil
 }
 
 // goTestCommand names the package, not the temporary binary.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -152,18 +153,19 @@ func runGeneric(t *testing.T, e *env, name string, mod *ptx.Module, f *ptx.Funct
 const chainPTX = `.version 7.8
 .target sm_80
 .address_size 64
-.visible .entry chain(.param .u64 p, .param .u32 step)
+.visible .entry chain(.param .u64 p, .param .u32 step, .param .u32 stride)
 {
 	.reg .pred %p<2>;
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<8>;
 	ld.param.u64 %rd1, [p];
 	ld.param.u32 %r1, [step];
+	ld.param.u32 %r6, [stride];
 	mov.u32 %r2, %tid.x;
 	setp.ne.u32 %p1, %r2, 0;
 	@%p1 bra DONE;
 	mov.u32 %r3, %ctaid.x;
-	mul.wide.u32 %rd2, %r3, 4;
+	mul.wide.u32 %rd2, %r3, %r6;
 	add.s64 %rd3, %rd1, %rd2;
 	ld.global.u32 %r4, [%rd3];
 	add.u32 %r5, %r4, 1;
@@ -177,28 +179,36 @@ DONE:
 
 // TestParallelConflicts shows that CTAs that communicate through plain
 // global memory get the serial result: block c of chain adds one to
-// p[c] and stores it to p[c+step]. With step 1 each block reads what the
-// one before wrote (p[c] = c only in block order); with step 0 the blocks
-// are independent and run in parallel. Two blocks storing to one word
-// remain the race the serial run reports.
+// p[c·s] and stores it to p[c·s+step] (s = stride/4). With step = s each
+// block reads what the one before wrote (p[c·s] = c only in block order);
+// with step 0 the blocks are independent and run in parallel. With a
+// stride of a page a block reads a page it does not write, written by the
+// block before; on one core (procs 1) the first worker to run takes every
+// block in order, so that each page's reader ends after its writer, which
+// then cannot be the one to find the conflict. Two blocks storing to one
+// word remain the race the serial run reports.
 func TestParallelConflicts(t *testing.T) {
-	for _, step := range []int32{1, 0} {
+	for _, c := range []struct{ step, stride, procs int32 }{{1, 4, 0}, {0, 4, 0}, {pageSize / 4, pageSize, 0}, {0, pageSize, 0}, {pageSize / 4, pageSize, 1}} {
+		if c.procs > 0 {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(int(c.procs)))
+		}
 		e := newEnvSrc(t, "chain.ptx", []byte(chainPTX), Config{})
 		e.b.workers = 4
-		p := e.in(make([]int32, 65))
-		e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(step))
+		s := int(c.stride / 4)
+		p := e.in(make([]int32, 64*s+1))
+		e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(c.step), cudart.ScalarI32(c.stride))
 		got := e.i32s(p)
-		for c := range 64 {
+		for b := range 64 {
 			want := int32(1)
-			if step == 1 {
-				want = int32(c + 1)
+			if c.step != 0 {
+				want = int32(b + 1)
 			}
-			if got[c+int(step)] != want {
-				t.Fatalf("step %d: p[%d] = %d, want %d", step, c+int(step), got[c+int(step)], want)
+			if i := b*s + int(c.step); got[i] != want {
+				t.Fatalf("step %d, stride %d: p[%d] = %d, want %d", c.step, c.stride, i, got[i], want)
 			}
 		}
-		if ran := e.b.parallelRuns == 1; ran != (step == 0) {
-			t.Errorf("step %d: ran in parallel: %v", step, ran)
+		if ran := e.b.parallelRuns == 1; ran != (c.step == 0) {
+			t.Errorf("step %d, stride %d: ran in parallel: %v", c.step, c.stride, ran)
 		}
 	}
 	e := newEnv(t, "checks.ptx", Config{})

@@ -59,7 +59,10 @@ type specRun struct {
 
 // specSum holds, for one page of an allocation, the bytes CTAs that ended
 // read and wrote.
-type specSum struct{ r, w [pageSize / 64]uint64 }
+type specSum struct {
+	r, w [pageSize / 64]uint64
+	anyW bool // w is not all 0
+}
 
 // specWorker is one worker's private view of global memory.
 type specWorker struct {
@@ -70,7 +73,17 @@ type specWorker struct {
 	touched []*specPage // pages the running CTA accessed
 	free    []*specPage // page structures to reuse (from earlier launches)
 
-	instPage []*specPage // by pc: the page onePage last returned for the instruction
+	instPage []instPage // by pc: the page onePage last returned for the instruction
+	ctaSeq   uint32     // counts the worker's CTAs (from 1): instPage's entries of the running CTA hold it
+}
+
+// instPage is the page onePage returned for an instruction, with what
+// identifies it, so that the check reads no page structure.
+type instPage struct {
+	pg  *specPage
+	a   *allocation
+	idx int
+	cta uint32
 }
 
 type specAlloc struct {
@@ -83,6 +96,7 @@ type specPage struct {
 	sa    *specAlloc
 	idx   int
 	inCTA bool
+	anyW  bool                  // the running CTA wrote some byte: w is not all 0
 	r, w  [pageSize / 64]uint64 // bytes the running CTA read, wrote
 	wrote [pageSize / 64]uint64 // bytes any CTA of the worker wrote
 	data  []byte                // the page with the worker's stores; nil until one
@@ -167,6 +181,7 @@ func (s *specWorker) store(w *warp, a *allocation, off, size int, v uint64) {
 	if pg.data == nil {
 		s.cow(pg)
 	}
+	pg.anyW = true
 	markBytes(&pg.w, po, size)
 	markBytes(&pg.wrote, po, size)
 	me := uint64(w.gid())<<wcWarpShft | uint64(w.clock)<<wcClkShft
@@ -210,62 +225,103 @@ func (s *specWorker) endCTA() bool {
 			sm, r.arena = &r.arena[0], r.arena[1:]
 			sums[pg.idx] = sm
 		}
-		for i := range sm.r {
-			if pg.w[i]&(sm.r[i]|sm.w[i]) != 0 || pg.r[i]&sm.w[i] != 0 {
-				ok = false
+		// Most pages are only read (the inputs): their w is 0, and so is
+		// the summary's while no CTA wrote there.
+		switch {
+		case pg.anyW:
+			for i := range sm.r {
+				if pg.w[i]&(sm.r[i]|sm.w[i]) != 0 || pg.r[i]&sm.w[i] != 0 {
+					ok = false
+				}
+				sm.r[i] |= pg.r[i]
+				sm.w[i] |= pg.w[i]
 			}
-			sm.r[i] |= pg.r[i]
-			sm.w[i] |= pg.w[i]
+			sm.anyW = true
+			clear(pg.w[:])
+			pg.anyW = false
+		case sm.anyW:
+			for i := range sm.r {
+				if pg.r[i]&sm.w[i] != 0 {
+					ok = false
+				}
+				sm.r[i] |= pg.r[i]
+			}
+		default:
+			for i := range sm.r {
+				sm.r[i] |= pg.r[i]
+			}
 		}
 		clear(pg.r[:])
-		clear(pg.w[:])
 		pg.inCTA = false
 	}
 	s.touched = s.touched[:0]
+	s.ctaSeq++
 	return ok
 }
 
-// commit copies the worker's stores and their write records into memory.
-// The records of a page no other worker committed in this launch are
-// adopted whole, with their stale chunks (in the worker's current chunks
-// the records are 0 where it did not write, as on a page fresh in this
+// commit copies the workers' stores and their write records into memory,
+// the pages of each allocation split into n ranges committed at once: a
+// page's state (bytes, write records, initialised bits) is its own, and
+// each range takes the workers in order, as one loop over them would.
+func commit(forks []*launch, n int, launch uint32) {
+	for _, f := range forks {
+		for _, sa := range f.spec.allocs {
+			sa.a.initShadow() // shared by the ranges: made before
+		}
+	}
+	var wg sync.WaitGroup
+	for j := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, f := range forks {
+				for _, sa := range f.spec.allocs {
+					np := len(sa.pages)
+					for _, pg := range sa.pages[j*np/n : (j+1)*np/n] {
+						if pg != nil && pg.data != nil {
+							pg.commit(sa.a, launch)
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// commit copies the page's stores and their write records into a. The
+// records of a page no other worker committed in this launch are adopted
+// whole, with their stale chunks (in the worker's current chunks the
+// records are 0 where it did not write, as on a page fresh in this
 // launch); the page's old records go to the worker, stale for whichever
 // page it next takes (cow).
-func (s *specWorker) commit(launch uint32) {
-	for _, sa := range s.allocs {
-		a := sa.a
-		for _, pg := range sa.pages {
-			if pg == nil || pg.data == nil {
-				continue
+func (pg *specPage) commit(a *allocation, launch uint32) {
+	base := pg.idx << pageBits
+	var recs []uint64
+	if old, ok := a.adoptPage(pg.idx, pg.rec, pg.recValid, launch); ok {
+		pg.rec = old
+	} else {
+		recs = a.page(base, launch)
+	}
+	for i, word := range pg.wrote {
+		if word == ^uint64(0) {
+			o := i * 64
+			copy(a.data[base+o:base+o+64], pg.data[o:o+64])
+			if recs != nil {
+				copy(recs[o:o+64], pg.rec[o:o+64])
 			}
-			base := pg.idx << pageBits
-			var recs []uint64
-			if old, ok := a.adoptPage(pg.idx, pg.rec, pg.recValid, launch); ok {
-				pg.rec = old
-			} else {
-				recs = a.page(base, launch)
+			if a.init != nil {
+				a.init[(base+o)>>6] = ^uint64(0)
 			}
-			for i, word := range pg.wrote {
-				if word == ^uint64(0) {
-					o := i * 64
-					copy(a.data[base+o:base+o+64], pg.data[o:o+64])
-					if recs != nil {
-						copy(recs[o:o+64], pg.rec[o:o+64])
-					}
-					if a.init != nil {
-						a.init[(base+o)>>6] = ^uint64(0)
-					}
-					continue
-				}
-				for ; word != 0; word &= word - 1 {
-					o := i*64 + bits.TrailingZeros64(word)
-					a.data[base+o] = pg.data[o]
-					if recs != nil {
-						recs[o] = pg.rec[o]
-					}
-					a.markInit(base+o, 1)
-				}
+			continue
+		}
+		for ; word != 0; word &= word - 1 {
+			o := i*64 + bits.TrailingZeros64(word)
+			a.data[base+o] = pg.data[o]
+			if recs != nil {
+				recs[o] = pg.rec[o]
 			}
+			a.markInit(base+o, 1)
 		}
 	}
 }
@@ -340,7 +396,7 @@ func (l *launch) runParallel(n int) bool {
 						if pg.inCTA {
 							clear(pg.r[:])
 							clear(pg.w[:])
-							pg.inCTA = false
+							pg.inCTA, pg.anyW = false, false
 						}
 						if pg.data != nil {
 							clear(pg.wrote[:])
@@ -364,7 +420,7 @@ func (l *launch) runParallel(n int) bool {
 		f := new(launch)
 		*f = *l
 		f.resident, f.free = nil, nil
-		f.spec = &specWorker{run: sr}
+		f.spec = &specWorker{run: sr, ctaSeq: 1}
 		l.forkCoverage(f)
 		k := len(free) / (n - i)
 		f.spec.free, free = free[len(free)-k:], free[:len(free)-k]
@@ -407,9 +463,8 @@ func (l *launch) runParallel(n int) bool {
 	}
 	l.b.parallelRuns++
 
-	launch := l.b.mem.launch
+	commit(forks, n, l.b.mem.launch)
 	for _, f := range forks {
-		f.spec.commit(launch)
 		l.joinCoverage(f)
 	}
 	l.threadInsts, l.warpInsts, l.ctasRun = ti, wi, ctas
@@ -462,13 +517,14 @@ func (s *specWorker) onePage(w *warp, in *inst, a *allocation, lo, end uint64) *
 	// The page the instruction used last, when it is this one and the
 	// running CTA already noted it, saves page's search.
 	if s.instPage == nil {
-		s.instPage = make([]*specPage, len(w.l.k.insts))
+		s.instPage = make([]instPage, len(w.l.k.insts))
 	}
-	if pg := s.instPage[in.pc]; pg != nil && pg.sa.a == a && pg.idx == o>>pageBits && pg.inCTA {
-		return pg
+	e := &s.instPage[in.pc]
+	if e.cta == s.ctaSeq && e.a == a && e.idx == o>>pageBits {
+		return e.pg
 	}
 	pg := s.page(a, o)
-	s.instPage[in.pc] = pg
+	*e = instPage{pg, a, o >> pageBits, s.ctaSeq}
 	return pg
 }
 
@@ -525,6 +581,7 @@ func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m u
 	if pg.data == nil {
 		s.cow(pg)
 	}
+	pg.anyW = true
 	base, v := w.ra(in.a), w.ra(in.vec[0])
 	off := uint64(in.off) - a.base - uint64(pg.idx<<pageBits)
 	size := int(n)

@@ -15,7 +15,7 @@ func TestParallelReusesState(t *testing.T) {
 	e.b.workers = 4
 	for run := 1; run <= 3; run++ {
 		p := e.in(make([]int32, 65))
-		e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(0))
+		e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(0), cudart.ScalarI32(4))
 		for c, got := range e.i32s(p)[:64] {
 			if got != 1 {
 				t.Fatalf("run %d: p[%d] = %d, want 1", run, c, got)

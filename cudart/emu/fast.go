@@ -578,7 +578,9 @@ func execSt1(w *warp, in *inst, m uint32) {
 			}
 			for ; m != 0; m &= m - 1 {
 				lane := bits.TrailingZeros32(m)
-				sp.store(w, a, int(base[lane]+off-a.base), size, s[lane])
+				if !sp.store(w, a, int(base[lane]+off-a.base), size, s[lane]) {
+					return
+				}
 			}
 			return
 		}

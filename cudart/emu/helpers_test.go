@@ -199,3 +199,15 @@ func runInstCfg(t testing.TB, body string, inputs [][3]uint64, cfg Config) []uin
 }
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// kernel returns the loaded kernel named entry.
+func (e *env) kernel(entry string) *kernel {
+	e.t.Helper()
+	for m := range e.b.modules {
+		if k := m.kernels[entry]; k != nil {
+			return k
+		}
+	}
+	e.t.Fatalf("no kernel %s", entry)
+	return nil
+}

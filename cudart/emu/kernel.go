@@ -99,6 +99,9 @@ type kernel struct {
 	ctxPool   []*cta
 	comm      uint8 // mayCommunicate: 0 not known yet, 1 no, 2 yes
 	lastInsts int64 // thread-instructions of the last launch (see launch.workers)
+	// trackReads: a parallel launch of the kernel wrote an allocation its
+	// CTAs had read untracked (spec.go); its later launches track every read.
+	trackReads bool
 }
 
 type constSlot struct {

@@ -347,8 +347,16 @@ func (w *warp) run(quantum int) {
 		if w.active == 0 && !w.regroup() {
 			return
 		}
-		if n&1023 == 1023 && l.b.abort.Load() {
-			return
+		if n&1023 == 1023 {
+			if l.b.abort.Load() {
+				return
+			}
+			if l.spec != nil && l.spec.run.stop.Load() {
+				// Another worker abandoned the parallel run: stop now
+				// rather than at the end of this CTA.
+				w.specAbandon()
+				return
+			}
 		}
 		in := &insts[w.pc]
 		m := w.active

@@ -419,8 +419,7 @@ func (w *warp) store(in *inst, lane int, space uint8, addr uint64, size int, v u
 			l.undefUse(w, in, lane, "stores to global memory ("+a.describe(addr)+") a value")
 		}
 		if l.spec != nil && in.mo == 0 {
-			l.spec.store(w, a, off, size, v)
-			return true
+			return l.spec.store(w, a, off, size, v)
 		}
 		if l.spec != nil {
 			return w.specAbandon()

@@ -3,6 +3,7 @@ package emu
 import (
 	"fmt"
 	"sort"
+	"sync/atomic"
 )
 
 // Generic address windows. Global allocations live at globalBase and
@@ -40,6 +41,9 @@ type allocation struct {
 	valid        []uint64   // per page: its 64-byte chunks whose records are the epoch's (see stampRun)
 	moduleGlobal string     // name of the module variable it holds, if any
 	watchedIn    uint32     // launch in which a strong read read it (spin detection)
+	// spec is what a parallel launch did with it: the launch number << 2 |
+	// specRead or specWritten (spec.go).
+	spec atomic.Uint64
 }
 
 // Write records (one uint64 per byte): bits 0-6 store count (saturating),

@@ -181,7 +181,10 @@ DONE:
 // global memory get the serial result: block c of chain adds one to
 // p[c·s] and stores it to p[c·s+step] (s = stride/4). With step = s each
 // block reads what the one before wrote (p[c·s] = c only in block order);
-// with step 0 the blocks are independent and run in parallel. With a
+// with step 0 the blocks are independent and run in parallel. A block
+// reads the allocation it then writes: the first launch runs serially and
+// the kernel's later launches note every read (TestParallelUnnotedReads),
+// so each case launches twice and the second is the one tested. With a
 // stride of a page a block reads a page it does not write, written by the
 // block before; on one core (procs 1) the first worker to run takes every
 // block in order, so that each page's reader ends after its writer, which
@@ -195,16 +198,18 @@ func TestParallelConflicts(t *testing.T) {
 		e := newEnvSrc(t, "chain.ptx", []byte(chainPTX), Config{})
 		e.b.workers = 4
 		s := int(c.stride / 4)
-		p := e.in(make([]int32, 64*s+1))
-		e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(c.step), cudart.ScalarI32(c.stride))
-		got := e.i32s(p)
-		for b := range 64 {
-			want := int32(1)
-			if c.step != 0 {
-				want = int32(b + 1)
-			}
-			if i := b*s + int(c.step); got[i] != want {
-				t.Fatalf("step %d, stride %d: p[%d] = %d, want %d", c.step, c.stride, i, got[i], want)
+		for launch := range 2 {
+			p := e.in(make([]int32, 64*s+1))
+			e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(c.step), cudart.ScalarI32(c.stride))
+			got := e.i32s(p)
+			for b := range 64 {
+				want := int32(1)
+				if c.step != 0 {
+					want = int32(b + 1)
+				}
+				if i := b*s + int(c.step); got[i] != want {
+					t.Fatalf("step %d, stride %d, launch %d: p[%d] = %d, want %d", c.step, c.stride, launch, i, got[i], want)
+				}
 			}
 		}
 		if ran := e.b.parallelRuns == 1; ran != (c.step == 0) {
@@ -216,4 +221,73 @@ func TestParallelConflicts(t *testing.T) {
 	out := e.in([]int32{0})
 	err := e.launch("cross_block_write", 4, 32, cudart.InOut(out))
 	wantErr(t, err, cudart.ErrRace, "block (1,0,0)", "block (0,0,0) already wrote", out.String())
+}
+
+// incPTX: thread 0 of block c stores in[c] + 1 to out[c].
+const incPTX = `.version 7.8
+.target sm_80
+.address_size 64
+.visible .entry inc(.param .u64 in, .param .u64 out)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [in];
+	ld.param.u64 %rd2, [out];
+	mov.u32 %r1, %tid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra DONE;
+	mov.u32 %r2, %ctaid.x;
+	mul.wide.u32 %rd3, %r2, 4;
+	add.s64 %rd4, %rd1, %rd3;
+	ld.global.u32 %r3, [%rd4];
+	add.u32 %r4, %r3, 1;
+	add.s64 %rd5, %rd2, %rd3;
+	st.global.u32 [%rd5], %r4;
+DONE:
+	ret;
+}
+`
+
+// TestParallelUnnotedReads: the CTAs of a parallel launch read without
+// noting the bytes an allocation no CTA writes. A kernel that reads one
+// allocation and writes another runs in parallel from its first launch,
+// its reads unnoted; one whose CTAs read what they then write (chain with
+// step 0, in place) cannot know, from unnoted reads, whether another CTA
+// read what it writes: its first launch runs serially, and its later
+// launches note every read and run in parallel.
+func TestParallelUnnotedReads(t *testing.T) {
+	e := newEnvSrc(t, "inc.ptx", []byte(incPTX), Config{})
+	e.b.workers = 4
+	in := make([]int32, 64)
+	for i := range in {
+		in[i] = int32(3 * i)
+	}
+	for launch := 1; launch <= 2; launch++ {
+		out := e.buf(cudart.I32, 64)
+		e.mustLaunch("inc", 64, 32, cudart.In(e.in(in)), cudart.Out(out))
+		for i, got := range e.i32s(out) {
+			if got != in[i]+1 {
+				t.Fatalf("inc launch %d: out[%d] = %d, want %d", launch, i, got, in[i]+1)
+			}
+		}
+		if e.b.parallelRuns != launch || e.kernel("inc").trackReads {
+			t.Fatalf("inc launch %d: %d parallel runs, notes every read %v; want %d, false", launch, e.b.parallelRuns, e.kernel("inc").trackReads, launch)
+		}
+	}
+
+	e = newEnvSrc(t, "chain.ptx", []byte(chainPTX), Config{})
+	e.b.workers = 4
+	for launch := 1; launch <= 2; launch++ {
+		p := e.in(make([]int32, 65))
+		e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(0), cudart.ScalarI32(4))
+		for c, got := range e.i32s(p)[:64] {
+			if got != 1 {
+				t.Fatalf("chain launch %d: p[%d] = %d, want 1", launch, c, got)
+			}
+		}
+		if want := launch - 1; e.b.parallelRuns != want || !e.kernel("chain").trackReads {
+			t.Fatalf("chain launch %d: %d parallel runs, notes every read %v; want %d, true", launch, e.b.parallelRuns, e.kernel("chain").trackReads, want)
+		}
+	}
 }

@@ -27,6 +27,15 @@ import (
 //     bytes are checked against those of the CTAs that ended before: a
 //     byte that one CTA writes and another reads or writes is a conflict.
 //
+// A conflict needs a write, so the reads of an allocation that no CTA of
+// the launch writes need not be noted: while a kernel has not shown
+// otherwise, a worker reads an allocation without noting the bytes, and
+// marks it read so (specRead); the first store to an allocation marks it
+// written (specWritten), after which reads are noted. The marks change
+// only from unmarked, atomically, so every read of a written allocation
+// was noted; a store to an allocation read unnoted abandons the
+// speculation, and the kernel's later launches note every read.
+//
 // Without a conflict the private pages are copied into memory, which is
 // then what the serial run would have left. A conflict, any fault or
 // uninitialised read, an exhausted instruction budget, an abort or too
@@ -42,8 +51,18 @@ var errSpec = errors.New("emu: parallel run abandoned")
 // specBudget bounds the private memory of one speculative launch.
 const specBudget = 512 << 20
 
+// An allocation's marks in a parallel launch (allocation.spec).
+const (
+	specRead    = 1 // read without noting the bytes
+	specWritten = 2 // stored to: its reads are noted
+)
+
 // specRun is the state the workers of one launch share.
 type specRun struct {
+	epoch      uint64      // the launch number << 2, in allocation.spec
+	trackReads bool        // note every read (kernel.trackReads)
+	readWrite  atomic.Bool // a store found its allocation read unnoted
+
 	stop  atomic.Bool
 	next  atomic.Int64 // next CTA index to run
 	bytes atomic.Int64 // private memory held
@@ -155,9 +174,53 @@ func markBytes(bm *[pageSize / 64]uint64, o, n int) {
 	}
 }
 
+// unnoted reports whether the worker reads a without noting the bytes:
+// unless the kernel notes every read, when no CTA stored to a in this
+// launch, which a's mark then says.
+func (s *specWorker) unnoted(a *allocation) bool {
+	r := s.run
+	if r.trackReads {
+		return false
+	}
+	for {
+		m := a.spec.Load()
+		switch m {
+		case r.epoch | specRead:
+			return true
+		case r.epoch | specWritten:
+			return false
+		}
+		if a.spec.CompareAndSwap(m, r.epoch|specRead) {
+			return true
+		}
+	}
+}
+
+// writable marks a written, or reports false when a CTA read it unnoted:
+// the speculation cannot know whether the store conflicts.
+func (s *specWorker) writable(a *allocation) bool {
+	r := s.run
+	for {
+		m := a.spec.Load()
+		switch m {
+		case r.epoch | specWritten:
+			return true
+		case r.epoch | specRead:
+			r.readWrite.Store(true)
+			return false
+		}
+		if a.spec.CompareAndSwap(m, r.epoch|specWritten) {
+			return true
+		}
+	}
+}
+
 // load reads size bytes at byte off of a, aligned, as the running CTA
 // sees them; init reports whether every byte was written.
 func (s *specWorker) load(a *allocation, off, size int) (v uint64, init bool) {
+	if s.unnoted(a) {
+		return getBits(a.data[off:], size), a.isInit(off, size)
+	}
 	pg := s.page(a, off)
 	po := off & (pageSize - 1)
 	markBytes(&pg.r, po, size)
@@ -174,8 +237,12 @@ func (s *specWorker) load(a *allocation, off, size int) (v uint64, init bool) {
 }
 
 // store writes size bytes of v at byte off of a, aligned, for warp w,
-// recording the store as recordGlobalWrite does.
-func (s *specWorker) store(w *warp, a *allocation, off, size int, v uint64) {
+// recording the store as recordGlobalWrite does; false abandons the
+// speculation (writable).
+func (s *specWorker) store(w *warp, a *allocation, off, size int, v uint64) bool {
+	if !s.writable(a) {
+		return w.specAbandon()
+	}
 	pg := s.page(a, off)
 	po := off & (pageSize - 1)
 	if pg.data == nil {
@@ -194,6 +261,7 @@ func (s *specWorker) store(w *warp, a *allocation, off, size int, v uint64) {
 		pg.rec[i] = me | cnt
 	}
 	putBits(pg.data[po:], size, v)
+	return true
 }
 
 // endCTA checks the running CTA's bytes against those of the CTAs that
@@ -269,23 +337,32 @@ func commit(forks []*launch, n int, launch uint32) {
 			sa.a.initShadow() // shared by the ranges: made before
 		}
 	}
-	var wg sync.WaitGroup
-	for j := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, f := range forks {
-				for _, sa := range f.spec.allocs {
-					np := len(sa.pages)
-					for _, pg := range sa.pages[j*np/n : (j+1)*np/n] {
-						if pg != nil && pg.data != nil {
-							pg.commit(sa.a, launch)
-						}
+	onAll(n, func(j int) {
+		for _, f := range forks {
+			for _, sa := range f.spec.allocs {
+				np := len(sa.pages)
+				for _, pg := range sa.pages[j*np/n : (j+1)*np/n] {
+					if pg != nil && pg.data != nil {
+						pg.commit(sa.a, launch)
 					}
 				}
 			}
+		}
+	})
+}
+
+// onAll runs f(0), …, f(n-1) at once, f(0) on the calling goroutine (one
+// goroutine fewer to start and wake), and returns when all have.
+func onAll(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(i)
 		}()
 	}
+	f(0)
 	wg.Wait()
 }
 
@@ -373,7 +450,8 @@ func (l *launch) workers() int {
 // runParallel runs every CTA of the launch on n workers and reports
 // whether it did; false leaves the launch as it was, to run serially.
 func (l *launch) runParallel(n int) bool {
-	sr := &specRun{sum: map[*allocation][]*specSum{}, pool: l.b.specPool, spare: l.b.specSums}
+	sr := &specRun{epoch: uint64(l.b.mem.launch) << 2, trackReads: l.k.trackReads,
+		sum: map[*allocation][]*specSum{}, pool: l.b.specPool, spare: l.b.specSums}
 	free := l.b.specPages
 	defer func() {
 		// Keep the private pages and their structures for the next launch
@@ -431,15 +509,7 @@ func (l *launch) runParallel(n int) bool {
 		forks[i], ctxs[i] = f, c
 	}
 	sr.forks = forks
-	var wg sync.WaitGroup
-	for i, f := range forks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f.specLoop(ctxs[i])
-		}()
-	}
-	wg.Wait()
+	onAll(n, func(i int) { forks[i].specLoop(ctxs[i]) })
 	var ti, wi int64
 	var gb [3]int64
 	ctas := 0
@@ -457,6 +527,9 @@ func (l *launch) runParallel(n int) bool {
 		for k := range gb {
 			gb[k] += f.gbytes[k] - l.gbytes[k] // each fork started from l's counts
 		}
+	}
+	if sr.readWrite.Load() {
+		l.k.trackReads = true
 	}
 	if sr.stop.Load() || ctas != l.ncta || l.budget > 0 && ti > l.budget {
 		return false
@@ -536,6 +609,10 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 	if a.init != nil {
 		return false
 	}
+	if s.unnoted(a) {
+		readLanes(w, in, a.data, uint64(in.off)-a.base, lo-a.base, m, run)
+		return true
+	}
 	pg := s.onePage(w, in, a, lo, hi+n)
 	if pg == nil {
 		return false
@@ -544,36 +621,46 @@ func (s *specWorker) load1(w *warp, a *allocation, lo, hi uint64, in *inst, m ui
 	if pg.data != nil {
 		src = pg.data
 	}
-	base, d := w.ra(in.a), w.ra(in.vec[0])
 	pbase := a.base + uint64(pg.idx<<pageBits)
 	// Marking every byte between the lowest and the highest address read
 	// may note bytes no lane read: a conflict found there only sends the
 	// launch to the serial run.
 	markBytes(&pg.r, int(lo-pbase), int(hi+n-lo))
-	off := uint64(in.off) - pbase
+	readLanes(w, in, src, uint64(in.off)-pbase, lo-pbase, m, run)
+	return true
+}
+
+// readLanes loads in's lanes m from src, where off is in's offset and lo
+// the lowest address read, both relative to src; run: the lanes read
+// 32 consecutive elements from lo.
+func readLanes(w *warp, in *inst, src []byte, off, lo uint64, m uint32, run bool) {
+	base, d := w.ra(in.a), w.ra(in.vec[0])
+	n := uint64(in.t.n)
 	size, t := int(n), in.t
 	if run {
-		loadRun(d, src[lo-pbase:lo-pbase+32*n], t)
-		return true
+		loadRun(d, src[lo:lo+32*n], t)
+		return
 	}
 	if size == 4 && t.k != 's' {
 		for ; m != 0; m &= m - 1 {
 			lane := bits.TrailingZeros32(m)
 			d[lane] = uint64(binary.LittleEndian.Uint32(src[base[lane]+off:]))
 		}
-		return true
+		return
 	}
 	for ; m != 0; m &= m - 1 {
 		lane := bits.TrailingZeros32(m)
 		d[lane] = t.ext(getBits(src[base[lane]+off:], size))
 	}
-	return true
 }
 
 // store1 is execSt1 for the lanes m of a warp whose addresses, [lo, hi]
 // in allocation a, lie on one page; false leaves the lanes to store.
 func (s *specWorker) store1(w *warp, a *allocation, lo, hi uint64, in *inst, m uint32, run bool) bool {
 	n := uint64(in.t.n)
+	if !s.writable(a) {
+		return false // store abandons
+	}
 	pg := s.onePage(w, in, a, lo, hi+n)
 	if pg == nil {
 		return false

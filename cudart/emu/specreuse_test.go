@@ -7,12 +7,18 @@ import (
 )
 
 // TestParallelReusesState runs one launch whose CTAs write disjoint words
-// three times on a Backend: each run must again be parallel (state kept
-// from the one before — page structures, private pages, summaries — must
-// come back clean, or it reads as a conflict) and give the same words.
+// three times on a Backend, after the one that shows its CTAs read what
+// they write (TestParallelUnnotedReads): each run must again be parallel
+// (state kept from the one before — page structures, private pages,
+// summaries — must come back clean, or it reads as a conflict) and give
+// the same words.
 func TestParallelReusesState(t *testing.T) {
 	e := newEnvSrc(t, "chain.ptx", []byte(chainPTX), Config{})
 	e.b.workers = 4
+	e.mustLaunch("chain", 64, 32, cudart.InOut(e.in(make([]int32, 65))), cudart.ScalarI32(0), cudart.ScalarI32(4))
+	if e.b.parallelRuns != 0 {
+		t.Fatal("a launch whose CTAs read unnoted what they then write ran in parallel")
+	}
 	for run := 1; run <= 3; run++ {
 		p := e.in(make([]int32, 65))
 		e.mustLaunch("chain", 64, 32, cudart.InOut(p), cudart.ScalarI32(0), cudart.ScalarI32(4))
@@ -73,9 +79,14 @@ done:
 // whichever worker ran which block, and leave the launch to the serial
 // run.
 func TestParallelLaterCTAConflict(t *testing.T) {
-	for run := range 3 {
+	for run := range 4 {
+		// Runs 1-3 on one Backend, after run 0 made the kernel note every
+		// read (as it would when block 63 reads before any block writes).
 		e := newEnvSrc(t, "gather.ptx", []byte(gatherPTX), Config{})
 		e.b.workers = 4
+		if run > 0 {
+			e.kernel("gather_last").trackReads = true
+		}
 		out := e.in(make([]int32, 64))
 		e.mustLaunch("gather_last", 64, 32, cudart.InOut(out))
 		if e.b.parallelRuns != 0 {

@@ -156,8 +156,9 @@ type Batcher interface {
 type Pinner interface {
 	// Pinned returns n bytes of page-locked host memory, or nil when none
 	// can be had (the caller then uses Go memory). It must not be called
-	// from inside a Batch's function. Inside a Batch a copy from it may only
-	// be queued: its bytes must not change until Batch has returned.
+	// from inside a Batch's function. Inside a Batch a copy from or into it
+	// may only be queued: its bytes must not change, and a copy's bytes are
+	// not there, until Batch has returned.
 	Pinned(n int) []byte
 	// Unpin gives back a slice that Pinned returned, once no copy queued
 	// or in progress uses it.

@@ -82,10 +82,12 @@ type Backend struct {
 	// Owned by whoever holds sem.
 	dev      cuDevice
 	ctx      cuContext
-	hold     *module // the hold kernel of Elapsed, loaded on first use
-	batching bool    // inside Batch: launches are only queued
-	stage    stage   // pinned host memory that copies go through
-	pins     pins    // pinned host memory handed out (Pinned); its own lock
+	hold     *module   // the hold kernel of Elapsed, loaded on first use
+	batching bool      // inside Batch: launches are only queued
+	queued   bool      // inside Batch: work queued since the batch began or last waited
+	stage    stage     // pinned host memory that copies go through
+	pins     pins      // pinned host memory handed out (Pinned); its own lock
+	comp     completer // waits for batches' ends outside sem; its own lock
 }
 
 // fault is the first sticky fault (Result.Sticky) seen in this process. The
@@ -588,6 +590,7 @@ func (b *Backend) Close() error {
 		close(b.quit)
 		go func() {
 			b.sem <- struct{}{} // after the call in progress; never given back
+			b.comp.stop()       // after the batches in flight
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			if r := ctxSetCurrent(b.ctx); r == success {

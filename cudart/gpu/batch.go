@@ -26,25 +26,45 @@ var (
 // context current once instead of once per driver call. The Backend given to f is valid
 // only until f returns; its Close is refused.
 //
-// Launches and uploads inside a batch are only queued; the copies back wait
-// for them (and report a kernel fault), and the batch ends with one
-// cuCtxSynchronize, so Batch still returns after all its work has completed.
+// Launches, fills, device copies, uploads and copies back into memory that
+// Pinned handed out are only queued inside a batch; a copy back into Go
+// memory waits for everything queued before it (and reports a kernel
+// fault). When f has queued work after its last wait, the batch records an
+// event behind it, gives sem back, and waits for the event outside sem
+// (see completer): the next caller queues its own batch meanwhile, so the
+// device runs one batch while the host queues the next, instead of idling
+// through every batch's round trips. Batch still returns only after all
+// its work has completed, with the error of the kernel fault that work
+// met, if any. After a failure inside f it waits inside sem
+// (cuCtxSynchronize), as the queued uploads must be done before their
+// bytes are reused.
 func (b *Backend) Batch(f func(cudart.Backend) error) error {
-	return b.do(func() error {
-		b.batching = true
+	var done chan Result
+	err := b.do(func() error {
+		b.batching, b.queued = true, false
 		err := f(onThread{b})
 		b.batching = false
 		if b.async.Load() > 0 {
 			return err
 		}
-		// Also after a failure: the uploads queued from the stage must be
-		// done before its bytes are reused.
-		serr := b.settle()
 		if err != nil {
+			_ = b.settle()
 			return err
 		}
-		return serr
+		if !b.queued {
+			return nil
+		}
+		var serr error
+		if done, serr = b.behind(); serr != nil {
+			done = nil
+			return b.settle()
+		}
+		return nil
 	})
+	if done == nil {
+		return err
+	}
+	return b.awaited(done)
 }
 
 // settle waits for the device; the stage is then free. After a failed
@@ -53,8 +73,16 @@ func (b *Backend) settle() error {
 	if err := b.check("cuCtxSynchronize", ctxSynchronize()); err != nil {
 		return err
 	}
-	b.stage.drained()
+	b.idle()
 	return nil
+}
+
+// idle records that the device has done everything queued so far (a
+// synchronous copy returned, or cuCtxSynchronize): nothing queued reads
+// the stage any more, and a batch ending now has nothing to wait for.
+func (b *Backend) idle() {
+	b.stage.drained()
+	b.queued = false
 }
 
 // onThread is the Backend that Batch hands to its function: fills and
@@ -64,23 +92,29 @@ type onThread struct{ b *Backend }
 // Capabilities are those of a Device's calls inside a batch.
 func (t onThread) Capabilities() cudart.Caps { return cudart.CapFill | cudart.CapCopyDtoD }
 
-func direct(f func() error) error { return f() }
+// run runs a call of the batch's function, already inside the batch's do.
+// The call may queue work: the batch waits for it unless a synchronous
+// copy (which calls idle) ends the batch.
+func (t onThread) run(f func() error) error {
+	t.b.queued = true
+	return f()
+}
 
 func (t onThread) Info() cudart.Info { return t.b.info }
 func (t onThread) LoadModule(name string, ptx []byte) (cudart.ModuleHandle, error) {
-	return t.b.loadModule(direct, name, ptx)
+	return t.b.loadModule(t.run, name, ptx)
 }
-func (t onThread) UnloadModule(h cudart.ModuleHandle) error { return t.b.unloadModule(direct, h) }
-func (t onThread) Alloc(n int) (uint64, error)              { return t.b.alloc(direct, n) }
-func (t onThread) Free(addr uint64) error                   { return t.b.free(direct, addr) }
-func (t onThread) CopyHtoD(dst uint64, src []byte) error    { return t.b.copyHtoD(direct, dst, src) }
-func (t onThread) CopyDtoH(dst []byte, src uint64) error    { return t.b.copyDtoH(direct, dst, src) }
-func (t onThread) CopyDtoD(dst, src uint64, n int) error    { return t.b.copyDtoD(direct, dst, src, n) }
+func (t onThread) UnloadModule(h cudart.ModuleHandle) error { return t.b.unloadModule(t.run, h) }
+func (t onThread) Alloc(n int) (uint64, error)              { return t.b.alloc(t.run, n) }
+func (t onThread) Free(addr uint64) error                   { return t.b.free(t.run, addr) }
+func (t onThread) CopyHtoD(dst uint64, src []byte) error    { return t.b.copyHtoD(t.run, dst, src) }
+func (t onThread) CopyDtoH(dst []byte, src uint64) error    { return t.b.copyDtoH(t.run, dst, src) }
+func (t onThread) CopyDtoD(dst, src uint64, n int) error    { return t.b.copyDtoD(t.run, dst, src, n) }
 func (t onThread) Fill32(addr uint64, words int, v uint32) error {
-	return t.b.fill32(direct, addr, words, v)
+	return t.b.fill32(t.run, addr, words, v)
 }
 func (t onThread) Launch(h cudart.ModuleHandle, entry string, g cudart.Geometry, params [][]byte) error {
-	return t.b.launch(direct, h, entry, g, params)
+	return t.b.launch(t.run, h, entry, g, params)
 }
 func (t onThread) Close() error {
 	return opErr("close", "gpu", cudart.Errorf(cudart.ErrInvalid, "Close inside Batch"))

@@ -85,8 +85,12 @@
 // handed out (pin.go, cudart.Pinner), which go directly: a Device builds a
 // checked launch's upload and receives its copy back in those, so the
 // copying is done by the launching goroutine, not inside the one-at-a-time
-// section. Inside Batch uploads are only queued, so a checked launch waits
-// for the device once, in its copy back.
+// section. Inside Batch uploads, and copies back into those buffers, are
+// only queued, so a checked launch waits for the device once, at its end,
+// and not holding the semaphore: the batch records an event behind its
+// work, gives the semaphore back, and one goroutine of the Backend waits
+// for the batches' events in order (complete.go), so the device runs one
+// batch while the host queues the next.
 //
 // # Launches
 //
@@ -95,8 +99,9 @@
 // legacy default stream, and waits with cuCtxSynchronize, so the launch that
 // faulted reports the fault. Inside Batch (a Device's launch with its
 // checks: fills, copies, the kernel, the verify pass, in one hand-off)
-// launches are only queued, the copies after them wait for them and report
-// a fault, and the batch ends with one cuCtxSynchronize. Where the
+// launches are only queued, a copy back into Go memory waits for them and
+// reports a fault, and the batch ends with a wait for its event, which
+// reports a fault of the work queued after that. Where the
 // driver has cuFuncGetParamInfo (CUDA 12.4+ drivers) the parameter count and
 // every size are checked against the kernel's signature first: the count
 // comes from the module's PTX, and the driver is asked for the size of each

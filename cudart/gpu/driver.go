@@ -353,6 +353,13 @@ func eventCreate() (cuEvent, Result) {
 	return e, resultOf(err)
 }
 
+// eventCreateUntimed creates an event that records no time (cheaper to
+// record and to wait for).
+func eventCreateUntimed() (cuEvent, Result) {
+	e, err := cu.MakeEvent(cu.DisableTiming)
+	return e, resultOf(err)
+}
+
 func eventDestroy(e cuEvent) Result     { return resultOf(cu.DestroyEvent(&e)) }
 func eventRecord(e cuEvent) Result      { return resultOf(e.Record(cu.NoStream)) }
 func eventSynchronize(e cuEvent) Result { return resultOf(e.Synchronize()) }

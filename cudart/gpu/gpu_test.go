@@ -467,9 +467,49 @@ func TestConcurrency(t *testing.T) {
 	raw := load(t, b, "addk", addkPTX)
 	const workers, iters, n = 16, 20, 777
 	var wg sync.WaitGroup
-	errs := make(chan error, 2*workers)
+	errs := make(chan error, 3*workers)
 	for w := 0; w < workers; w++ {
-		wg.Add(2)
+		wg.Add(3)
+		go func(w int) { // batches with page-locked copies, waited for outside sem
+			defer wg.Done()
+			addr, err := b.Alloc(4 * n)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer b.Free(addr)
+			up, back := b.Pinned(4*n), b.Pinned(4*n)
+			if up == nil || back == nil {
+				return
+			}
+			defer b.Unpin(up)
+			defer b.Unpin(back)
+			for i := 0; i < iters; i++ {
+				k := uint32(2<<20 + w*1000 + i)
+				for j := 0; j < n; j++ {
+					binary.LittleEndian.PutUint32(up[4*j:], k)
+				}
+				err := b.Batch(func(be cudart.Backend) error {
+					if err := be.CopyHtoD(addr, up); err != nil {
+						return err
+					}
+					if err := be.Launch(raw, "addk", grid1(n), [][]byte{u64(addr), u32(n), u32(k)}); err != nil {
+						return err
+					}
+					return be.CopyDtoH(back, addr)
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for j := 0; j < n; j++ {
+					if v := binary.LittleEndian.Uint32(back[4*j:]); v != uint32(j)+k {
+						errs <- fmt.Errorf("batch worker %d iter %d: element %d = %d, want %d", w, i, j, v, uint32(j)+k)
+						return
+					}
+				}
+			}
+		}(w)
 		go func(w int) { // through the Device
 			defer wg.Done()
 			buf, err := dev.Alloc(cudart.U32, n)
@@ -848,5 +888,91 @@ func TestOpenThroughCudart(t *testing.T) {
 	opts.Ordinal = 1 << 20
 	if _, err := cudart.Open("gpu", opts); !errors.Is(err, cudart.ErrNoDevice) {
 		t.Errorf("ordinal %d: %v, want ErrNoDevice", opts.Ordinal, err)
+	}
+}
+
+// TestBatchWaitsOutsideSem: a batch whose kernel runs for a while gives
+// sem back once its work is queued, so another call runs before the batch
+// returns, and the batch still returns only after its copy back, into
+// page-locked memory, has arrived.
+func TestBatchWaitsOutsideSem(t *testing.T) {
+	b := open(t, Config{})
+	raw := load(t, b, "addk", addkPTX)
+	const n = 4096
+	addr, err := b.Alloc(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := b.Pinned(4 * n)
+	if dst == nil {
+		t.Skip("no page-locked memory")
+	}
+	queued, returned := make(chan struct{}), make(chan struct{})
+	var berr error
+	go func() {
+		defer close(returned)
+		berr = b.Batch(func(be cudart.Backend) error {
+			if err := b.launchHold(300 * time.Millisecond); err != nil {
+				return err
+			}
+			if err := be.Launch(raw, "addk", grid1(n), [][]byte{u64(addr), u32(n), u32(77)}); err != nil {
+				return err
+			}
+			err := be.CopyDtoH(dst, addr)
+			close(queued)
+			return err
+		})
+	}()
+	<-queued
+	start := time.Now()
+	if err := b.do(func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	select {
+	case <-returned:
+		t.Errorf("another call waited for the batch's device work (%v): sem was held through it", took)
+	default:
+		t.Logf("another call ran %v after the batch had queued its work", took)
+	}
+	<-returned
+	if berr != nil {
+		t.Fatal(berr)
+	}
+	for j := 0; j < n; j++ {
+		if v := binary.LittleEndian.Uint32(dst[4*j:]); v != uint32(j)+77 {
+			t.Fatalf("element %d = %d after Batch returned, want %d", j, v, uint32(j)+77)
+		}
+	}
+}
+
+// TestBatchFault: a kernel fault in a batch whose copy back is only queued
+// is reported by that batch, when its wait happens outside sem.
+func TestBatchFault(t *testing.T) {
+	if !inChild(t) {
+		return
+	}
+	b := open(t, Config{})
+	m := load(t, b, "store", storePTX)
+	dst := b.Pinned(256)
+	if dst == nil {
+		t.Skip("no page-locked memory")
+	}
+	addr, err := b.Alloc(256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Batch(func(be cudart.Backend) error {
+		if err := be.Launch(m, "store", cudart.Geometry{Grid: cudart.D1(1), Block: cudart.D1(1)}, [][]byte{u64(16)}); err != nil {
+			return err
+		}
+		return be.CopyDtoH(dst, addr)
+	})
+	t.Logf("batch with a store to 0x10: %v", err)
+	if !errors.Is(err, ErrIllegalAddress) || !errors.Is(err, cudart.ErrOutOfBounds) {
+		t.Fatalf("got %v, want CUDA_ERROR_ILLEGAL_ADDRESS", err)
+	}
+	if !errors.Is(Fault(), ErrIllegalAddress) {
+		t.Errorf("Fault() = %v", Fault())
 	}
 }

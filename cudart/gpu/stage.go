@@ -117,15 +117,20 @@ func (b *Backend) upload(dst uint64, src []byte) error {
 	}
 	r := memcpyHtoDPtr(dst, p, len(src))
 	if r == success { // synchronous, after everything queued before it
-		b.stage.drained()
+		b.idle()
 	}
 	return b.checkf(r, htod, dst, len(src))
 }
 
 // download copies len(dst) bytes from src, after all the work queued before
-// it: directly into memory Pinned handed out, else through the stage.
+// it: directly into memory Pinned handed out (inside Batch only queued:
+// the bytes are there once Batch has returned), else through the stage,
+// waiting for it.
 func (b *Backend) download(dst []byte, src uint64) error {
 	p, direct := b.pinned(dst)
+	if direct && b.batching {
+		return b.checkf(memcpyDtoHAsync(p, src, len(dst)), dtoh, src, len(dst))
+	}
 	var buf []byte
 	if !direct {
 		// After the queued copies' bytes: the stream may not have read
@@ -142,7 +147,7 @@ func (b *Backend) download(dst []byte, src uint64) error {
 	if err := b.checkf(memcpyDtoHPtr(p, src, len(dst)), dtoh, src, len(dst)); err != nil {
 		return err
 	}
-	copy(dst, buf)    // none when direct
-	b.stage.drained() // synchronous, after everything queued before it
+	copy(dst, buf) // none when direct
+	b.idle()       // synchronous, after everything queued before it
 	return nil
 }

@@ -21,9 +21,13 @@ type deviceChecker struct {
 	quarantine alloc.Quarantine[*buffer]
 }
 
-// onDevice reports whether lb is an input verified on the device.
+// onDevice reports whether lb is an input verified on the device: a large
+// one, or one the host holds no copy of. A small input with a host copy
+// comes back in the verify pass's copy and is compared with it; one
+// without would otherwise be read back before the kernel, a copy that
+// waits, holding the backend, for all the work queued before it.
 func (c *deviceChecker) onDevice(lb *launchBuf, opts Options) bool {
-	return lb.role == RoleIn && opts.VerifyInputs && lb.bytes > smallBuffer
+	return lb.role == RoleIn && opts.VerifyInputs && (lb.bytes > smallBuffer || !lb.shadowOK)
 }
 
 func (c *deviceChecker) retire(buf *buffer) bool {

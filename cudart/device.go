@@ -231,6 +231,7 @@ func PTXHash(ptx []byte) string {
 }
 
 func (d *device) Load(name string, ptx []byte) (Module, error) {
+	hash := PTXHash(ptx) // before the lock: a large module takes a while
 	d.lock()
 	defer d.unlock()
 	if err := d.usable("load", name); err != nil {
@@ -241,7 +242,6 @@ func (d *device) Load(name string, ptx []byte) (Module, error) {
 	}
 	// Keyed by name as well, so that a backend's errors name the module
 	// the caller loaded rather than the first to load the same text.
-	hash := PTXHash(ptx)
 	key := name + "\x00" + hash
 	if m, ok := d.modules[key]; ok {
 		d.stats.CacheHits++

@@ -397,3 +397,29 @@ func TestWithPTX(t *testing.T) {
 		t.Errorf("stats %v, want 2 module loads (the committed PTX and the mutant)", st)
 	}
 }
+
+// TestModuleCachePerDevice: a kernel launched in turn on two devices (as
+// the rapid loops of a contract run do) loads its module once on each and
+// then asks neither again (a device's own lookup hashes the whole PTX).
+func TestModuleCachePerDevice(t *testing.T) {
+	k := kRMSNormFwd.WithPTX(kRMSNormFwd.PTX)
+	var devs []cudart.Device
+	for range 2 {
+		dev, _ := fakeDevice(t)
+		devs = append(devs, dev)
+	}
+	for i := range 6 {
+		dev := devs[i%2]
+		x, _ := dev.Alloc(cudart.F32, 4)
+		g, _ := dev.Alloc(cudart.F32, 4)
+		y, _ := dev.Alloc(cudart.F32, 4)
+		if err := k.Launch(dev, op.Shape{Rows: 1, Hidden: 4}, cudart.In(x), cudart.In(g), cudart.Out(y), cudart.ScalarU32(1), cudart.ScalarU32(4), cudart.ScalarF32(0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, dev := range devs {
+		if st := dev.Stats(); st.ModuleLoads != 1 || st.CacheHits != 0 {
+			t.Errorf("device %d: %d module loads, %d lookups answered by its cache; want 1 and 0", i, st.ModuleLoads, st.CacheHits)
+		}
+	}
+}

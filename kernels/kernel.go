@@ -73,35 +73,45 @@ type Kernel struct {
 	// on the emulator must cover every other one (unreachable.go).
 	Unreachable, CoverageGaps []Unreachable
 
-	// loaded remembers the module of the last device k was launched on, so
-	// that a launch loop (a benchmark) does not re-hash the PTX text every
-	// time; nil disables it.
+	// loaded remembers k's module on each device it was launched on, so
+	// that a launch does not re-hash the PTX text (a device's own cache is
+	// keyed by the hash): the rapid loops of a contract run launch k side by
+	// side on devices of their own; nil disables it.
 	loaded *moduleCache
 }
 
 type moduleCache struct {
-	mu  sync.Mutex
-	dev cudart.Device
-	mod cudart.Module
+	mu   sync.Mutex
+	mods map[cudart.Device]cudart.Module
 }
 
-// module returns k's module on dev, loading it through dev (whose cache is
-// keyed by the PTX hash) unless dev was the last device k used.
+// moduleCacheMax bounds a kernel's remembered devices: past it the cache
+// starts again, so that devices closed long ago are not kept reachable.
+const moduleCacheMax = 64
+
+// module returns k's module on dev, loading it through dev unless k has
+// been loaded there before.
 func (k *Kernel) module(dev cudart.Device) (cudart.Module, error) {
 	c := k.loaded
 	if c == nil {
 		return dev.Load(k.Name, k.PTX)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dev == dev {
-		return c.mod, nil
+	m, ok := c.mods[dev]
+	c.mu.Unlock()
+	if ok {
+		return m, nil
 	}
 	m, err := dev.Load(k.Name, k.PTX)
 	if err != nil {
 		return m, err
 	}
-	c.dev, c.mod = dev, m
+	c.mu.Lock()
+	if c.mods == nil || len(c.mods) >= moduleCacheMax {
+		c.mods = map[cudart.Device]cudart.Module{}
+	}
+	c.mods[dev] = m
+	c.mu.Unlock()
 	return m, nil
 }
 

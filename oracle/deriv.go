@@ -251,15 +251,20 @@ func layerNormGradScale(x, gamma, w, vx, vgamma, vbeta []float64, rows, hidden i
 // dx = R(a)ᵀ·w.
 func ropeGradScale(w, vx []float64, pos []float64, rows, heads, headDim int, theta float64) float64 {
 	half := headDim / 2
-	ang := make([]float64, half)
+	freq, ang := make([]float64, half), make([]float64, half)
+	RoPEFrequencies(freq, headDim, theta)
+	sn, cs := make([]float64, half), make([]float64, half)
 	scale := 0.0
 	for r := 0; r < rows; r++ {
-		RoPEAngles(ang, pos[r], headDim, theta)
+		anglesOf(ang, freq, pos[r])
+		for i, a := range ang {
+			s, c := math.Sincos(a)
+			sn[i], cs[i] = math.Abs(s), math.Abs(c)
+		}
 		for h := 0; h < heads; h++ {
 			base := (r*heads + h) * headDim
-			for i, a := range ang {
-				s, c := math.Sincos(a)
-				s, c = math.Abs(s), math.Abs(c)
+			for i := range ang {
+				s, c := sn[i], cs[i]
 				p, q := base+i, base+i+half
 				wp, wq := math.Abs(w[p]), math.Abs(w[q])
 				scale += math.Abs(vx[p])*(wp*c+wq*s) + math.Abs(vx[q])*(wp*s+wq*c)

@@ -49,8 +49,16 @@ func RoPEFrequencies(dst []float64, headDim int, theta float64) {
 // share it so they agree on what "the angle" is.
 func RoPEAngles(dst []float64, pos float64, headDim int, theta float64) {
 	RoPEFrequencies(dst, headDim, theta)
-	for i := range dst {
-		dst[i] *= pos
+	anglesOf(dst, dst, pos)
+}
+
+// anglesOf writes pos·freq_i into dst, from the frequencies RoPEFrequencies
+// wrote into freq (dst may be freq): the loops over rows compute the
+// frequencies, a power each, once, and RoPEAngles' values are exactly
+// these products.
+func anglesOf(dst, freq []float64, pos float64) {
+	for i, f := range freq {
+		dst[i] = f * pos
 	}
 }
 
@@ -69,11 +77,12 @@ func rope(y, x []float64, pos []float64, rows, heads, headDim int, theta float64
 func ropeByAngles[T float64 | complex128](y, x []T, pos []float64, rows, heads, headDim int, theta float64, style RoPEStyle, sincos func(a float64) (s, c T)) {
 	mustRoPE(ropeOut, y, x, pos, rows, heads, headDim)
 	w, half := heads*headDim, headDim/2
-	ang := make([]float64, half)
+	freq, ang := make([]float64, half), make([]float64, half)
+	RoPEFrequencies(freq, headDim, theta)
 	sn := make([]T, half)
 	cs := make([]T, half)
 	for r := 0; r < rows; r++ {
-		RoPEAngles(ang, pos[r], headDim, theta)
+		anglesOf(ang, freq, pos[r])
 		for i, a := range ang {
 			sn[i], cs[i] = sincos(a)
 		}

@@ -43,12 +43,18 @@ func RoPEFreqRelErr(i, headDim int, theta float64) float64 {
 // this is ≈ 32768·11u ≈ 2.1e-2 rad; the single rounding of the product
 // alone is pos·u ≈ 2e-3 rad.
 func RoPEAngleErr(i, headDim int, theta, pos float64) float64 {
+	return angleErr(pos, math.Pow(theta, -2*float64(i)/float64(headDim)), relMul(RoPEFreqRelErr(i, headDim, theta), U32))
+}
+
+// angleErr is RoPEAngleErr from the frequency freq_i and
+// relMul(φ_i, u), which do not depend on the row: RoPETol computes them
+// once per frequency.
+func angleErr(pos, freq, rel float64) float64 {
 	up := 0.0
 	if !IsFloat32(pos) {
 		up = U32
 	}
-	a := math.Abs(pos * math.Pow(theta, -2*float64(i)/float64(headDim)))
-	return a*relMul(relMul(RoPEFreqRelErr(i, headDim, theta), U32), up) + Eta32
+	return math.Abs(pos*freq)*relMul(rel, up) + Eta32
 }
 
 // sincosErr is the relative error allowed for sincosf/sinf/cosf (≤ 2 ulp
@@ -84,18 +90,23 @@ func RoPETol(tol, in []float64, pos []float64, rows, heads, headDim int, theta f
 	mustRoPE(ropeTolOut, tol, in, pos, rows, heads, headDim)
 	w := heads * headDim
 	half := headDim / 2
+	freq, rel := make([]float64, half), make([]float64, half)
+	RoPEFrequencies(freq, headDim, theta)
+	for i := range rel {
+		rel[i] = relMul(RoPEFreqRelErr(i, headDim, theta), U32)
+	}
 	ang := make([]float64, half)
 	es := make([]float64, half)
 	ec := make([]float64, half)
 	sn := make([]float64, half)
 	cs := make([]float64, half)
 	for r := 0; r < rows; r++ {
-		RoPEAngles(ang, pos[r], headDim, theta)
+		anglesOf(ang, freq, pos[r])
 		for i, a := range ang {
 			s, c := math.Sincos(a)
 			sn[i], cs[i] = sign*s, c
 			S, C := math.Abs(s), math.Abs(c)
-			dl := RoPEAngleErr(i, headDim, theta, pos[r])
+			dl := angleErr(pos[r], freq[i], rel[i])
 			es[i] = dl*math.Min(1, C+dl) + sincosErr*(S+dl) + 2*Eta32
 			ec[i] = dl*math.Min(1, S+dl) + sincosErr*(C+dl) + 2*Eta32
 		}

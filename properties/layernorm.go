@@ -151,13 +151,13 @@ func LayerNormMomentsContract(t TB, impl LayerNormForwarder) {
 			sq, sqTol, v := floats.SumCompensated(sqs), floats.SumCompensated(sqTols), floats.SumCompensated(dev2)/n
 			// |mean(ŷ)| ≤ Σ tol/n, since the exact y has mean 0; the float64
 			// sums here add at most n·2⁻⁵³ of what they sum.
-			o.Ratio(fmt.Sprintf("row %d mean", r), math.Abs(sum/n), sumTol/n+2*n*oracle.Eps64*abs/n)
+			o.Ratiof(math.Abs(sum/n), sumTol/n+2*n*oracle.Eps64*abs/n, "row %d mean", r)
 			// mean(ŷ²) − mean(ŷ)² against the exact v/(v+ε): |mean(ŷ²) − mean(y²)| ≤
 			// Σ(2|y|·tol + tol²)/n and mean(ŷ)² ≤ (Σ tol/n)².
 			mean := sum / n
 			wantVar := v / (v + float64(c.eps))
-			o.Ratio(fmt.Sprintf("row %d variance (want %.6g)", r, wantVar), math.Abs(sq/n-mean*mean-wantVar),
-				sqTol/n+(sumTol/n)*(sumTol/n)+4*n*oracle.Eps64*(sq/n+wantVar))
+			o.Ratiof(math.Abs(sq/n-mean*mean-wantVar), sqTol/n+(sumTol/n)*(sumTol/n)+4*n*oracle.Eps64*(sq/n+wantVar),
+				"row %d variance (want %.6g)", r, wantVar)
 		}
 	})
 }

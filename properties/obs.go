@@ -93,10 +93,10 @@ var ErrSetup = errors.New("the implementation cannot set this problem up")
 // problem (ErrSetup), recorded as an error, since it says nothing of what
 // the kernel computes.
 func (o *Obs) Check(what string, err error) {
-	o.rt.Helper()
 	if err == nil {
 		return
 	}
+	o.rt.Helper()
 	switch {
 	case errors.Is(err, ErrShapeRefused):
 		if o.refused != nil {
@@ -376,14 +376,25 @@ func (o *Obs) Identical(name string, got, want []float32) {
 	o.stats.Compared += len(want)
 }
 
+// Ratiof is Ratio with the name formatted only on failure, for callers
+// that check one ratio per element or row.
+func (o *Obs) Ratiof(err, tol float64, format string, args ...any) {
+	if math.IsNaN(err) || !(err <= tol) {
+		o.rt.Helper()
+		o.Ratio(fmt.Sprintf(format, args...), err, tol)
+		return
+	}
+	o.Ratio("", err, tol)
+}
+
 // Ratio records an observed error/tolerance ratio measured by the caller
 // (for scalar comparisons such as an adjoint identity) and fails when it
 // exceeds 1. It records only the ratio: err is the caller's own quantity
 // (e.g. a directional derivative's error), not an element's, so it enters
 // Scalars and MaxRatio only, not the element statistics.
 func (o *Obs) Ratio(name string, err, tol float64) {
-	o.rt.Helper()
 	if math.IsNaN(err) || !(err <= tol) {
+		o.rt.Helper() // here, not above: callers call Ratio per element, and runtime.Callers costs more than one
 		o.failRatio = err / tol
 		o.Fatalf("%s: |err| %.3g > bound %.3g (ratio %.3g)", name, err, tol, err/tol)
 	}

@@ -346,11 +346,7 @@ func checkDirectional(rt *rapid.T, o *Obs, c bwdCase, dx []float32) {
 		}
 		// The row and the finite difference name a failure only (formatting
 		// them for every row of a passing check costs more than the row).
-		e, name := math.Abs(got-fd), ""
-		if !(e <= bound) {
-			name = fmt.Sprintf("⟨dx, v⟩ of row %d against the finite difference %.17g", r, fd)
-		}
-		o.Ratio(name, e, bound)
+		o.Ratiof(math.Abs(got-fd), bound, "⟨dx, v⟩ of row %d against the finite difference %.17g", r, fd)
 	}
 }
 

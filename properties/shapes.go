@@ -2,7 +2,6 @@ package properties
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 
 	"pgregory.net/rapid"
@@ -58,8 +57,40 @@ func reductions(impl any, s op.Shape, n int) (row, rows oracle.Reduction) {
 	return
 }
 
-// atomicInst matches an atom or red instruction with its modifiers.
-var atomicInst = regexp.MustCompile(`\b(?:atom|red)((?:\.[\w:]+)+)`)
+// anyAtomic calls f with the modifiers of each atom or red instruction in
+// body (".global.add.f32" of "atom.global.add.f32 %f1, …") until f returns
+// true, and reports whether it did. A byte scan, not a regular expression:
+// the backwards' contracts ask for every check, and a regexp over a kernel's
+// body cost more than the check's oracle.
+func anyAtomic(body []byte, f func(mods string) bool) bool {
+	for _, op := range []string{"atom.", "red."} {
+		for rest := body; ; {
+			i := bytes.Index(rest, []byte(op))
+			if i < 0 {
+				break
+			}
+			j := i + len(op) - 1 // the first modifier's dot
+			if i > 0 && isWordByte(rest[i-1]) {
+				rest = rest[j:]
+				continue
+			}
+			k := j
+			for k < len(rest) && (rest[k] == '.' || rest[k] == ':' || isWordByte(rest[k])) {
+				k++
+			}
+			if f(string(rest[j:k])) {
+				return true
+			}
+			rest = rest[k:]
+		}
+	}
+	return false
+}
+
+// isWordByte reports whether c is a letter, a digit or '_' (regexp's \w).
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
 
 // flushingSums reports whether a kernel impl launches adds float32 values
 // with an atomic that flushes subnormals: atom or red .add on .f32 (or
@@ -74,11 +105,11 @@ func flushingSums(impl any) bool {
 		if !bytes.Contains(body, []byte("atom.")) && !bytes.Contains(body, []byte("red.")) {
 			continue
 		}
-		for _, m := range atomicInst.FindAllSubmatch(body, -1) {
-			mods := "." + string(m[1]) + "."
-			if strings.Contains(mods, ".add.") && strings.Contains(mods, ".f32.") && !strings.Contains(mods, ".shared") {
-				return true
-			}
+		if anyAtomic(body, func(mods string) bool {
+			mods += "."
+			return strings.Contains(mods, ".add.") && strings.Contains(mods, ".f32.") && !strings.Contains(mods, ".shared")
+		}) {
+			return true
 		}
 	}
 	return false

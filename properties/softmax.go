@@ -155,7 +155,7 @@ func SoftmaxSumContract(t TB, impl SoftmaxForwarder) {
 			}
 			sum := floats.SumCompensated(row)
 			bound := floats.Sum(tol[lo:hi]) + 4*oracle.Eps64*float64(c.hidden)*math.Abs(sum)
-			o.Ratio(fmt.Sprintf("row %d: Σy − 1 (Σy = %.9g)", r, sum), math.Abs(sum-1), bound)
+			o.Ratiof(math.Abs(sum-1), bound, "row %d: Σy − 1 (Σy = %.9g)", r, sum)
 		}
 	})
 }

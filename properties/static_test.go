@@ -25,6 +25,9 @@ func TestStaticFloatAtomics(t *testing.T) {
 		{"atom.global.gpu.acq_rel.exch.b32 %r1, [%rd1], 0;", false},
 		{"red.global.add.u32 [%rd1], 1;", false},
 		{"add.f32 %f1, %f2, %f3;", false},
+		{"@%p1 red.global.add.f32 [%rd1], %f2;", true},
+		{"@%p1 atom.shared.add.f32 %f1, [%r1], %f2;\n\tred.add.f32 [%rd1], %f2;", true},
+		{"call.uni xred.global.add.f32, (%rd1);", false}, // not an instruction's name
 	} {
 		ptx := []byte(".visible .entry k(\n.param .u64 k_param_0\n)\n{\nld.param.u64 %rd1, [k_param_0];\n" + c.inst + "\nret;\n}\n")
 		err := staticNoFloatAtomics(entriesFunc(func() []PTXEntry { return []PTXEntry{{Entry: "k", PTX: ptx}} }))
@@ -73,6 +76,9 @@ func TestFlushingSums(t *testing.T) {
 		{"red.global.add.noftz.bf16x2 [%rd1], %r2;", false},
 		{"atom.global.max.f32 %f1, [%rd1], %f2;", false},
 		{"add.f32 %f1, %f2, %f3;", false},
+		{"@%p1 red.global.add.f32 [%rd1], %f2;", true},
+		{"@%p1 atom.shared.add.f32 %f1, [%r1], %f2;\n\tred.add.f32 [%rd1], %f2;", true},
+		{"call.uni xred.global.add.f32, (%rd1);", false}, // not an instruction's name
 	} {
 		ptx := []byte(".visible .entry k(\n.param .u64 k_param_0\n)\n{\nld.param.u64 %rd1, [k_param_0];\n" + c.inst + "\nret;\n}\n")
 		if got := flushingSums(entriesFunc(func() []PTXEntry { return []PTXEntry{{Entry: "k", PTX: ptx}} })); got != c.flush {

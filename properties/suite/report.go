@@ -309,16 +309,41 @@ func besidePath(path string, start time.Time) string {
 }
 
 // DeviceLoad describes how busy a device was over wall: its launches and
-// hand-offs, the share of the wall time it spent in calls (the serial part of
-// a run), and how long callers waited for it.
-func DeviceLoad(s cudart.Stats, wall time.Duration) string {
+// hand-offs, the share of the wall time some call was at it, how long
+// callers waited for it and, where the backend has a one-at-a-time
+// section (held > 0: the GPU backend's, see cudart/gpu), the share of the
+// wall time that section was held. A share near 100% names what limits a
+// run: a section held all along is its serial part, while calls in
+// progress all along may overlap (a GPU batch waits for the device
+// outside the section).
+func DeviceLoad(s cudart.Stats, held, wall time.Duration) string {
 	per := time.Duration(0)
 	if s.Handoffs > 0 {
 		per = s.Busy / time.Duration(s.Handoffs)
 	}
-	return fmt.Sprintf("device: %d launches, %d calls (%v each), busy %v = %.0f%% of %v, callers waited %v for it",
+	line := fmt.Sprintf("device: %d launches, %d calls (%v each), busy %v = %.0f%% of %v, callers waited %v for it",
 		s.Launches, s.Handoffs, per.Round(time.Microsecond), s.Busy.Round(time.Millisecond),
 		100*s.Busy.Seconds()/wall.Seconds(), wall.Round(time.Millisecond), s.LockWait.Round(time.Millisecond))
+	if held > 0 {
+		line += fmt.Sprintf("; one-at-a-time section held %v = %.0f%%", held.Round(time.Millisecond), 100*held.Seconds()/wall.Seconds())
+	}
+	return line
+}
+
+// HostLoad describes the process's CPU time over wall against the cores
+// Go runs on: near 100%, the host's CPUs limit the run.
+func HostLoad(cpu time.Duration, procs int, wall time.Duration) string {
+	return fmt.Sprintf("host: %v of CPU = %.0f%% of %d cores over %v", cpu.Round(time.Second),
+		100*cpu.Seconds()/(float64(procs)*wall.Seconds()), procs, wall.Round(time.Millisecond))
+}
+
+// heldBy is how long b's one-at-a-time section has been held, for a
+// backend that tells (the GPU backend's Held), else 0.
+func heldBy(b cudart.Backend) time.Duration {
+	if h, ok := b.(interface{ Held() time.Duration }); ok {
+		return h.Held()
+	}
+	return 0
 }
 
 // searchReport is the report's form of a targeted search's result.

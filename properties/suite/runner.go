@@ -44,7 +44,8 @@ type runner struct {
 	devs      []cudart.Device // the run's devices, one context each
 	spread    *spread         // which test runs on which device
 	start     time.Time
-	out       io.Writer // summary and notices
+	cpuStart  time.Duration // processCPU at start
+	out       io.Writer     // summary and notices
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	signaled  atomic.Bool
@@ -325,7 +326,7 @@ func newRunner(c Config, out io.Writer) *runner {
 	if c.Coverage && c.cov == nil {
 		c.cov = emu.NewCoverage()
 	}
-	r := &runner{cfg: c, out: out, start: time.Now(), rec: &outcome.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
+	r := &runner{cfg: c, out: out, start: time.Now(), cpuStart: processCPU(), rec: &outcome.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro, r.rec.Rerun = r.repro, r.rerunChecks
 	return r
@@ -582,8 +583,12 @@ func (r *runner) finish(code int) int {
 			code = ExitFailed
 		}
 	}
+	wall := time.Since(r.start)
+	if cpu := processCPU(); cpu > 0 {
+		fmt.Fprintln(r.out, "ptxprop:", HostLoad(cpu-r.cpuStart, runtime.GOMAXPROCS(0), wall))
+	}
 	for _, d := range r.devs {
-		load := DeviceLoad(d.Stats(), time.Since(r.start))
+		load := DeviceLoad(d.Stats(), heldBy(d.Backend()), wall)
 		if len(r.devs) > 1 {
 			load = strings.Replace(load, "device:", fmt.Sprintf("device %s %d:", d.Info().Backend, d.Info().Ordinal), 1)
 		}

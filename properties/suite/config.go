@@ -243,7 +243,7 @@ var settings = Table[Config]{
 	{"seed", "0", "rapid's base seed unless -rapid.seed or RAPID_SEED is given (0: a random one; the report records it)",
 		func(c *Config, v string) (err error) { c.Seed, err = strconv.ParseUint(v, 0, 64); return },
 		func(c *Config) string { return strconv.FormatUint(c.Seed, 10) }, "a reproduction gives the failing case's own fail file or seed"},
-	{"loops", "auto", "parallel rapid loops each contract run's checks are split over, each from its own seed with its own shrinking and reproduction (auto: GOMAXPROCS, at most one per 50 checks; 1 when replaying a -rapid.failfile)",
+	{"loops", "auto", "parallel rapid loops each contract run's checks are split over, each from its own seed with its own shrinking and reproduction (auto: a quarter of GOMAXPROCS, at least 2, at most one per 50 checks; 1 when replaying a -rapid.failfile)",
 		func(c *Config, v string) (err error) {
 			if v == "auto" {
 				c.Loops = 0

@@ -59,7 +59,7 @@
 //	-ptxprop.emu-schedule    PTXPROP_EMU_SCHEDULE     0        emulator: threads and blocks run in an order drawn from this seed (0: the canonical order)
 //	-ptxprop.checks          PTXPROP_CHECKS           0        rapid checks per contract (0: rapid's default, 100)
 //	-ptxprop.seed            PTXPROP_SEED             0        rapid's base seed (0: a random one); the report records the seed used
-//	-ptxprop.loops           PTXPROP_LOOPS            auto     parallel rapid loops a contract run's checks are split over, each from its own seed (auto: GOMAXPROCS, at most one per 50 checks; 1 replaying a fail file)
+//	-ptxprop.loops           PTXPROP_LOOPS            auto     parallel rapid loops a contract run's checks are split over, each from its own seed (auto: GOMAXPROCS/4, at least 2, at most one per 50 checks; 1 replaying a fail file)
 //	-ptxprop.targeted        PTXPROP_TARGETED         0.2      share of each contract run's checks that climb toward a larger error/tolerance from the worst input so far (0: none)
 //	-ptxprop.guided          PTXPROP_GUIDED           0.1      emulator: share of each contract run's checks that mutate an input that reached a new branch direction or guard outcome (0: none; targeted + guided ≤ 1)
 //	-ptxprop.watchdog        PTXPROP_WATCHDOG         0        bound on one launch and one launcher call (0: 30s a launch, 2m a call)

@@ -36,9 +36,12 @@ func TestPlanLoops(t *testing.T) {
 		procs, loops    int
 	}{
 		{0, 100, false, false, 16, 2},
-		{0, 10000, false, false, 16, 16},
+		{0, 10000, false, false, 16, 4},
 		{0, 10000, false, true, 16, 1},
-		{0, 10000, true, false, 16, 16},
+		{0, 10000, true, false, 16, 4},
+		{0, 10000, false, false, 64, 16},
+		{0, 10000, false, false, 4, 2},
+		{0, 10000, false, false, 1, 2},
 		{0, 49, false, false, 16, 1},
 		{0, 300, false, false, 2, 2},
 		{3, 31, false, false, 1, 3},

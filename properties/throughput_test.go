@@ -75,7 +75,7 @@ func run(b *testing.B, workers int, f func(properties.TB)) {
 		b.Fatal(tb.Config().NoDevice)
 	}
 	before := dev.Stats()
-	cpuBefore := processCPU()
+	cpuBefore := suite.ProcessCPU()
 	h, _ := dev.Backend().(interface {
 		Held() time.Duration
 		SemWait() time.Duration
@@ -113,7 +113,7 @@ func run(b *testing.B, workers int, f func(properties.TB)) {
 	b.ReportMetric((after.Busy-before.Busy).Seconds()*1e6/n, "dev-busy-µs/check")
 	b.ReportMetric((after.LockWait-before.LockWait).Seconds()*1e6/n, "dev-wait-µs/check")
 	b.ReportMetric((after.LockHeld-before.LockHeld).Seconds()*1e6/n, "dev-lock-µs/check")
-	if c := processCPU(); c > 0 { // with GOMAXPROCS, how near the run is to being CPU-bound
+	if c := suite.ProcessCPU(); c > 0 { // with GOMAXPROCS, how near the run is to being CPU-bound
 		b.ReportMetric((c-cpuBefore).Seconds()*1e6/n, "cpu-µs/check")
 	}
 	if h != nil { // the backend's one-at-a-time section (cudart/gpu: sem)

@@ -502,11 +502,9 @@ func TestConcurrency(t *testing.T) {
 					errs <- err
 					return
 				}
-				for j := 0; j < n; j++ {
-					if v := binary.LittleEndian.Uint32(back[4*j:]); v != uint32(j)+k {
-						errs <- fmt.Errorf("batch worker %d iter %d: element %d = %d, want %d", w, i, j, v, uint32(j)+k)
-						return
-					}
+				if err := addkWrote(back, k); err != nil {
+					errs <- fmt.Errorf("batch worker %d iter %d: %w", w, i, err)
+					return
 				}
 			}
 		}(w)
@@ -556,11 +554,9 @@ func TestConcurrency(t *testing.T) {
 					errs <- err
 					return
 				}
-				for j := 0; j < n; j++ {
-					if v := binary.LittleEndian.Uint32(out[4*j:]); v != uint32(j)+k {
-						errs <- fmt.Errorf("raw worker %d iter %d: element %d = %d, want %d", w, i, j, v, uint32(j)+k)
-						return
-					}
+				if err := addkWrote(out, k); err != nil {
+					errs <- fmt.Errorf("raw worker %d iter %d: %w", w, i, err)
+					return
 				}
 			}
 		}(w)
@@ -573,6 +569,17 @@ func TestConcurrency(t *testing.T) {
 	if s := dev.Stats(); s.Launches != workers*iters {
 		t.Errorf("device launches %d, want %d", s.Launches, workers*iters)
 	}
+}
+
+// addkWrote reports the first 32-bit word of out that is not what addk
+// with k writes there (its index plus k).
+func addkWrote(out []byte, k uint32) error {
+	for j := 0; j < len(out)/4; j++ {
+		if v := binary.LittleEndian.Uint32(out[4*j:]); v != uint32(j)+k {
+			return fmt.Errorf("element %d = %d, want %d", j, v, uint32(j)+k)
+		}
+	}
+	return nil
 }
 
 // TestElapsed: device time of queued launches, with no synchronisation
@@ -939,10 +946,8 @@ func TestBatchWaitsOutsideSem(t *testing.T) {
 	if berr != nil {
 		t.Fatal(berr)
 	}
-	for j := 0; j < n; j++ {
-		if v := binary.LittleEndian.Uint32(dst[4*j:]); v != uint32(j)+77 {
-			t.Fatalf("element %d = %d after Batch returned, want %d", j, v, uint32(j)+77)
-		}
+	if err := addkWrote(dst, 77); err != nil {
+		t.Fatalf("after Batch returned: %v", err)
 	}
 }
 

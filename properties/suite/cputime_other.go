@@ -4,4 +4,5 @@ package suite
 
 import "time"
 
-func processCPU() time.Duration { return 0 }
+// ProcessCPU is 0 where getrusage is not available.
+func ProcessCPU() time.Duration { return 0 }

@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// processCPU is the CPU time (user and system) the process has used, or 0
-// when the system cannot tell.
-func processCPU() time.Duration {
+// ProcessCPU is the CPU time (user and system) the process has used, or 0
+// when the system cannot tell: a run's share of the host's cores (HostLoad),
+// and the benchmarks' CPU time per check.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

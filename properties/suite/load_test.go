@@ -22,7 +22,7 @@ func TestLoadLines(t *testing.T) {
 	if got := HostLoad(8*time.Second, 2, 10*time.Second); got != "host: 8s of CPU = 40% of 2 cores over 10s" {
 		t.Errorf("host load: %q", got)
 	}
-	if runtime.GOOS == "linux" && processCPU() <= 0 {
+	if runtime.GOOS == "linux" && ProcessCPU() <= 0 {
 		t.Error("no CPU time read for this process")
 	}
 }

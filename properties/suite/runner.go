@@ -44,7 +44,7 @@ type runner struct {
 	devs      []cudart.Device // the run's devices, one context each
 	spread    *spread         // which test runs on which device
 	start     time.Time
-	cpuStart  time.Duration // processCPU at start
+	cpuStart  time.Duration // ProcessCPU at start
 	out       io.Writer     // summary and notices
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
@@ -326,7 +326,7 @@ func newRunner(c Config, out io.Writer) *runner {
 	if c.Coverage && c.cov == nil {
 		c.cov = emu.NewCoverage()
 	}
-	r := &runner{cfg: c, out: out, start: time.Now(), cpuStart: processCPU(), rec: &outcome.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
+	r := &runner{cfg: c, out: out, start: time.Now(), cpuStart: ProcessCPU(), rec: &outcome.Recorder{}, id: reports.NewRunID(), reproCmd: c.Command}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.rec.Repro, r.rec.Rerun = r.repro, r.rerunChecks
 	return r
@@ -584,7 +584,7 @@ func (r *runner) finish(code int) int {
 		}
 	}
 	wall := time.Since(r.start)
-	if cpu := processCPU(); cpu > 0 {
+	if cpu := ProcessCPU(); cpu > 0 {
 		fmt.Fprintln(r.out, "ptxprop:", HostLoad(cpu-r.cpuStart, runtime.GOMAXPROCS(0), wall))
 	}
 	for _, d := range r.devs {

@@ -480,6 +480,7 @@ func TestConcurrency(t *testing.T) {
 			defer b.Free(addr)
 			up, back := b.Pinned(4*n), b.Pinned(4*n)
 			if up == nil || back == nil {
+				errs <- fmt.Errorf("batch worker %d: no page-locked memory", w)
 				return
 			}
 			defer b.Unpin(up)

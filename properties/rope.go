@@ -152,7 +152,8 @@ func RoPEThetaCacheContract(t TB, impl RoPEForwarder, mode Positions) {
 		}
 		for k, th := range thetas {
 			y := runRoPE(o, dev, impl, mode, c, th)
-			want, tol := at(th).want, slices.Clone(at(th).tol)
+			w := at(th)
+			want, tol := w.want, slices.Clone(w.tol)
 			o.Within(fmt.Sprintf("y (call %d, θ=%g)", k, th), y, want, tol)
 			// A stale module computes the oracle at the θ of the call before
 			// it. Where that oracle and this call's are more than 2·tol apart

@@ -54,11 +54,13 @@ func (b *Backend) Batch(f func(cudart.Backend) error) error {
 		if !b.queued {
 			return nil
 		}
-		var serr error
-		if done, serr = b.behind(); serr != nil {
-			done = nil
+		d, err := b.behind()
+		if err != nil {
+			// No event to wait for: wait here; the work's own fault, if
+			// any, is settle's error.
 			return b.settle()
 		}
+		done = d
 		return nil
 	})
 	if done == nil {
